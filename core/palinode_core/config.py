@@ -1,0 +1,68 @@
+"""The store's own ``palinode.config.yaml`` (the knobs Palinode reads), with
+Palinode's defaults (spec §4.9)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import PalinodeError
+
+CONFIG_NAME = "palinode.config.yaml"
+
+
+@dataclass(frozen=True)
+class ForgetKnobs:
+    enabled: bool = False
+    search_k: int = 10
+    min_shared_words: int = 1
+    max_targets: int = 2
+    min_target_coverage: float = 0.05
+
+    def with_overrides(self, **changes: Any) -> "ForgetKnobs":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    forget: ForgetKnobs = field(default_factory=ForgetKnobs)
+    commit_prefix: str = "palinode"
+    exclude_status: tuple[str, ...] = ("archived",)
+    source: str | None = None  # the file it came from, for display
+
+
+def _section(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None  # type: ignore[assignment]
+        if not isinstance(data, dict):
+            return {}
+    return data
+
+
+def load_store_config(root: Path) -> StoreConfig:
+    path = root / CONFIG_NAME
+    if not path.is_file():
+        return StoreConfig()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
+    if not isinstance(data, dict):
+        raise PalinodeError(f"{CONFIG_NAME} is not a mapping")
+    forget = _section(data, "consolidation", "forget")
+    defaults = ForgetKnobs()
+    try:
+        knobs = ForgetKnobs(
+            enabled=bool(forget.get("enabled", defaults.enabled)),
+            search_k=int(forget.get("search_k", defaults.search_k)),
+            min_shared_words=int(forget.get("min_shared_words", defaults.min_shared_words)),
+            max_targets=int(forget.get("max_targets", defaults.max_targets)),
+            min_target_coverage=float(forget.get("min_target_coverage", defaults.min_target_coverage)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise PalinodeError(f"{CONFIG_NAME}: consolidation.forget has a bad value ({exc})") from None
+    prefix = _section(data, "git").get("commit_prefix", "palinode")
+    exclude = _section(data, "search").get("exclude_status", ["archived"])
+    return StoreConfig(knobs, str(prefix), tuple(str(s) for s in exclude or ()), str(path))

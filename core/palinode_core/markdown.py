@@ -1,0 +1,274 @@
+"""Segmenting a memory body the way Palinode's strike walker does (spec §4.7):
+which spans carry a pref, which regions cannot be struck, how to strike a
+chosen subset of spans, how to undo a strike exactly, and the projection that
+keeps struck text out of the search index (§7.2)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .words import content_words, entity_tokens, span_words
+
+MARKER_RE = re.compile(r"\[RETRACTED (\d{4}-\d{2}-\d{2}) r:([0-9a-f]{8})\]\.")
+_CLOSER_RE = re.compile(r"~~ \[RETRACTED (\d{4}-\d{2}-\d{2}) r:([0-9a-f]{8})\]\.")
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])(\s+)")
+_LIST_ITEM_RE = re.compile(r"^(\s*[-*]\s+)(.*?)(\s*<!-- fact:[^>]+ -->)?\s*$")
+_BULLET_OPENER_RE = re.compile(r"^(\s*[-*]\s+)~~")
+_FENCE_RE = re.compile(r"^(?:`{3,}|~{3,})")
+_AFTER_SENTENCE_RE = re.compile(r"[.!?]\s+$")
+_TOMBSTONE_LINE_RE = re.compile(r"^~~.*~~\s*\[(?:superseded|RETRACTED)\s+\d{4}-\d{2}-\d{2}\b")
+_CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas|although)\s+|,\s+(?=[a-z]+\s)")
+AUTO_FOOTER = "<!-- palinode-auto-footer -->"
+
+
+@dataclass(frozen=True)
+class Span:
+    """One strikeable sentence or list item that carries the pref.
+
+    ``start:end`` is the exact text the strike wraps; for a list item
+    ``replace_end`` also covers the trailing spaces Palinode drops."""
+
+    index: int
+    kind: str  # "sentence" | "list_item"
+    start: int
+    end: int
+    replace_end: int
+    text: str
+    fact_comment: str
+    line: int  # 1-based, within the body
+    multiline: bool
+    collateral: str | None  # an unrelated clause the strike would also remove
+
+
+@dataclass(frozen=True)
+class Region:
+    """A mention that striking cannot reach, reported instead of mangled."""
+
+    kind: str  # heading | fence | table | footer | replace_doc
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """The pref's matching terms: entity tokens, content words, min shared."""
+
+    pref_words: frozenset[str]
+    entities: frozenset[str]
+    min_shared: int
+
+    @classmethod
+    def for_pref(cls, pref: str) -> "Matcher":
+        words = content_words(pref)
+        return cls(frozenset(words), frozenset(entity_tokens(pref)), min(2, len(words)) or 1)
+
+    def matches(self, span: str) -> bool:
+        if MARKER_RE.search(span):
+            return False  # never wrap a span twice
+        words = span_words(span)
+        if self.entities & words:
+            return True
+        return len(words & self.pref_words) >= self.min_shared
+
+    def related(self, text: str) -> bool:
+        words = span_words(text)
+        return bool(self.entities & words or words & self.pref_words)
+
+
+def _collateral(sentence: str, matcher: Matcher) -> str | None:
+    clauses = [c.strip(" .!?") for c in _CLAUSE_SPLIT_RE.split(sentence) if c and c.strip(" .!?")]
+    if len(clauses) < 2:
+        return None
+    unrelated = [c for c in clauses if len(content_words(c)) >= 2 and not matcher.related(c)]
+    return "; ".join(unrelated) if unrelated else None
+
+
+def _line_kind(stripped: str, in_fence: bool) -> str | None:
+    if in_fence:
+        return "fence"
+    if stripped.startswith("#"):
+        return "heading"
+    if stripped.startswith("|"):
+        return "table"
+    return None
+
+
+def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]]:
+    """Every span the walker would strike, and every mention it cannot strike."""
+    spans: list[Span] = []
+    regions: list[Region] = []
+    paragraph: list[tuple[int, str]] = []  # (offset, line)
+    paragraph_line = 0
+    in_fence = False
+    in_footer = False
+
+    def flush() -> None:
+        if not paragraph:
+            return
+        start = paragraph[0][0]
+        text = "".join(line for _, line in paragraph)
+        offset = start
+        for i, part in enumerate(_SENTENCE_SPLIT_RE.split(text)):
+            if i % 2 == 0 and part.strip():
+                sentence = part.strip()
+                if matcher.matches(sentence):
+                    lead = len(part) - len(part.lstrip())
+                    s = offset + lead
+                    e = s + len(sentence)
+                    line_no = paragraph_line + text[: offset - start + lead].count("\n")
+                    spans.append(Span(len(spans), "sentence", s, e, e, sentence, "",
+                                      line_no, "\n" in sentence, _collateral(sentence, matcher)))
+            offset += len(part)
+        paragraph.clear()
+
+    offset = 0
+    for line_no, line in enumerate(body.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        content = line.rstrip("\r\n")
+        if not in_footer and stripped.startswith(AUTO_FOOTER):
+            in_footer = True
+        if in_footer or _FENCE_RE.match(stripped) or in_fence or not stripped \
+                or stripped.startswith("#") or stripped.startswith("|"):
+            flush()
+            if in_footer:
+                kind: str | None = "footer"
+            elif _FENCE_RE.match(stripped):
+                in_fence = not in_fence
+                kind = "fence"
+            else:
+                kind = _line_kind(stripped, in_fence)
+            if kind and stripped and matcher.matches(stripped):
+                regions.append(Region(kind, line_no, content))
+            offset += len(line)
+            continue
+        item = _LIST_ITEM_RE.match(content)
+        if item:
+            flush()
+            text = item.group(2)
+            if text and matcher.matches(text):
+                s = offset + item.start(2)
+                fact = item.group(3) or ""
+                spans.append(Span(len(spans), "list_item", s, s + len(text), offset + len(content),
+                                  text, fact, line_no, False, _collateral(text, matcher)))
+            offset += len(line)
+            continue
+        if not paragraph:
+            paragraph_line = line_no
+        paragraph.append((offset, line))
+        offset += len(line)
+    flush()
+    return spans, regions
+
+
+def marker_for(date: str, rid: str) -> str:
+    return f"[RETRACTED {date} r:{rid}]."
+
+
+def strike(body: str, spans: list[Span], marker: str) -> str:
+    """Wrap each given span as ``~~text~~ <marker>`` (list items keep their fact comment)."""
+    out: list[str] = []
+    cursor = 0
+    for span in sorted(spans, key=lambda s: s.start):
+        out.append(body[cursor:span.start])
+        out.append(f"~~{span.text}~~ {marker}{span.fact_comment}")
+        cursor = span.replace_end
+    out.append(body[cursor:])
+    return "".join(out)
+
+
+def _prev_line_breaks_paragraph(body: str, line_start: int) -> bool:
+    """True when the line before ``line_start`` ends a walker paragraph."""
+    if line_start == 0:
+        return True
+    prev_start = body.rfind("\n", 0, line_start - 1) + 1
+    prev = body[prev_start:line_start - 1].rstrip("\r")
+    stripped = prev.strip()
+    return (not stripped or stripped.startswith(("#", "|")) or bool(_FENCE_RE.match(stripped))
+            or bool(_LIST_ITEM_RE.match(prev)))
+
+
+def _is_sentence_start(body: str, pos: int) -> bool:
+    """Could the walker have opened a strike at ``pos``? Only at the start of a
+    sentence: after a terminator and whitespace, or at the start of a paragraph."""
+    if _AFTER_SENTENCE_RE.search(body[max(0, pos - 256):pos]):
+        return True
+    line_start = body.rfind("\n", 0, pos) + 1
+    return body[line_start:pos].strip() == "" and _prev_line_breaks_paragraph(body, line_start)
+
+
+@dataclass(frozen=True)
+class StruckSpan:
+    start: int  # offset of the opening ``~~``
+    end: int  # offset just past the marker's period
+    text: str  # the original text inside the strike
+    date: str
+    rid: str
+    line: int
+
+
+def struck_spans(body: str, rid: str | None = None) -> list[StruckSpan]:
+    """Every ``~~text~~ [RETRACTED date r:id].`` the walker emitted, found by
+    anchoring on the marker and walking back to the ``~~`` that opens the
+    struck sentence, never to a user's own ``~~strikethrough~~`` (spec §5.3)."""
+    found: list[StruckSpan] = []
+    floor = 0
+    for closer in _CLOSER_RE.finditer(body):
+        c = closer.start()
+        opener = _find_opener(body, floor, c)
+        floor = closer.end()
+        if opener < 0 or (rid is not None and closer.group(2) != rid):
+            continue
+        found.append(StruckSpan(opener, closer.end(), body[opener + 2:c], closer.group(1),
+                                closer.group(2), body.count("\n", 0, opener) + 1))
+    return found
+
+
+def _find_opener(body: str, floor: int, closer: int) -> int:
+    line_start = body.rfind("\n", 0, closer) + 1
+    bullet = _BULLET_OPENER_RE.match(body[line_start:closer + 2])
+    if bullet and line_start + len(bullet.group(1)) >= floor:
+        return line_start + len(bullet.group(1))  # list items are struck whole
+    for p in range(closer - 2, floor - 1, -1):
+        if body.startswith("~~", p) and _is_sentence_start(body, p):
+            return p
+    return -1
+
+
+def unstrike(body: str, rid: str) -> tuple[str, int]:
+    """Undo every strike carrying ``rid``: byte-exact inverse of ``strike``
+    (except the trailing spaces Palinode drops from struck list items)."""
+    spans = struck_spans(body, rid)
+    out: list[str] = []
+    cursor = 0
+    for span in spans:
+        out.append(body[cursor:span.start])
+        out.append(span.text)
+        cursor = span.end
+    out.append(body[cursor:])
+    return "".join(out), len(spans)
+
+
+def project(body: str) -> str:
+    """The text Palinode indexes: struck spans (any rid, across line breaks),
+    executor tombstone lines and the auto-footer removed."""
+    spans = struck_spans(body)
+    pieces: list[str] = []
+    cursor = 0
+    for span in spans:
+        head = body[cursor:span.start]
+        pieces.append(head.rstrip(" \t") if head.endswith((" ", "\t")) else head)
+        cursor = span.end
+    pieces.append(body[cursor:])
+    text = "".join(pieces)
+    kept: list[str] = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(AUTO_FOOTER):
+            if kept and kept[-1].strip().lower() == "## see also":
+                kept.pop()
+            break
+        bare = re.sub(r"^\s*[-*]\s+", "", stripped)
+        if _TOMBSTONE_LINE_RE.match(bare):
+            continue
+        kept.append(line)
+    return "".join(kept)

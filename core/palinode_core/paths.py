@@ -1,0 +1,70 @@
+"""Store-relative paths: the guard every path argument passes, and which files
+count as memories (spec §1)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from .errors import PathError
+
+# Directory segments that are never memory on any Palinode surface.
+ALWAYS_SKIP = frozenset({"specs", "prompts", "logs", ".palinode", ".obsidian", ".git"})
+# Segments the browse surfaces hide but which still hold memories.
+SPECIAL_DIRS = ("daily", "archive", "inbox")
+HISTORY_SUFFIX = "-history.md"
+
+
+def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path]:
+    """Return (posix relative path, absolute path) for a path argument, or raise.
+
+    Refuses NUL bytes, absolute paths, ``..`` segments, and anything whose real
+    path (after following symlinks) leaves the store.
+    """
+    text = os.fspath(ref)
+    if not text or "\x00" in text:
+        raise PathError(f"malformed path {text!r}")
+    if os.path.isabs(text) or text.startswith("~"):
+        raise PathError(f"path must be relative to the store: {text!r}")
+    parts = PurePosixPath(text.replace(os.sep, "/")).parts
+    if ".." in parts:
+        raise PathError(f"path may not contain '..': {text!r}")
+    root_real = Path(os.path.realpath(root))
+    candidate = root_real.joinpath(*parts)
+    real = Path(os.path.realpath(candidate))
+    if real != root_real and root_real not in real.parents:
+        raise PathError(f"path escapes the store through a link: {text!r}")
+    rel = PurePosixPath(*parts).as_posix()
+    return rel, candidate
+
+
+def history_rel_for(rel: str) -> str:
+    """The history sibling: strip ``-status.md`` else ``.md``, add ``-history.md``."""
+    if rel.endswith("-status.md"):
+        return rel[: -len("-status.md")] + HISTORY_SUFFIX
+    if rel.endswith(".md"):
+        return rel[: -len(".md")] + HISTORY_SUFFIX
+    return rel + HISTORY_SUFFIX
+
+
+def is_skipped(rel: str) -> bool:
+    """True when any directory segment is one Palinode never treats as memory."""
+    segments = rel.split("/")[:-1]
+    return any(seg in ALWAYS_SKIP for seg in segments)
+
+
+def is_history(rel: str) -> bool:
+    return rel.endswith(HISTORY_SUFFIX)
+
+
+def special_dir(rel: str) -> str | None:
+    """``daily``, ``archive`` or ``inbox`` when the path lies under one, else None."""
+    segments = rel.split("/")[:-1]
+    for name in SPECIAL_DIRS:
+        if name in segments:
+            return name
+    return None
+
+
+def category_of(rel: str) -> str:
+    """The top folder (Palinode's category fallback), or ``(root)``."""
+    return rel.split("/")[0] if "/" in rel else "(root)"

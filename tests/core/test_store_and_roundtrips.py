@@ -1,0 +1,223 @@
+"""The real sample store Palinode wrote, round trips on every file, and the
+apply contract: stale plans refused, the user's own work untouched."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import SAMPLE_STORE, Clock, copy_sample_store, git, make_git_store, palinode_file, subjects
+from palinode_core import lifecycle
+from palinode_core.document import parse_document
+from palinode_core.errors import GitError, PathError, ReadOnlyError, StalePlan
+from palinode_core.markdown import Matcher, find_mentions, marker_for, strike, unstrike
+from palinode_core.store import Store
+
+SAMPLE_FILES = sorted(p.relative_to(SAMPLE_STORE).as_posix() for p in SAMPLE_STORE.rglob("*.md"))
+
+
+def test_sample_store_scans_with_no_errors_and_no_data_changed(tmp_path):
+    root = copy_sample_store(tmp_path / "sample")
+    before = {rel: (root / rel).read_bytes() for rel in SAMPLE_FILES}
+    scan = Store(root).scan()
+    assert scan.errors == []
+    assert sorted(scan.memories) == SAMPLE_FILES
+    assert scan.counts()["memories"] == len(SAMPLE_FILES) == 7
+    alice = scan.memories["people/alice.md"]
+    assert alice.meta["category"] == "person" and alice.meta["entities"] == ["project/my-app"]
+    assert alice.status == "active" and alice.title == "Alice Chen"
+    assert {rel: (root / rel).read_bytes() for rel in SAMPLE_FILES} == before
+    assert git(root, "status", "--porcelain") == ""
+
+
+def _first_name(body: str) -> str:
+    prose = "\n".join(l for l in body.splitlines() if not l.lstrip().startswith(("#", "|")))
+    for word in re.findall(r"\b[A-Z][a-z]{3,}\b", prose):
+        if word.lower() not in {"what", "this", "when", "goal", "date", "context", "decision", "insight"}:
+            return word
+    raise AssertionError("no name in body")
+
+
+@pytest.mark.parametrize("rel", SAMPLE_FILES)
+def test_retract_then_unretract_returns_original_bytes(tmp_path, rel):
+    root = copy_sample_store(tmp_path / "sample")
+    store = Store(root, clock=Clock())
+    original = (root / rel).read_bytes()
+    pref = f"I know {_first_name(store.load(rel).body)}"
+    plan = lifecycle.plan_retract(store, rel, pref)
+    assert plan.status == "would_retract" and plan.mentions >= 1
+    lifecycle.apply(store, plan)
+    assert (root / rel).read_bytes() != original
+    lifecycle.apply(store, lifecycle.plan_unretract(store, rel, pref))
+    assert (root / rel).read_bytes() == original
+    assert subjects(root)[:2] == [f"palinode unretract: {rel} ({plan.mentions} mentions)",
+                                  f"palinode retract: {rel} ({plan.mentions} mentions)"]
+
+
+@pytest.mark.parametrize("rel", SAMPLE_FILES)
+def test_archive_then_restore_changes_only_restore_fields(tmp_path, rel):
+    root = copy_sample_store(tmp_path / "sample")
+    store = Store(root, clock=Clock())
+    original = (root / rel).read_text()
+    lifecycle.apply(store, lifecycle.plan_archive(store, rel))
+    lifecycle.apply(store, lifecycle.plan_restore(store, rel))
+    after = (root / rel).read_text()
+    before_doc, after_doc = parse_document(original), parse_document(after)
+    assert after_doc.body == before_doc.body
+    changed = {k for k in set(before_doc.meta) | set(after_doc.meta)
+               if before_doc.meta.get(k) != after_doc.meta.get(k)}
+    assert changed <= {"status", "restored_from", "restored_at"}
+    assert after_doc.meta["status"] == "active" and after_doc.meta["restored_from"] == "archived"
+    # every original frontmatter line is still there, in order
+    original_lines = [l for l in original.split("---\n")[1].splitlines() if not l.startswith("status:")]
+    after_lines = after.split("---\n")[1].splitlines()
+    assert [l for l in after_lines if l in original_lines] == original_lines
+
+
+# -- property: strike then unstrike is the identity ---------------------------
+_word = st.sampled_from(["alpha", "beta", "Zed", "zed", "gamma", "tea", "~~old~~", "delta", "x", "1."])
+_sentence = st.lists(_word, min_size=1, max_size=6).map(" ".join).flatmap(
+    lambda s: st.sampled_from([".", "!", "?", ""]).map(lambda t: s + t))
+_prose = st.lists(_sentence, min_size=1, max_size=4).flatmap(
+    lambda ss: st.sampled_from([" ", "\n"]).map(lambda sep: sep.join(ss)))
+_line = st.one_of(
+    _prose,
+    _sentence.map(lambda s: f"- {s}"),
+    _sentence.map(lambda s: f"* {s} <!-- fact:f1 -->"),
+    _sentence.map(lambda s: f"# {s}"),
+    _sentence.map(lambda s: f"| {s} |"),
+    _sentence.map(lambda s: f"> {s}"),
+    _sentence.map(lambda s: f"1. {s}"),
+    st.just("```"), st.just(""),
+)
+_body = st.lists(_line, min_size=1, max_size=10).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_body, trailing=st.sampled_from(["", "\n", "\n\n"]), pick=st.integers(0, 2**16))
+def test_strike_then_unstrike_is_identity(body, trailing, pick):
+    body = body + trailing
+    matcher = Matcher.for_pref("I know Zed Tea")
+    spans, _ = find_mentions(body, matcher)
+    chosen = [s for s in spans if (pick >> (s.index % 16)) & 1] or spans
+    struck = strike(body, chosen, marker_for("2031-06-01", "0badc0de"))
+    assert struck.count("[RETRACTED") == len(chosen) + body.count("[RETRACTED")
+    restored, count = unstrike(struck, "0badc0de")
+    assert count == len(chosen)
+    assert restored == body
+
+
+# -- the apply contract ---------------------------------------------------------
+@pytest.fixture
+def small(tmp_path):
+    return make_git_store(tmp_path / "s", {
+        "people/ann.md": palinode_file({"id": "people-ann"}, "Ann Lee likes tea. Ann Lee runs."),
+        "people/bob.md": palinode_file({"id": "people-bob"}, "Bob."),
+    })
+
+
+def test_stale_plan_is_refused_and_nothing_written(small):
+    store = Store(small, clock=Clock())
+    plan = lifecycle.plan_archive(store, "people/ann.md")
+    (small / "people/ann.md").write_text((small / "people/ann.md").read_text() + "edited by agent\n")
+    edited = (small / "people/ann.md").read_bytes()
+    head = git(small, "rev-parse", "HEAD")
+    with pytest.raises(StalePlan):
+        lifecycle.apply(store, plan)
+    assert (small / "people/ann.md").read_bytes() == edited
+    assert not (small / "people/ann-history.md").exists()
+    assert git(small, "rev-parse", "HEAD") == head
+
+
+def test_users_staged_and_unstaged_work_survives(small):
+    (small / "people/bob.md").write_text("staged change\n")
+    git(small, "add", "people/bob.md")
+    (small / "notes.md").write_text("untracked\n")
+    (small / "people/bob.md").write_text("staged change\nplus unstaged\n")
+    status_before = git(small, "status", "--porcelain")
+    cached_before = git(small, "diff", "--cached")
+    diff_before = git(small, "diff")
+    store = Store(small, clock=Clock())
+    done = lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    assert done.commit
+    assert git(small, "status", "--porcelain") == status_before
+    assert git(small, "diff", "--cached") == cached_before
+    assert git(small, "diff") == diff_before
+    lifecycle.apply(store, lifecycle.plan_inverse(store, done.plan))
+    assert git(small, "status", "--porcelain") == status_before
+    assert git(small, "diff", "--cached") == cached_before
+
+
+def test_read_only_store_refuses_every_mutation(small, monkeypatch):
+    store = Store(small, read_only=True, clock=Clock())
+    plan = lifecycle.plan_archive(store, "people/ann.md")  # planning is reading
+    with pytest.raises(ReadOnlyError):
+        lifecycle.apply(store, plan)
+    monkeypatch.setenv("PALINODE_AUDIT_READ_ONLY", "1")
+    with pytest.raises(ReadOnlyError):
+        lifecycle.apply(Store(small), plan)
+    assert git(small, "status", "--porcelain") == ""
+
+
+def test_failed_commit_rolls_back_both_files(small, monkeypatch, tmp_path):
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key)
+    git_cfg = small / ".git" / "config"
+    git_cfg.write_text(re.sub(r"\[user\][^\[]*", "", git_cfg.read_text()))
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "none"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("EMAIL", "")
+    store = Store(small, clock=Clock())
+    before = (small / "people/ann.md").read_bytes()
+    with pytest.raises(GitError, match="identity"):
+        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert (small / "people/ann.md").read_bytes() == before
+    assert not (small / "people/ann-history.md").exists()
+
+
+def test_fault_after_write_before_commit_leaves_files_rolled_back(small):
+    store = Store(small, clock=Clock())
+    before = (small / "people/ann.md").read_bytes()
+
+    def boom(step):
+        if step == "before_commit":
+            raise OSError(28, "No space left on device")
+    with pytest.raises(Exception, match="nothing was changed"):
+        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"), fault=boom)
+    assert (small / "people/ann.md").read_bytes() == before
+    assert git(small, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("bad", ["../outside.md", "/etc/passwd", "people/../../x.md", "a\x00b.md"])
+def test_paths_are_guarded(small, bad):
+    store = Store(small)
+    with pytest.raises(PathError):
+        lifecycle.plan_archive(store, bad)
+    with pytest.raises(PathError):
+        lifecycle.plan_archive(store, "people/ann.md", superseded_by=bad)
+
+
+def test_symlink_escaping_store_is_reported_not_followed(small, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nid: secret\n---\nsecret text\n")
+    (small / "people/link.md").symlink_to(secret)
+    scan = Store(small).scan()
+    assert [e.path for e in scan.errors] == ["people/link.md"]
+    assert "outside the store" in scan.errors[0].reason
+    with pytest.raises(PathError):
+        Store(small).load("people/link.md")
+
+
+def test_undo_is_a_plan_recorded_like_any_other(small):
+    store = Store(small, clock=Clock())
+    done = lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"))
+    undo = lifecycle.plan_inverse(store, done.plan, reason="wrong target")
+    assert undo.op == "restore" and "status" in undo.diff()
+    lifecycle.apply(store, undo)
+    assert subjects(store.root)[0] == "palinode restore: people/ann.md <- people/bob.md"
+    assert store.load("people/ann.md").meta["restored_from"] == "people/bob.md"
