@@ -24,7 +24,7 @@ $(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider
 
 demo: $(STAMP)
 	$(BIN)/palinode-audit demo-store $(DEMO_DIR)

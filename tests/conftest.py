@@ -30,3 +30,13 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real packaged model, loaded once per test session (per xdist worker;
+    model tests share the ``model`` group so one worker runs them all)."""
+    from palinode_core.embed import Embedder
+    model = Embedder()
+    assert model.load(), model.error
+    return model

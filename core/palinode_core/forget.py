@@ -1,0 +1,281 @@
+"""Forget requests: detect (spec §4.2, with its known misses fixed), resolve
+targets by the store's own search (§4.4), measure coverage (§4.5), and route
+each target (§4.6) into a plan a reviewer can read before anything is written.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import lifecycle
+from .config import ForgetKnobs
+from .markdown import MARKER_RE, Region
+from .search import Hit, SearchIndex
+from .store import Memory, Store
+from .words import content_words, normalize_pref, retraction_id
+
+# Palinode's request forms, each followed by the object. Differences from 0.23:
+# a word boundary before the marker word ("Wiki want you to forget" no longer
+# fires) and the curly apostrophe in "I’d".
+_REQUEST_RE = re.compile(
+    r"""(?:
+        \b(?:please|kindly)\s+forget
+      | \b(?:can|could|would)\s+you\s+(?:please\s+)?forget
+      | \bi(?:['\u2019]d|\s+would)?\s+(?:like|want|need)\s+you\s+to\s+forget
+      | ^\s*forget
+    )\s+(?P<obj>[^\n]+)""",
+    re.IGNORECASE | re.VERBOSE | re.MULTILINE,
+)
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"
+# "everything / all (stored) details about my …" is a lead, like "the details about".
+_LEAD = (r"(?:that\s+)?(?:the\s+)?"
+         r"(?:(?:everything|all)\s+(?:(?:stored|saved|you\s+know|you\s+have)\s+)?(?:(?:the\s+)?"
+         r"(?:details?|info(?:rmation)?|notes?|memories)\s+)?(?:(?:about|of|on|regarding)\s+)?)?"
+         r"(?:details?\s+(?:about|of)\s+)?(?:about\s+)?")
+_FIRST_PERSON_RE = re.compile(rf"^{_LEAD}(?:my|me|i)\b", re.IGNORECASE)
+_LEAD_RE = re.compile(rf"^{_LEAD}", re.IGNORECASE)
+_TAIL_RE = re.compile(r"\s*(?:from\s+(?:your|the)\s+memory)?\s*[.!?]*\s*$", re.IGNORECASE)
+# A conversational correction is about the conversation, not a stored memory.
+_CORRECTION_RE = re.compile(
+    r"^(?:about\s+)?(?:(?:my|the|that)\s+)?(?:last|previous|earlier|prior|above|other)\s+"
+    r"(?:message|msg|reply|question|comment|sentence|text|answer|request|prompt|email|note|typo)s?\b"
+    r"|^(?:my|the|that)\s+(?:typo|mistake|misspelling)s?\b"
+    r"|^(?:what\s+)?i\s+(?:just\s+)?(?:said|asked|wrote|typed|meant|mentioned\s+(?:earlier|before|above))\b"
+    r"|^(?:about\s+)?(?:it|this|that)\s*(?:$|[,.!?;])",
+    re.IGNORECASE,
+)
+
+
+def detect_forget_request(text: str) -> str | None:
+    """The preference a first-person forget request names, or None."""
+    if not text or "forget" not in text.lower():
+        return None
+    for match in _REQUEST_RE.finditer(text):
+        obj = match.group("obj").strip().lstrip(_QUOTES).strip()
+        if not _FIRST_PERSON_RE.match(obj) or _CORRECTION_RE.match(obj):
+            continue
+        pref = re.split(r"(?<=[.!?])\s", obj, maxsplit=1)[0]
+        if re.search(r",\s*i\s+meant\b", pref, re.IGNORECASE):
+            continue  # "forget my message, I meant Tuesday"
+        pref = _LEAD_RE.sub("", pref, count=1)
+        pref = _TAIL_RE.sub("", pref).strip().strip(_QUOTES).strip()
+        if pref:
+            return pref
+    return None
+
+
+def coverage(pref: str, body: str) -> float:
+    """Share of the body's distinct content words that are the pref's (markers
+    blanked first, struck text still counted, as Palinode measures)."""
+    words = content_words(MARKER_RE.sub(" ", body))
+    if not words:
+        return 0.0
+    return len(words & content_words(pref)) / len(words)
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    pref: str
+    memory: Memory
+
+    @property
+    def norm(self) -> str:
+        return normalize_pref(self.pref)
+
+    @property
+    def rid(self) -> str:
+        return retraction_id(self.pref)
+
+
+def find_requests(memories: dict[str, Memory]) -> list[Request]:
+    out = []
+    for rel, memory in sorted(memories.items()):
+        pref = detect_forget_request(memory.body)
+        if pref:
+            out.append(Request(rel, pref, memory))
+    return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str
+    rank: int  # 1-based position in the search hits
+    arms: str
+    shared_words: tuple[str, ...]
+    coverage: float | None
+    route: str  # archive | strike | unforgotten | skipped | not_taken
+    reason: str
+    plan: lifecycle.Plan | None = None
+
+    @property
+    def actionable(self) -> bool:
+        return self.plan is not None and self.plan.changes
+
+    def to_dict(self, floor: float) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "path": self.path, "rank": self.rank, "arms": self.arms, "shared_words": list(self.shared_words),
+            "coverage": None if self.coverage is None else round(self.coverage, 4), "floor": floor,
+            "route": self.route, "reason": self.reason,
+        }
+        if self.plan is not None:
+            plan = self.plan.to_dict()
+            data.update(plan=plan, unforgotten=plan["unforgotten"], spans=plan["spans"],
+                        collateral=[s["text"] for s in plan["spans"] if s["collateral"]])
+        return data
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The expensive part (search), kept so knobs other than search_k re-route cheaply."""
+
+    request: Request
+    hits: tuple[Hit, ...]
+    search_k: int
+    mode: str
+    notice: str | None
+    boundary: str | None
+    prior_requests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    request: Request
+    knobs: ForgetKnobs
+    candidates: tuple[Candidate, ...]
+    resolution: Resolution
+
+    @property
+    def targets(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.route in ("archive", "strike", "unforgotten")]
+
+    @property
+    def actionable(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.actionable]
+
+    def candidate(self, path: str) -> Candidate:
+        for c in self.candidates:
+            if c.path == path:
+                return c
+        raise KeyError(path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "request": self.request.path, "pref": self.request.pref, "rid": self.request.rid,
+            "knobs": {"search_k": self.knobs.search_k, "min_shared_words": self.knobs.min_shared_words,
+                      "max_targets": self.knobs.max_targets, "min_target_coverage": self.knobs.min_target_coverage},
+            "search_mode": self.resolution.mode, "search_notice": self.resolution.notice,
+            "resolved_before": self.resolution.boundary, "prior_requests": list(self.resolution.prior_requests),
+            "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
+        }
+
+
+def resolve(store: Store, index: SearchIndex, request: Request, search_k: int,
+            memories: dict[str, Memory] | None = None) -> Resolution:
+    result = index.search(request.pref, limit=search_k, per_file=1)
+    memories = memories if memories is not None else store.scan().memories
+    boundary = request.memory.created_at
+    priors: list[str] = []
+    for hit in result.hits:
+        other = memories.get(hit.path)
+        if other is None or hit.path == request.path or other.archived:
+            continue
+        other_pref = detect_forget_request(other.body)
+        if other_pref and normalize_pref(other_pref) == request.norm:
+            priors.append(hit.path)
+            if other.created_at and (boundary is None or other.created_at < boundary):
+                boundary = other.created_at
+    return Resolution(request, tuple(result.hits), search_k, result.mode, result.notice, boundary, tuple(priors))
+
+
+def route(store: Store, resolution: Resolution, knobs: ForgetKnobs,
+          memories: dict[str, Memory] | None = None) -> ForgetPlan:
+    """Walk the hits in rank order through Palinode's guards, then route each
+    survivor by coverage. Cheap: no search."""
+    request = resolution.request
+    pref_words = content_words(request.pref)
+    seen: set[str] = set()
+    candidates: list[Candidate] = []
+    taken = 0
+    trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
+    for rank, hit in enumerate(resolution.hits, start=1):
+        if hit.path == request.path or hit.path in seen:
+            continue
+        seen.add(hit.path)
+        shared = tuple(sorted(pref_words & content_words(hit.text)))
+
+        def skip(reason: str, route_name: str = "skipped") -> None:
+            candidates.append(Candidate(hit.path, rank, hit.arms, shared, None, route_name, reason))
+
+        memory = (memories or {}).get(hit.path)
+        if memory is None:
+            try:
+                memory = store.load(hit.path)
+            except Exception as exc:  # fail closed: an unreadable file is never touched
+                skip(f"unreadable: {exc}")
+                continue
+        if len(shared) < knobs.min_shared_words:
+            skip(f"shares {len(shared)} content word(s) with the pref, fewer than min_shared_words={knobs.min_shared_words}")
+            continue
+        other_pref = detect_forget_request(hit.text)
+        if other_pref and normalize_pref(other_pref) == request.norm:
+            skip("is itself a forget request for the same pref (a retraction record, never a target)")
+            continue
+        if request.norm in memory.retracted_prefs:
+            skip("already retracted for this pref")
+            continue
+        created = memory.effective_created_at
+        if resolution.boundary and created and created > resolution.boundary:
+            skip(f"created {created}, after the request ({resolution.boundary})")
+            continue
+        if taken >= knobs.max_targets:
+            candidates.append(Candidate(hit.path, rank, hit.arms, shared, coverage(request.pref, memory.body),
+                                        "not_taken", f"passed the guards but max_targets={knobs.max_targets} was reached"))
+            continue
+        taken += 1
+        candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
+    return ForgetPlan(request, knobs, tuple(candidates), resolution)
+
+
+def _route_one(store: Store, request: Request, hit: Hit, rank: int, shared: tuple[str, ...], memory: Memory,
+               knobs: ForgetKnobs, trailers: dict[str, str]) -> Candidate:
+    floor = knobs.min_target_coverage
+    cov = coverage(request.pref, memory.body)
+    if floor > 0 and cov < floor:
+        plan = lifecycle.plan_retract(store, memory.rel, request.pref, superseded_by=request.path,
+                                      trailers=trailers)
+        if plan.status == "would_retract":
+            return Candidate(memory.rel, rank, hit.arms, shared, cov, "strike",
+                             f"coverage {cov:.4f} < floor {floor}: strike {plan.mentions} mention(s)", plan)
+        if plan.status in ("no_mentions", "replace_doc"):
+            why = ("a living update_policy: replace document is never struck" if plan.status == "replace_doc"
+                   else "no strikeable sentence carries it" + (
+                       f"; it sits in {', '.join(sorted({r.kind for r in plan.regions}))}" if plan.regions else ""))
+            return Candidate(memory.rel, rank, hit.arms, shared, cov, "unforgotten", f"{plan.status}: {why}", plan)
+        return Candidate(memory.rel, rank, hit.arms, shared, cov, "skipped", plan.status, plan)
+    plan = lifecycle.plan_archive(store, memory.rel, superseded_by=request.path,
+                                  reason=f'forget request: "{request.pref}"', trailers=trailers)
+    why = (f"coverage {cov:.4f} >= floor {floor}: archive whole" if floor > 0 else "floor is 0: always archive whole")
+    if plan.status == "already_archived":
+        return Candidate(memory.rel, rank, hit.arms, shared, cov, "skipped", "already archived", plan)
+    return Candidate(memory.rel, rank, hit.arms, shared, cov, "archive", why, plan)
+
+
+def plan_forget(store: Store, index: SearchIndex, request_path: str, knobs: ForgetKnobs | None = None,
+                memories: dict[str, Memory] | None = None) -> ForgetPlan:
+    from .errors import NotAForgetRequest
+    memory = store.load(request_path)
+    pref = detect_forget_request(memory.body)
+    if not pref:
+        raise NotAForgetRequest(f"{memory.rel} contains no forget request")
+    knobs = knobs or store.config.forget
+    request = Request(memory.rel, pref, memory)
+    return route(store, resolve(store, index, request, knobs.search_k, memories), knobs, memories)
+
+
+@dataclass(frozen=True)
+class Regions:
+    """Convenience for clients: every unforgettable region of a plan."""
+
+    items: tuple[tuple[str, Region], ...] = field(default_factory=tuple)

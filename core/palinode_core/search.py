@@ -1,0 +1,346 @@
+"""The store's own hybrid search: Whoosh BM25 plus MiniLM vectors, fused by
+reciprocal rank fusion (k=60, equal weights), as Palinode ranks (spec §7).
+
+The index lives in a per-store cache directory outside the store. The BM25
+index updates per changed file; vectors are cached by chunk content hash, so
+reopening a store re-embeds only chunks whose text changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .embed import Embedder
+from .markdown import project
+from .store import Memory, Store
+from .words import content_words
+
+RRF_K = 60
+CHUNK_LIMIT = 2000
+_SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "palinode-tui"
+
+
+def store_cache_dir(store_root: Path) -> Path:
+    """One cache folder per store, keyed by the store's real path."""
+    key = hashlib.sha256(str(os.path.realpath(store_root)).encode()).hexdigest()[:16]
+    return cache_root() / f"{Path(store_root).name[:40]}-{key}"
+
+
+def _slugify(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug or "section"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    path: str
+    section: str
+    text: str
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def chunk_memory(memory: Memory) -> list[Chunk]:
+    """Palinode's chunking: one ``root`` chunk under 2000 characters, else the
+    preamble plus one chunk per ``##``/``###`` section; struck text projected out."""
+    body = memory.body.strip()
+    question = memory.meta.get("canonical_question")
+    sections: list[tuple[str, str]] = []
+    if len(body) < CHUNK_LIMIT:
+        sections.append(("root", body))
+    else:
+        matches = list(_SECTION_RE.finditer(body))
+        sections.append(("root", body[: matches[0].start()] if matches else body))
+        seen: dict[str, int] = {}
+        for i, match in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
+            slug = _slugify(match.group(2))
+            seen[slug] = seen.get(slug, 0) + 1
+            sid = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
+            sections.append((sid, body[match.start():end]))
+    chunks = []
+    for index, (sid, text) in enumerate(sections):
+        text = project(text).strip()
+        if index == 0 and isinstance(question, str) and question.strip():
+            text = f"{question.strip()}\n\n{text}".strip()
+        if not text:
+            continue
+        cid = hashlib.md5(f"{memory.rel}#{sid}".encode(), usedforsecurity=False).hexdigest()
+        chunks.append(Chunk(cid, memory.rel, sid, text))
+    return chunks
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    chunk_id: str
+    section: str
+    text: str
+    score: float
+    bm25_rank: int | None  # 1-based rank in the BM25 arm, None if absent
+    vector_rank: int | None
+    status: str
+
+    @property
+    def arms(self) -> str:
+        return "+".join(a for a, r in (("bm25", self.bm25_rank), ("vector", self.vector_rank)) if r)
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    mode: str  # "hybrid" | "lexical"
+    notice: str | None = None
+
+
+@dataclass
+class IndexStats:
+    files: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    embedded_this_session: int = 0
+    files_reindexed: int = 0  # BM25 files rewritten by the last update
+    errors: list[str] = field(default_factory=list)
+
+
+class SearchIndex:
+    def __init__(self, store: Store, embedder: Embedder | None = None, cache_dir: Path | None = None):
+        self.store = store
+        self.embedder = embedder or Embedder()
+        self.cache_dir = cache_dir or store_cache_dir(store.root)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.cache_dir / "index.sqlite3", check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
+            "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
+            " status TEXT, hash TEXT, text TEXT);"
+            "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
+            "CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB);"
+        )
+        self._ix = self._open_whoosh()
+        self._matrix: np.ndarray | None = None
+        self._matrix_ids: list[str] = []
+        self.vectors_ready = False
+        self.stats = IndexStats()
+
+    # -- lexical -------------------------------------------------------------
+    def _open_whoosh(self):
+        from whoosh import index as windex
+        from whoosh.analysis import LowercaseFilter, RegexTokenizer
+        from whoosh.fields import ID, TEXT, Schema
+        path = self.cache_dir / "whoosh"
+        schema = Schema(chunk_id=ID(stored=True, unique=True), path=ID(stored=True),
+                        status=ID(stored=True), content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()))
+        if path.is_dir() and windex.exists_in(str(path)):
+            try:
+                return windex.open_dir(str(path))
+            except Exception:
+                shutil.rmtree(path, ignore_errors=True)
+                self._db.execute("DELETE FROM files")
+                self._db.commit()
+        path.mkdir(parents=True, exist_ok=True)
+        self._db.execute("DELETE FROM files")
+        self._db.commit()
+        return windex.create_in(str(path), schema)
+
+    def update(self, progress: Progress | None = None, memories: dict[str, Memory] | None = None) -> IndexStats:
+        """Bring BM25 up to date with the store (changed files only), then vectors."""
+        self.update_lexical(progress, memories)
+        self.update_vectors(progress)
+        return self.stats
+
+    def update_lexical(self, progress: Progress | None = None,
+                       memories: dict[str, Memory] | None = None) -> None:
+        if memories is None:
+            scan = self.store.scan()
+            memories = scan.memories
+            self.stats.errors = [f"{e.path}: {e.reason}" for e in scan.errors]
+        with self._lock:
+            known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
+            changed = [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]
+            removed = [rel for rel in known if rel not in memories]
+            total = len(changed) + len(removed)
+            self.stats.files_reindexed = total
+            if total:
+                writer = self._ix.writer(procs=2, multisegment=True) if len(changed) > 2000 else self._ix.writer()
+                try:
+                    for rel in removed:
+                        writer.delete_by_term("path", rel)
+                    for done, memory in enumerate(changed, start=1):
+                        if memory.rel in known:
+                            writer.delete_by_term("path", memory.rel)
+                        for chunk in chunk_memory(memory):
+                            writer.add_document(chunk_id=chunk.chunk_id, path=memory.rel,
+                                                status=memory.status.lower(), content=chunk.text)
+                        if progress and (done % 200 == 0 or done == len(changed)):
+                            progress("lexical", done, len(changed))
+                    writer.commit()
+                except BaseException:
+                    writer.cancel()
+                    raise
+                cur = self._db.cursor()
+                for rel in removed:
+                    cur.execute("DELETE FROM files WHERE path=?", (rel,))
+                    cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
+                for memory in changed:
+                    cur.execute("DELETE FROM chunks WHERE path=?", (memory.rel,))
+                    cur.executemany(
+                        "INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?)",
+                        [(c.chunk_id, memory.rel, c.section, memory.status.lower(), c.content_hash, c.text)
+                         for c in chunk_memory(memory)])
+                    cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)",
+                                (memory.rel, memory.fingerprint, memory.status.lower()))
+                self._db.commit()
+                self._matrix = None
+            self.stats.files = len(memories)
+            self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+    # -- vectors -------------------------------------------------------------
+    def update_vectors(self, progress: Progress | None = None) -> bool:
+        """Embed every chunk whose text has no cached vector. False (with
+        ``embedder.error`` set) when the model cannot load."""
+        with self._lock:
+            missing = self._db.execute(
+                "SELECT DISTINCT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
+                " WHERE v.hash IS NULL").fetchall()
+        if missing and not self.embedder.load():
+            self.vectors_ready = False
+            return False
+        batch = 64
+        for start in range(0, len(missing), batch):
+            part = missing[start:start + batch]
+            vecs = self.embedder.encode([text for _, text in part])
+            with self._lock:
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?)",
+                                     [(h, v.tobytes()) for (h, _), v in zip(part, vecs)])
+                self._db.commit()
+            self.stats.embedded_this_session += len(part)
+            if progress:
+                progress("vectors", min(start + batch, len(missing)), len(missing))
+        with self._lock:
+            self._matrix = None
+            self.stats.vectors = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        self.vectors_ready = self.embedder.ready or not missing
+        return True
+
+    def _vector_table(self) -> tuple[np.ndarray, list[tuple[str, str, str, str, str]]]:
+        with self._lock:
+            if self._matrix is None:
+                rows = self._db.execute(
+                    "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
+                    " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id").fetchall()
+                self._matrix_rows = [r[:5] for r in rows]
+                self._matrix = (np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                                if rows else np.zeros((0, 384), dtype=np.float32))
+            return self._matrix, self._matrix_rows
+
+    # -- query ---------------------------------------------------------------
+    def search(self, query: str, limit: int = 10, *, include_archived: bool = False, lexical_only: bool = False,
+               fts_floor: float = 0.4, per_file: int = 1, daily_penalty: bool = True) -> SearchResult:
+        """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
+        excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
+        pool = max(limit * 2 * 3, 20)
+        bm25 = self._bm25(query, pool, excluded, fts_floor)
+        notice = None
+        vector: list[tuple[str, str, str, str, str]] = []
+        mode = "lexical"
+        if lexical_only:
+            notice = "lexical search (vectors not requested)"
+        elif not self.vectors_ready:
+            notice = self.embedder.error or "vectors are still being built; results are lexical for now"
+        else:
+            vector = self._vector(query, pool, excluded)
+            mode = "hybrid"
+        scores: dict[str, float] = {}
+        info: dict[str, tuple[str, str, str, str]] = {}
+        ranks: dict[str, list[int | None]] = {}
+        for arm, rows in ((0, bm25), (1, vector)):
+            for rank, (cid, path, section, status, text) in enumerate(rows):
+                scores[cid] = scores.get(cid, 0.0) + 0.5 / (RRF_K + rank + 1)
+                info[cid] = (path, section, status, text)
+                ranks.setdefault(cid, [None, None])[arm] = rank + 1
+        if daily_penalty:
+            for cid, (path, *_rest) in info.items():
+                if "daily" in path.split("/")[:-1]:
+                    scores[cid] *= 0.3
+        best = max(scores.values(), default=1.0) or 1.0
+        ordered = sorted(scores, key=lambda c: (-scores[c], info[c][0], c))
+        per_path: dict[str, int] = {}
+        hits: list[Hit] = []
+        for cid in ordered:
+            path, section, status, text = info[cid]
+            if per_path.get(path, 0) >= per_file:
+                continue
+            per_path[path] = per_path.get(path, 0) + 1
+            hits.append(Hit(path, cid, section, text, scores[cid] / best, ranks[cid][0], ranks[cid][1], status))
+            if len(hits) >= limit:
+                break
+        return SearchResult(hits, mode, notice)
+
+    def _bm25(self, query: str, limit: int, excluded: set[str], floor: float):
+        from whoosh import scoring
+        from whoosh.query import Or, Term
+        terms = sorted(content_words(query)) or sorted({t.lower() for t in _TOKEN_RE.findall(query)})
+        if not terms:
+            return []
+        with self._lock, self._ix.searcher(weighting=scoring.BM25F()) as searcher:
+            mask = Or([Term("status", s) for s in excluded]) if excluded else None
+            results = searcher.search(Or([Term("content", t) for t in terms]), limit=limit, mask=mask)
+            rows = [(r["chunk_id"], r["path"], r.score) for r in results]
+        if not rows:
+            return []
+        top = rows[0][2] or 1.0
+        kept = [(cid, path) for cid, path, score in rows if score >= floor * top]
+        return self._rows(kept)
+
+    def _rows(self, pairs: list[tuple[str, str]]):
+        if not pairs:
+            return []
+        with self._lock:
+            found = {r[0]: r for r in self._db.execute(
+                f"SELECT chunk_id, path, section, status, text FROM chunks WHERE chunk_id IN ({','.join('?' * len(pairs))})",
+                [cid for cid, _ in pairs])}
+        return [found[cid] for cid, _ in pairs if cid in found]
+
+    def _vector(self, query: str, limit: int, excluded: set[str]):
+        matrix, rows = self._vector_table()
+        if not len(rows):
+            return []
+        qvec = self.embedder.encode([query])[0]
+        sims = matrix @ qvec
+        order = np.argsort(-sims, kind="stable")
+        picked = []
+        for i in order:
+            if rows[i][3] in excluded:
+                continue
+            picked.append(rows[i])
+            if len(picked) >= limit:
+                break
+        return picked
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+            self._ix.close()

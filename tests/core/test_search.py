@@ -1,0 +1,103 @@
+"""Hybrid search on real Whoosh indexes and the real model."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import make_git_store, palinode_file
+from palinode_core import lifecycle
+from palinode_core.embed import Embedder
+from palinode_core.search import SearchIndex, chunk_memory, store_cache_dir
+from palinode_core.store import Store
+
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+
+TOPICS = ["garden tomatoes", "river kayaking", "tax filing", "piano practice", "bread baking",
+          "chess openings", "bike repair", "bird watching", "pottery glaze", "star gazing"]
+
+
+def _memory_text(i: int) -> str:
+    topic = TOPICS[i % len(TOPICS)]
+    return f"Note {i} about {topic}. Spent session {i} on {topic} with friend number {i % 37}."
+
+
+@pytest.fixture
+def big_store(tmp_path):
+    files = {f"insights/note-{i:04d}.md": palinode_file({"id": f"insights-note-{i}"}, _memory_text(i))
+             for i in range(1000)}
+    return make_git_store(tmp_path / "big", files)
+
+
+def test_reopen_reembeds_only_the_edited_file(big_store, embedder, tmp_path):
+    cache = tmp_path / "cache"
+    store = Store(big_store)
+    first = SearchIndex(store, embedder, cache_dir=cache)
+    start = embedder.encoded
+    first.update()
+    assert embedder.encoded - start == 1000
+    first.close()
+
+    edited = big_store / "insights/note-0007.md"
+    edited.write_text(palinode_file({"id": "insights-note-7"}, "Note 7 is now about sourdough starters."))
+    reopened = SearchIndex(Store(big_store), embedder, cache_dir=cache)
+    before = embedder.encoded
+    reopened.update()
+    assert embedder.encoded - before == 1  # one chunk: the edited file's
+    assert reopened.stats.files_reindexed == 1
+    hits = reopened.search("sourdough starters", 3).hits
+    assert hits[0].path == "insights/note-0007.md"
+
+
+def test_struck_text_is_projected_out_and_archived_excluded(tmp_path, embedder):
+    root = make_git_store(tmp_path / "s", {
+        "p/a.md": palinode_file({"id": "a"}, "Zebulon Quark built the\nlighthouse. The harbour is calm."),
+        "p/b.md": palinode_file({"id": "b"}, "Zebulon Quark paints lighthouses."),
+    })
+    store = Store(root)
+    index = SearchIndex(store, embedder, cache_dir=tmp_path / "c")
+    index.update()
+    assert {h.path for h in index.search("Zebulon Quark", 5, lexical_only=True).hits} == {"p/a.md", "p/b.md"}
+    lifecycle.apply(store, lifecycle.plan_retract(store, "p/a.md", "I know Zebulon Quark"))  # crosses a line break
+    lifecycle.apply(store, lifecycle.plan_archive(store, "p/b.md"))
+    index.update()
+    assert index.search("Zebulon Quark", 5, lexical_only=True).hits == []
+    assert [h.path for h in index.search("Zebulon Quark", 5, lexical_only=True, include_archived=True).hits] == ["p/b.md"]
+    chunk = chunk_memory(store.load("p/a.md"))[0]
+    assert "Zebulon" not in chunk.text and "harbour is calm" in chunk.text
+
+
+def test_hits_say_which_arm_matched(tmp_path, embedder):
+    root = make_git_store(tmp_path / "s", {
+        "p/a.md": palinode_file({"id": "a"}, "The cat sleeps on the warm windowsill."),
+        "p/b.md": palinode_file({"id": "b"}, "Quarterly revenue grew by nine percent."),
+    })
+    index = SearchIndex(Store(root), embedder, cache_dir=tmp_path / "c")
+    index.update()
+    result = index.search("kitten napping in the sun", 5)
+    assert result.mode == "hybrid"
+    assert result.hits[0].path == "p/a.md" and result.hits[0].arms == "vector"
+    both = index.search("cat windowsill", 5).hits[0]
+    assert both.arms == "bm25+vector" and both.bm25_rank == 1
+
+
+def test_model_failure_degrades_to_lexical_with_a_notice(tmp_path):
+    root = make_git_store(tmp_path / "s", {"p/a.md": palinode_file({"id": "a"}, "Harbour lighthouse keeper.")})
+    broken = Embedder(model_path=str(tmp_path / "no-such-model"))
+    index = SearchIndex(Store(root), broken, cache_dir=tmp_path / "c")
+    index.update()
+    result = index.search("lighthouse", 5)
+    assert result.mode == "lexical" and "could not load" in result.notice
+    assert [h.path for h in result.hits] == ["p/a.md"]
+
+
+def test_long_bodies_chunk_on_sections(tmp_path):
+    body = "Intro line.\n\n" + "\n\n".join(f"## Part {i}\n" + ("word " * 120) for i in range(4)) + "\n\n## Part 0\nagain"
+    root = make_git_store(tmp_path / "s", {"p/long.md": palinode_file({"id": "l"}, body)})
+    chunks = chunk_memory(Store(root).load("p/long.md"))
+    assert [c.section for c in chunks] == ["root", "part-0", "part-1", "part-2", "part-3", "part-0-2"]
+
+
+def test_two_stores_never_share_a_cache(tmp_path):
+    a = make_git_store(tmp_path / "a" / "store", {})
+    b = make_git_store(tmp_path / "b" / "store", {})
+    assert store_cache_dir(a) != store_cache_dir(b)
+    assert not str(store_cache_dir(a)).startswith(str(a))
