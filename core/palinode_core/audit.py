@@ -9,6 +9,7 @@ and ``Retraction-Id:`` trailers after Palinode's own subject.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -437,3 +438,74 @@ def trace(store: Store, ref: str, memories: dict[str, Memory] | None = None) -> 
         "commits": [{"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date, "trailers": c.trailers}
                     for c in store.git.log(rel)],
     }
+
+
+# -- operation-level undo ------------------------------------------------------------
+_SUBJECT_RE = re.compile(
+    r"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>\S+)"
+    r"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>\S+))?(?: <- (?P<src>\S+))?(?: \(actor: [^)]*\))?$")
+_RETRACT_ENTRY_RE = re.compile(r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
+                               r'(?: \u2014 superseded by \S+| \(reason: .*\))?$')
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One lifecycle commit in the store's history (ours or Palinode's own)."""
+
+    commit: str
+    date: str
+    op: str  # archive | supersede | retract | unretract | restore
+    path: str
+    counterpart: str | None  # the successor, the forget request, or the restored-from
+    subject: str
+    trailers: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "date": self.date, "op": self.op, "path": self.path,
+                "counterpart": self.counterpart, "subject": self.subject, "trailers": self.trailers}
+
+
+def operations(store: Store, limit: int = 500) -> list[Operation]:
+    out = []
+    for commit in store.git.log(limit=limit):
+        match = _SUBJECT_RE.match(commit.subject)
+        if not match or match.group("prefix") != store.config.commit_prefix:
+            continue
+        out.append(Operation(commit.sha, commit.date, match.group("op"), match.group("path"),
+                             match.group("succ") or match.group("src"), commit.subject, commit.trailers))
+    return out
+
+
+def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract") -> str | None:
+    """The pref as its request stated it, from the history sibling: by rid when
+    the commit names it, else the newest entry of this kind that fits the file
+    (a retraction still recorded, or an unretraction no longer recorded)."""
+    memory = store.load(path)
+    recorded = {retraction_id(p) for p in memory.retracted_prefs}
+    verb = "Retracted" if op == "retract" else "Unretracted"
+    text, _ = store.read_optional(history_rel_for(memory.rel))
+    for entry in reversed(parse_entries(text or "")):
+        match = _RETRACT_ENTRY_RE.match(entry.text)
+        if not match or not entry.text.startswith(verb):
+            continue
+        if rid is not None:
+            if match.group("rid") == rid:
+                return match.group("pref")
+        elif (match.group("rid") in recorded) == (op == "retract"):
+            return match.group("pref")
+    return None
+
+
+def plan_undo(store: Store, operation: Operation, reason: str | None = "undone in palinode-tui") -> lifecycle.Plan:
+    """The inverse of one applied operation, planned against the file as it is now."""
+    if operation.op in ("archive", "supersede"):
+        return lifecycle.plan_restore(store, operation.path, reason=reason)
+    if operation.op == "restore":
+        return lifecycle.plan_archive(store, operation.path, superseded_by=operation.counterpart, reason=reason)
+    rid = operation.trailers.get("Retraction-Id")
+    pref = pref_for(store, operation.path, rid, operation.op)
+    if pref is None:
+        raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
+    if operation.op == "retract":
+        return lifecycle.plan_unretract(store, operation.path, pref, reason=reason)
+    return lifecycle.plan_retract(store, operation.path, pref, superseded_by=operation.counterpart)

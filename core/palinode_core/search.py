@@ -184,7 +184,9 @@ class SearchIndex:
             total = len(changed) + len(removed)
             self.stats.files_reindexed = total
             if total:
-                writer = self._ix.writer(procs=2, multisegment=True) if len(changed) > 2000 else self._ix.writer()
+                # timeout: wait for another process's writer (a CLI run) instead of failing
+                writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0) if len(changed) > 2000
+                          else self._ix.writer(timeout=30.0))
                 try:
                     for rel in removed:
                         writer.delete_by_term("path", rel)

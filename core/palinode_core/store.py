@@ -233,13 +233,55 @@ class Store:
     def scan(self) -> ScanResult:
         result = ScanResult()
         for rel, abs_path in self.iter_markdown():
+            self._scan_one(result, rel, abs_path)
+        return result
+
+    def refresh(self, previous: ScanResult, changed: set[str] | None = None) -> ScanResult:
+        """A new scan reusing unchanged entries of ``previous``.
+
+        With ``changed`` only those paths are re-read (the watcher's batch);
+        without it every file is stat-ed and re-read only if its size or mtime
+        moved."""
+        if changed is None:
+            result = ScanResult()
+            old = {**previous.memories, **previous.history}
+            for rel, abs_path in self.iter_markdown():
+                known = old.get(rel)
+                if known is not None:
+                    try:
+                        st = os.lstat(abs_path)
+                    except OSError:
+                        continue
+                    if st.st_mtime_ns == known.mtime_ns and st.st_size == known.size and not stat_mod.S_ISLNK(st.st_mode):
+                        (result.history if known.is_history else result.memories)[rel] = known
+                        continue
+                self._scan_one(result, rel, abs_path)
+            return result
+        result = ScanResult(dict(previous.memories), dict(previous.history),
+                            [e for e in previous.errors if e.path not in changed])
+        for rel in changed:
+            result.memories.pop(rel, None)
+            result.history.pop(rel, None)
+            if not rel.endswith(".md") or paths.is_skipped(rel) or any(
+                    seg.startswith(".") for seg in rel.split("/")):
+                continue
             try:
-                memory = self._load(rel, abs_path)
-            except (UnreadableMemory, MemoryNotFound) as exc:
+                _, abs_path = self.resolve(rel)
+            except PathError as exc:
                 result.errors.append(ScanError(rel, str(exc)))
                 continue
-            (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+            if os.path.lexists(abs_path):
+                self._scan_one(result, rel, abs_path)
+        result.errors.sort(key=lambda e: e.path)
         return result
+
+    def _scan_one(self, result: ScanResult, rel: str, abs_path: Path) -> None:
+        try:
+            memory = self._load(rel, abs_path)
+        except (UnreadableMemory, MemoryNotFound) as exc:
+            result.errors.append(ScanError(rel, str(exc)))
+            return
+        (result.history if paths.is_history(rel) else result.memories)[rel] = memory
 
     def read_optional(self, rel: str) -> tuple[str | None, str | None]:
         """Text and fingerprint of a store file, or (None, None) when absent."""

@@ -1,0 +1,70 @@
+"""One registry of every user action. It feeds the key bindings, the footer,
+the command palette and the help screen, and keymap overrides address the
+stable ids here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    key: str
+    action: str
+    description: str
+    scope: str  # "app" or a screen's name
+    help: str = ""
+    show: bool = True
+    mutates: bool = False  # refused in read-only mode, in the core as well as here
+    priority: bool = False
+
+
+REGISTRY: tuple[ActionSpec, ...] = (
+    ActionSpec("app.browse", "1", "switch_mode('browse')", "Browse", "app", "Memories: active, archived, struck"),
+    ActionSpec("app.review", "2", "switch_mode('review')", "Review", "app", "Pending forget requests and their plans"),
+    ActionSpec("app.undo", "3", "switch_mode('undo')", "Undo", "app", "Applied operations and requests, undoable"),
+    ActionSpec("app.residue", "4", "switch_mode('residue')", "Residue", "app", "What could not be forgotten"),
+    ActionSpec("app.activity", "5", "switch_mode('activity')", "Activity", "app", "What this session did, and the forget timeline"),
+    ActionSpec("app.help", "f1,question_mark", "help", "Help", "app", "Keys for what has focus"),
+    ActionSpec("app.quit", "ctrl+q", "quit", "Quit", "app", priority=True),
+    ActionSpec("app.rescan", "ctrl+r", "rescan", "Rescan", "app", "Re-read the store from disk", show=False),
+    ActionSpec("browse.search", "slash", "focus_search", "Search", "browse", "Filter by text; Enter runs hybrid search"),
+    ActionSpec("browse.status", "s", "cycle_status", "Status filter", "browse", "All / active / archived / struck / history / unparseable"),
+    ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
+    ActionSpec("browse.restore", "R", "restore", "Restore", "browse", "Restore the archived memory (previewed)", mutates=True),
+    ActionSpec("review.state", "s", "cycle_state", "State filter", "review", "Pending / applied / partial / withdrawn / dismissed / all"),
+    ActionSpec("review.diff", "d", "open_diff", "Diff", "review", "Exact before/after of the selected target"),
+    ActionSpec("review.toggle", "space", "toggle_target", "Approve/skip", "review", "Approve or skip the selected target"),
+    ActionSpec("review.apply", "A", "apply", "Apply", "review", "Apply the approved targets (confirmed)", mutates=True),
+    ActionSpec("review.dismiss", "X", "dismiss_request", "Dismiss", "review", "Reject the request with a note", mutates=True),
+    ActionSpec("review.floor_up", "plus", "floor(0.05)", "Floor +", "review", "Raise min_target_coverage", show=False),
+    ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower min_target_coverage", show=False),
+    ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
+    ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
+    ActionSpec("diff.toggle", "space", "toggle_span", "Toggle span", "diff", "Strike this sentence or leave it"),
+    ActionSpec("diff.close", "escape", "close", "Back", "diff"),
+    ActionSpec("undo.preview", "enter", "preview_undo", "Preview undo", "undo", "Show what the undo will write", show=False),
+    ActionSpec("undo.run", "U", "undo", "Undo", "undo", "Undo the selected operation (confirmed)", mutates=True),
+    ActionSpec("undo.withdraw", "W", "withdraw", "Withdraw", "undo", "Withdraw the whole request (confirmed)", mutates=True),
+    ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this region with a note", mutates=True),
+    ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
+    ActionSpec("trace.close", "escape", "close", "Back", "trace"),
+)
+
+
+def specs_for(scope: str) -> list[ActionSpec]:
+    return [s for s in REGISTRY if s.scope == scope]
+
+
+def bindings_for(scope: str) -> list[Binding]:
+    return [Binding(s.key, s.action, s.description, show=s.show, id=s.id, priority=s.priority)
+            for s in specs_for(scope)]
+
+
+def spec_by_action(scope: str, action: str) -> ActionSpec | None:
+    for spec in REGISTRY:
+        if spec.scope in (scope, "app") and spec.action.split("(")[0] == action:
+            return spec
+    return None

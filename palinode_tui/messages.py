@@ -1,0 +1,50 @@
+"""Typed messages workers post back to the UI thread."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.message import Message
+
+
+class ScanDone(Message):
+    def __init__(self, scan, changed: set[str] | None = None) -> None:
+        super().__init__()
+        self.scan = scan
+        self.changed = changed
+
+
+class FilesChanged(Message):
+    """A coalesced batch from the watcher."""
+
+    def __init__(self, paths: set[str]) -> None:
+        super().__init__()
+        self.paths = set(paths)
+
+    def can_replace(self, message: Message) -> bool:
+        if isinstance(message, FilesChanged):
+            self.paths |= message.paths
+            return True
+        return False
+
+
+class IndexProgress(Message):
+    def __init__(self, phase: str, done: int, total: int) -> None:
+        super().__init__()
+        self.phase, self.done, self.total = phase, done, total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexProgress) and message.phase == self.phase
+
+
+class IndexReady(Message):
+    def __init__(self, mode: str, notice: str | None) -> None:
+        super().__init__()
+        self.mode, self.notice = mode, notice
+
+
+@dataclass
+class ActivityEntry:
+    when: str
+    kind: str  # action | git | error
+    text: str
+    commits: list[str] = field(default_factory=list)

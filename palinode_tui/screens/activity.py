@@ -1,0 +1,61 @@
+"""Activity: every core and git action this session performed, and the
+store's forget timeline."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from palinode_core import audit
+
+from ..render import plain
+from ..widgets import StatusLine
+from .base import ModeScreen
+
+KIND_STYLE = {"action": "bold green", "git": "dim", "error": "bold red", "watch": "cyan"}
+
+
+class ActivityScreen(ModeScreen):
+    SCOPE = "activity"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="main"):
+            with VerticalScroll(id="activity-log-box"):
+                yield Static(id="activity-log")
+            yield DataTable(id="timeline", cursor_type="row")
+        yield StatusLine()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#timeline", DataTable).add_columns("date", "op", "path", "via")
+        super().on_mount()
+        self.set_interval(1.0, self._render_log)
+
+    def on_screen_resume(self) -> None:
+        self._render_log()
+
+    def _render_log(self) -> None:
+        text = Text()
+        text.append("This session\n", style="bold")
+        for entry in self.app.activity[-500:]:
+            text.append(f"{entry.when} ", style="dim")
+            text.append(f"{entry.kind:<6} ", style=KIND_STYLE.get(entry.kind, ""))
+            text.append(plain(entry.text))
+            if entry.commits:
+                text.append("  " + " ".join(c[:7] for c in entry.commits), style="yellow")
+            text.append("\n")
+        self.query_one("#activity-log", Static).update(text)
+
+    def store_updated(self, changed: object) -> None:
+        store = self.app.store
+        self.app.run_blocking(lambda: audit.operations(store), self._fill, "read the timeline", "timeline",
+                              exclusive=True)
+
+    def _fill(self, ops) -> None:
+        table = self.query_one("#timeline", DataTable)
+        table.clear()
+        for op in ops:
+            table.add_row(plain(op.date[:16].replace("T", " ")), plain(op.op), plain(op.path),
+                          plain(op.counterpart or ""))

@@ -1,0 +1,231 @@
+"""Browse: memories grouped by category, filtered by status and text, with a
+detail pane; hybrid search shows which arm matched."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from palinode_core import lifecycle
+from palinode_core.store import Memory
+
+from ..render import STATUS_STYLE, body_text, memory_status, plain
+from ..widgets import ConfirmModal, StatusLine
+from .base import ModeScreen
+from .common import plan_preview
+
+STATUS_FILTERS = ("all", "active", "archived", "struck", "history", "unparseable")
+PAGE = 500  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
+
+
+class BrowseScreen(ModeScreen):
+    SCOPE = "browse"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status_filter = "all"
+        self.text_filter = ""
+        self.search_hits: dict[str, str] | None = None  # path -> arms, when a hybrid search is shown
+        self.rows: list[str] = []
+        self.shown_path: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="main"):
+            with Vertical(id="browse-left"):
+                yield Input(placeholder="filter by text · Enter: hybrid search", id="browse-filter")
+                yield Static(id="browse-summary")
+                yield DataTable(id="memories", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="browse-detail"):
+                yield Static(id="detail-fields")
+                yield Static(id="detail-body")
+        yield StatusLine()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#memories", DataTable)
+        table.add_columns("status", "category", "path", "title", "match")
+        super().on_mount()
+        table.focus()
+
+    # -- data -------------------------------------------------------------------
+    def _entries(self) -> list[tuple[str, str, Memory | None, str]]:
+        """(status, path, memory, reason) for every file, errors included."""
+        scan = self.app.scan
+        if scan is None:
+            return []
+        rows: list[tuple[str, str, Memory | None, str]] = []
+        for rel, memory in scan.memories.items():
+            rows.append((memory_status(memory), rel, memory, ""))
+        for rel, memory in scan.history.items():
+            rows.append(("history", rel, memory, ""))
+        for error in scan.errors:
+            rows.append(("unparseable", error.path, None, error.reason))
+        return rows
+
+    def _visible(self) -> list[tuple[str, str, Memory | None, str]]:
+        needle = self.text_filter.lower()
+        out = []
+        for status, rel, memory, reason in self._entries():
+            if self.status_filter == "all" and status == "history":
+                continue  # history siblings are not browsable memories unless asked for
+            if self.status_filter not in ("all", status):
+                continue
+            if self.search_hits is not None:
+                if rel not in self.search_hits:
+                    continue
+            elif needle and needle not in rel.lower() and (memory is None or (
+                    needle not in memory.title.lower() and needle not in memory.body.lower())):
+                continue
+            out.append((status, rel, memory, reason))
+        if self.search_hits is not None:
+            order = {p: i for i, p in enumerate(self.search_hits)}
+            out.sort(key=lambda r: order.get(r[1], 0))
+        else:
+            out.sort(key=lambda r: ((r[2].category if r[2] else "~") , r[1]))
+        return out
+
+    def store_updated(self, changed: object) -> None:
+        self.refill()
+        if self.shown_path and (changed is None or self.shown_path in changed):
+            self.show(self.shown_path)
+
+    def refill(self) -> None:
+        table = self.query_one("#memories", DataTable)
+        visible = self._visible()
+        keep = self.rows[table.cursor_row] if self.rows and 0 <= table.cursor_row < len(self.rows) else None
+        table.clear()
+        self.rows = []
+        for status, rel, memory, reason in visible[:PAGE]:
+            category = memory.category if memory else "—"
+            title = memory.title if memory else reason
+            arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
+            table.add_row(plain(status, STATUS_STYLE.get(status, "")), plain(category), plain(rel), plain(title),
+                          plain(arms, "cyan"), key=rel)
+            self.rows.append(rel)
+        summary = Text()
+        summary.append(f"{len(visible)} shown", style="bold")
+        if len(visible) > PAGE:
+            summary.append(f" (first {PAGE}; type to narrow)", style="dim")
+        summary.append(f" · status: {self.status_filter}")
+        if self.search_hits is not None:
+            summary.append(f" · search ({self.app.index_mode}): ")
+            summary.append(plain(self.text_filter, "italic"))
+            summary.append("  Esc clears", style="dim")
+        self.query_one("#browse-summary", Static).update(summary)
+        if keep in self.rows:
+            table.move_cursor(row=self.rows.index(keep))
+        elif self.rows and self.shown_path is None:
+            self.show(self.rows[0])
+
+    def show(self, rel: str) -> None:
+        self.shown_path = rel
+        scan = self.app.scan
+        memory = (scan.memories.get(rel) or scan.history.get(rel)) if scan else None
+        fields = Text()
+        if memory is None:
+            reason = next((e.reason for e in scan.errors if e.path == rel), "not in the store") if scan else ""
+            fields.append(plain(rel, "bold"))
+            fields.append("\ncannot be read: ", style="bold red")
+            fields.append(plain(reason))
+            self.query_one("#detail-fields", Static).update(fields)
+            self.query_one("#detail-body", Static).update("")
+            return
+        fields.append(plain(memory.title, "bold"))
+        fields.append("\n")
+        fields.append(plain(rel, "dim"))
+        for label, value in (("status", memory.status), ("superseded_by", memory.superseded_by),
+                             ("retracted_prefs", ", ".join(memory.retracted_prefs) or None),
+                             ("update_policy", memory.update_policy), ("created_at", memory.created_at),
+                             ("retired", memory.retired_reason)):
+            if value:
+                fields.append(f"\n{label:>16}: ", style="bold")
+                fields.append(plain(value, STATUS_STYLE.get(str(value), "")))
+        self.query_one("#detail-fields", Static).update(fields)
+        self.query_one("#detail-body", Static).update(body_text(memory.body))
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one("#memories", DataTable)
+        if not self.rows or not (0 <= table.cursor_row < len(self.rows)):
+            return None
+        return self.rows[table.cursor_row]
+
+    # -- events -------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#memories")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value:
+            self.show(str(event.row_key.value))
+
+    @on(Input.Changed, "#browse-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.text_filter = event.value
+        self.search_hits = None
+        self.refill()
+
+    @on(Input.Submitted, "#browse-filter")
+    def _search(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if not query:
+            self.search_hits = None
+            self.refill()
+            return
+        index = self.app.index
+        if index is None:
+            self.notify("The search index is still being built.", severity="warning", markup=False)
+            return
+
+        def done(result) -> None:
+            self.search_hits = {h.path: h.arms for h in result.hits}
+            if result.notice:
+                self.notify(result.notice, severity="information", markup=False)
+            self.refill()
+            self.query_one("#memories", DataTable).focus()
+
+        self.app.run_blocking(lambda: index.search(query, 50), done, "search", "search", exclusive=True)
+
+    def key_escape(self) -> None:
+        if self.search_hits is not None or self.text_filter:
+            self.query_one("#browse-filter", Input).value = ""
+            self.search_hits = None
+            self.refill()
+
+    def action_focus_search(self) -> None:
+        self.query_one("#browse-filter", Input).focus()
+
+    def action_cycle_status(self) -> None:
+        self.status_filter = STATUS_FILTERS[(STATUS_FILTERS.index(self.status_filter) + 1) % len(STATUS_FILTERS)]
+        self.refill()
+
+    def action_trace(self) -> None:
+        from .trace import TraceScreen
+        if self.selected and self.app.scan and self.selected in self.app.scan.memories:
+            self.app.push_screen(TraceScreen(self.selected))
+
+    def action_restore(self) -> None:
+        rel = self.selected
+        if rel is None:
+            return
+        store = self.app.store
+        try:
+            plan = lifecycle.plan_restore(store, rel, reason="restored in palinode-tui")
+        except Exception as exc:
+            self.app.fail("plan the restore", str(exc))
+            return
+        if not plan.changes:
+            self.notify(f"{rel} is not archived; nothing to restore.", markup=False)
+            return
+        self.app.push_screen(ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"),
+                             lambda ok: ok and self._apply(plan))
+
+    def _apply(self, plan: lifecycle.Plan) -> None:
+        store = self.app.store
+
+        def done(applied: lifecycle.Applied) -> None:
+            self.app.record("action", f"{plan.op} {plan.target}", [applied.commit or ""])
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Committed", markup=False)
+            self.app.scan_store({plan.target, plan.history_rel})
+
+        self.app.run_blocking(lambda: lifecycle.apply(store, plan), done, f"{plan.op} {plan.target}", "apply")

@@ -1,0 +1,143 @@
+"""Residue: what could not be forgotten for a pref, every surviving mention
+with its reason, a jump to the text, a flag with a note; integrity problems."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from palinode_core import audit
+
+from ..render import plain
+from ..widgets import NoteModal, StatusLine
+from .base import ModeScreen
+
+KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
+              "request": "cyan"}
+
+
+class ResidueScreen(ModeScreen):
+    SCOPE = "residue"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pref = ""
+        self.mentions: list[audit.Mention] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(classes="main"):
+            with Horizontal(id="residue-bar"):
+                yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")
+            yield Static(id="residue-summary")
+            yield DataTable(id="mentions", cursor_type="row")
+            yield Static("Integrity", id="integrity-title")
+            yield DataTable(id="problems", cursor_type="row")
+        yield StatusLine()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#mentions", DataTable).add_columns("kind", "where", "reason", "text")
+        self.query_one("#problems", DataTable).add_columns("severity", "path", "problem", "detail")
+        super().on_mount()
+        self.query_one("#mentions", DataTable).focus()
+
+    def set_pref(self, pref: str) -> None:
+        self.query_one("#residue-pref", Input).value = pref
+        self.pref = pref
+        self._run()
+
+    @on(Input.Submitted, "#residue-pref")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.pref = event.value.strip()
+        self._run()
+        self.query_one("#mentions", DataTable).focus()
+
+    def store_updated(self, changed: object) -> None:
+        self._run()
+
+    def _run(self) -> None:
+        store, scan = self.app.store, self.app.scan
+        pref = self.pref
+        if scan is None:
+            return
+        if not pref:
+            states = audit.request_states(store, scan.memories)
+            if states:
+                pref = self.pref = states[0].pref
+                self.query_one("#residue-pref", Input).value = pref
+
+        def work():
+            mentions = audit.residue(store, pref, scan.memories) if pref else []
+            return mentions, audit.integrity(store, scan.memories)
+
+        self.app.run_blocking(work, self._fill, "check residue", "residue", exclusive=True)
+
+    def _fill(self, result) -> None:
+        mentions, problems = result
+        order = {"live": 0, "unforgettable": 1, "struck": 2, "archived": 3, "request": 4}
+        self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
+        table = self.query_one("#mentions", DataTable)
+        table.clear()
+        for i, m in enumerate(self.mentions):
+            table.add_row(plain(m.kind, KIND_STYLE.get(m.kind, "")), plain(f"{m.path}:{m.line}"), plain(m.reason, "dim"),
+                          plain(m.text[:120]), key=str(i))
+        counts: dict[str, int] = {}
+        for m in mentions:
+            counts[m.kind] = counts.get(m.kind, 0) + 1
+        summary = Text()
+        if self.pref:
+            summary.append("residue of ", style="dim")
+            summary.append(plain(self.pref, "bold"))
+            summary.append(": ")
+            summary.append(" · ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: order.get(kv[0], 9)))
+                           or "no surviving mention")
+            if counts.get("live") or counts.get("unforgettable"):
+                summary.append("   ⚠ still recallable", style="bold red")
+        self.query_one("#residue-summary", Static).update(summary)
+        ptable = self.query_one("#problems", DataTable)
+        ptable.clear()
+        for p in problems:
+            ptable.add_row(plain(p.severity, "bold red" if p.severity == "error" else "yellow"), plain(p.path),
+                           plain(p.kind), plain(p.detail))
+        self.query_one("#integrity-title", Static).update(
+            plain(f"Integrity: {len(problems)} problem(s)" if problems else "Integrity: markers, records and history agree",
+                  "bold red" if any(p.severity == "error" for p in problems) else "bold green"))
+
+    def _selected(self) -> audit.Mention | None:
+        table = self.query_one("#mentions", DataTable)
+        if not self.mentions or not (0 <= table.cursor_row < len(self.mentions)):
+            return None
+        return self.mentions[table.cursor_row]
+
+    def action_jump(self) -> None:
+        from .trace import MemoryViewScreen
+        mention = self._selected()
+        if mention is not None:
+            self.app.push_screen(MemoryViewScreen(mention.path, mention.line))
+
+    @on(DataTable.RowSelected, "#mentions")
+    def _row_selected(self, _event) -> None:
+        self.action_jump()
+
+    def action_flag(self) -> None:
+        mention = self._selected()
+        if mention is None:
+            return
+        store = self.app.store
+        context = Text()
+        context.append(plain(f"{mention.path}:{mention.line} ({mention.kind})\n", "bold"))
+        context.append(plain(mention.text))
+
+        def save(note: str | None) -> None:
+            if not note:
+                return
+            self.app.run_blocking(
+                lambda: audit.flag(store, mention.path, mention.line, mention.kind, mention.text, note),
+                lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
+                             self.notify(f"Flagged {mention.path}:{mention.line}", markup=False)),
+                "flag", "apply")
+
+        self.app.push_screen(NoteModal("Flag this mention", context, "Flag"), save)

@@ -1,0 +1,165 @@
+"""Undo: every applied operation (ours or Palinode's), previewed before it is
+reversed; and whole requests, withdrawn."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from palinode_core import audit, lifecycle
+
+from ..render import STATE_STYLE, plain
+from ..widgets import ConfirmModal, StatusLine
+from .base import ModeScreen
+from .common import plan_preview
+
+OP_STYLE = {"archive": "yellow", "supersede": "yellow", "retract": "magenta", "restore": "green",
+            "unretract": "green", "request": "bold cyan"}
+
+
+class UndoScreen(ModeScreen):
+    SCOPE = "undo"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, object]] = []  # ("op", Operation) | ("request", RequestState)
+        self.preview: lifecycle.Plan | audit.WithdrawPlan | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="main"):
+            yield DataTable(id="undo-ops", cursor_type="row")
+            with VerticalScroll(id="undo-preview-box"):
+                yield Static(id="undo-preview")
+        yield StatusLine()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#undo-ops", DataTable).add_columns("when", "op", "path", "via", "commit")
+        super().on_mount()
+        self.query_one("#undo-ops", DataTable).focus()
+
+    def store_updated(self, changed: object) -> None:
+        store, scan = self.app.store, self.app.scan
+
+        def work():
+            states = [s for s in audit.request_states(store, scan.memories) if s.state in ("applied", "partial")]
+            return states, audit.operations(store)
+
+        self.app.run_blocking(work, self._fill, "list operations", "undo-list", exclusive=True)
+
+    def _fill(self, result) -> None:
+        states, ops = result
+        table = self.query_one("#undo-ops", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        self.rows = []
+        for st in states:
+            table.add_row("", plain("request", OP_STYLE["request"]), plain(st.path),
+                          plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")), "", key=f"req:{st.path}")
+            self.rows.append(("request", st))
+        for op in ops:
+            table.add_row(plain(op.date[:16].replace("T", " ")), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
+                          plain(op.counterpart or ""), plain(op.commit[:7], "dim"), key=f"op:{op.commit}")
+            self.rows.append(("op", op))
+        if self.rows:
+            table.move_cursor(row=min(keep, len(self.rows) - 1))
+            self._preview()
+        else:
+            self.query_one("#undo-preview", Static).update(plain("Nothing has been forgotten in this store yet.", "dim"))
+
+    def _selected(self):
+        table = self.query_one("#undo-ops", DataTable)
+        if not self.rows or not (0 <= table.cursor_row < len(self.rows)):
+            return None
+        return self.rows[table.cursor_row]
+
+    @on(DataTable.RowHighlighted, "#undo-ops")
+    def _highlighted(self, _event) -> None:
+        self._preview()
+
+    def action_preview_undo(self) -> None:
+        self._preview()
+
+    def _preview(self) -> None:
+        row = self._selected()
+        if row is None:
+            return
+        kind, item = row
+        store, scan = self.app.store, self.app.scan
+        self.preview = None
+
+        def work():
+            if kind == "request":
+                return audit.plan_withdraw(store, item.path, memories=scan.memories)
+            return audit.plan_undo(store, item)
+
+        self.app.run_blocking(work, self._show_preview, "plan the undo", "undo-preview", exclusive=True,
+                              on_error=lambda reason: self.query_one("#undo-preview", Static).update(
+                                  plain(f"Cannot undo this from here: {reason}", "yellow")))
+
+    def _show_preview(self, plan) -> None:
+        self.preview = plan
+        text = Text()
+        if isinstance(plan, audit.WithdrawPlan):
+            text.append("Withdraw ", style="bold")
+            text.append(plain(plan.request, "bold"))
+            text.append(" — ")
+            text.append(plain(f'"{plan.pref}"'))
+            text.append(f"\n{len(plan.steps)} step(s), each its own commit (W to run):\n\n", style="dim")
+            for step in plan.steps:
+                text.append_text(plan_preview(step))
+                text.append("\n")
+            text.append("A withdrawal is undone by planning and applying the request again.", style="italic dim")
+        elif not plan.changes:
+            text.append(plain(f"Nothing to undo: {plan.target} is {plan.status.replace('_', ' ')}.", "dim"))
+        else:
+            text.append("Undo preview (U to run):\n\n", style="bold")
+            text.append_text(plan_preview(plan))
+        self.query_one("#undo-preview", Static).update(text)
+
+    def action_undo(self) -> None:
+        plan = self.preview
+        if not isinstance(plan, lifecycle.Plan):
+            self.notify("Select an operation (W withdraws a whole request).", severity="warning", markup=False)
+            return
+        if not plan.changes:
+            self.notify("Nothing to undo.", markup=False)
+            return
+        store = self.app.store
+
+        def done(applied: lifecycle.Applied) -> None:
+            self.app.record("action", f"undo: {plan.op} {plan.target}", [applied.commit or ""])
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Undone", markup=False)
+            self.app.scan_store(None)
+
+        self.app.push_screen(ConfirmModal(f"Undo: {plan.op} {plan.target}?", plan_preview(plan), "Undo"),
+                             lambda ok: ok and self.app.run_blocking(lambda: lifecycle.apply(store, plan), done,
+                                                                     f"undo {plan.target}", "apply"))
+
+    def action_withdraw(self) -> None:
+        plan = self.preview
+        if not isinstance(plan, audit.WithdrawPlan):
+            self.notify("Select a request row to withdraw it.", severity="warning", markup=False)
+            return
+        store = self.app.store
+        body = Text()
+        for step in plan.steps:
+            body.append_text(plan_preview(step))
+            body.append("\n")
+
+        def done(result: dict) -> None:
+            commits = [c["commit"] for c in result["commits"]]
+            self.app.record("action", f"withdraw {plan.request}: {result['status']}", commits)
+            if result["failed"]:
+                self.app.fail("Withdraw stopped", "; ".join(f"{f['path']}: {f['reason']}" for f in result["failed"]))
+            else:
+                self.notify("\n".join(f"{(c['commit'] or '')[:7]} {c['subject']}" for c in result["commits"]),
+                            title="Withdrawn", markup=False, timeout=8)
+            self.app.scan_store(None)
+
+        self.app.push_screen(ConfirmModal(f"Withdraw {plan.request}?", body, "Withdraw"),
+                             lambda ok: ok and self.app.run_blocking(lambda: audit.apply_withdraw(store, plan), done,
+                                                                     f"withdraw {plan.request}", "apply"))

@@ -1,0 +1,149 @@
+"""Widgets and modals shared by the screens."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, ProgressBar, Static
+
+from .render import plain
+
+
+class StatusLine(Horizontal):
+    """Store path, read-only badge, index progress: shown on every screen."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; padding: 0 1; }
+    StatusLine #status-text { width: 1fr; }
+    StatusLine ProgressBar { width: 40; }
+    StatusLine ProgressBar.-hidden { display: none; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-text")
+        yield ProgressBar(id="index-progress", show_eta=False, classes="-hidden")
+
+    def on_mount(self) -> None:
+        self.app.status_signal.subscribe(self, self._update)
+        self._update(None)
+
+    def _update(self, _value: object) -> None:
+        app = self.app
+        text = Text()
+        text.append(" READ-ONLY ", style="bold reverse red") if app.read_only else None
+        text.append(" ")
+        text.append(plain(str(app.store.root) if app.store else "no store"))
+        if app.status_note:
+            text.append("  ·  ")
+            text.append(plain(app.status_note, "italic"))
+        self.query_one("#status-text", Static).update(text)
+        bar = self.query_one(ProgressBar)
+        if app.progress is None:
+            bar.add_class("-hidden")
+        else:
+            done, total = app.progress
+            bar.remove_class("-hidden")
+            bar.update(total=max(total, 1), progress=done)
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """Shows what will happen; the default (focused) button is Cancel."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    ConfirmModal { align: center middle; }
+    ConfirmModal > Vertical { width: 90; max-height: 80%; border: thick $error; background: $surface; padding: 1 2; }
+    ConfirmModal #confirm-body { max-height: 20; }
+    ConfirmModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ConfirmModal Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, body: Text, confirm_label: str = "Apply") -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(plain(self.title_text, "bold"))
+            with VerticalScroll(id="confirm-body"):
+                yield Static(self.body)
+            with Horizontal():
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button(self.confirm_label, id="confirm", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#confirm")
+    def _confirm(self) -> None:
+        self.dismiss(True)
+
+
+class NoteModal(ModalScreen["str | None"]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    NoteModal { align: center middle; }
+    NoteModal > Vertical { width: 80; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    NoteModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    NoteModal Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, context: Text | None = None, confirm_label: str = "Save") -> None:
+        super().__init__()
+        self.title_text = title
+        self.context = context
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(plain(self.title_text, "bold"))
+            if self.context is not None:
+                yield Static(self.context)
+            yield Input(placeholder="note (required)", id="note")
+            with Horizontal():
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button(self.confirm_label, id="ok", variant="warning")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#ok")
+    @on(Input.Submitted, "#note")
+    def _ok(self) -> None:
+        note = self.query_one("#note", Input).value.strip()
+        if not note:
+            self.notify("A note is required.", severity="warning", markup=False)
+            return
+        self.dismiss(note)
+
+
+class ErrorModal(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter", "close", "Close")]
+    DEFAULT_CSS = """
+    ErrorModal { align: center middle; }
+    ErrorModal > Vertical { width: 80; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, title: str, reason: str) -> None:
+        super().__init__()
+        self.title_text, self.reason = title, reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(plain(self.title_text, "bold red"))
+            yield Static(plain(self.reason))
+            yield Button("Close", id="close", variant="primary")
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        self.dismiss(None)
