@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DEMO_DIR ?= $(shell mktemp -d -t palinode-demo-XXXXXX)
 # Keep heavy libraries from spinning extra threads that fight the UI thread.
 export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
@@ -26,9 +25,9 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider
 
+# `palinode-tui demo` writes the demo store into a fresh temp dir and opens it.
 demo: $(STAMP)
-	$(BIN)/palinode-audit demo-store $(DEMO_DIR)
-	$(BIN)/palinode-tui $(DEMO_DIR)
+	$(BIN)/palinode-tui demo
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

@@ -90,7 +90,7 @@ class PalinodeApp(App):
             self.record("git", command if len(command) < 300 else command[:300] + "…")
 
     def record(self, kind: str, text: str, commits: Iterable[str] = ()) -> None:
-        entry = ActivityEntry(datetime.now().strftime("%H:%M:%S"), kind, printable(text), [c for c in commits if c])
+        entry = ActivityEntry(self.store.now().strftime("%H:%M:%S"), kind, printable(text), [c for c in commits if c])
         with self._activity_lock:
             self.activity.append(entry)
 
@@ -222,8 +222,10 @@ def default_store() -> str:
     return os.environ.get("PALINODE_DIR") or os.path.expanduser("~/palinode")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="palinode-tui", description="Review, undo and audit how a Palinode memory store forgets.")
+def build_app(argv: list[str] | None = None) -> PalinodeApp:
+    """Parse the command line and make the app (raises PalinodeError)."""
+    parser = argparse.ArgumentParser(prog="palinode-tui",
+                                     description="Review, undo and audit how a Palinode memory store forgets.")
     parser.add_argument("store", nargs="?", help="store folder (default: $PALINODE_DIR, else ~/palinode), or 'demo'")
     parser.add_argument("--read-only", action="store_true", help="disable every mutation, in the core as well as the UI")
     parser.add_argument("--no-vectors", action="store_true", help="lexical search only; never load the embedding model")
@@ -233,11 +235,15 @@ def main(argv: list[str] | None = None) -> int:
         import tempfile
 
         from palinode_core.demo import build_demo_store
-        target = tempfile.mkdtemp(prefix="palinode-demo-")
+        target = str(Path(tempfile.mkdtemp(prefix="palinode-demo-")) / "store")
         print(f"building the demo store in {target} …", file=sys.stderr)
         build_demo_store(Path(target))
+    return PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+
+
+def main(argv: list[str] | None = None) -> int:
     try:
-        app = PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+        app = build_app(argv)
     except PalinodeError as exc:
         print(f"palinode-tui: {printable(str(exc))}", file=sys.stderr)
         return 1

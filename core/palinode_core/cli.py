@@ -182,3 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print(safe_json(data) if args.json else _render_text(args.command, data))
     return 0 if not data.get("_failed") else 2
+
+
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", help="an empty or new folder")
+    p.add_argument("--size", type=int, default=0, help="add N generated memories (50 to 2,000 words each)")
+    p.add_argument("--seed", type=int, default=7)
+
+
+@command("demo-store", "write the deterministic demo store (with real git history) into DIR", _demo_args)
+def _demo_store(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from .demo import build_demo_store
+    return build_demo_store(Path(args.dir), size=args.size, seed=args.seed)

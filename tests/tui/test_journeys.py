@@ -282,3 +282,28 @@ async def test_keymap_and_theme_are_remembered(tmp_path, embedder, spec_store, m
         app.theme = "gruvbox"
         await settle(app, pilot)
     assert yaml.safe_load(config_path().read_text())["theme"] == "gruvbox"
+
+
+async def test_demo_entry_point_opens_the_demo_store(tmp_path, embedder, monkeypatch):
+    from palinode_tui.app import build_app
+    monkeypatch.chdir(tmp_path)
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    app = build_app(["demo"])
+    app.embedder = embedder
+    app.cache_dir = tmp_path / "cache"
+    assert str(app.store.root).startswith(str(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.scan.counts()["memories"] >= 20 and app.scan.errors == []
+        await pilot.press("2")
+        await settle(app, pilot)
+        states = {s.path: s.state for s in app.screen.states}
+        assert states["insights/forget-w.md"] == "pending" and app.screen.review is not None
+
+
+def test_bad_store_argument_is_one_clear_line(tmp_path, capsys):
+    from palinode_tui.app import main
+    assert main([str(tmp_path / "missing")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("palinode-tui: no store at") and err.count("\n") == 1

@@ -1,0 +1,66 @@
+"""The demo store: deterministic, real dated history, every scenario routes as promised."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import git
+from palinode_core import audit, forget
+from palinode_core.demo import build_demo_store
+from palinode_core.search import SearchIndex
+from palinode_core.store import Store
+
+
+def test_same_seed_same_bytes(tmp_path):
+    build_demo_store(tmp_path / "a", size=40, seed=3)
+    build_demo_store(tmp_path / "b", size=40, seed=3)
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.md"))
+    assert files_a == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.md"))
+    for rel in files_a:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+    lengths = [len(Store(tmp_path / "a").load(str(r)).body.split()) for r in files_a if "gen-" in str(r)]
+    assert len(lengths) == 40 and min(lengths) >= 40 and max(lengths) <= 2300
+
+
+def test_history_is_dated_across_weeks_and_states_are_set(tmp_path):
+    counts = build_demo_store(tmp_path / "d")
+    assert counts["errors"] == 0
+    dates = sorted(set(git(tmp_path / "d", "log", "--format=%ad", "--date=short").split()))
+    assert len(dates) >= 15 and dates[0] < "2031-04-05" and dates[-1] > "2031-05-10"
+    store = Store(tmp_path / "d")
+    states = {s.path: s.state for s in audit.request_states(store)}
+    assert states["insights/forget-poker.md"] == "applied"
+    assert states["insights/forget-gym.md"] == "withdrawn"
+    assert [s for p, s in states.items() if s == "pending"] == ["pending"] * 5
+    assert store.load("projects/weekly-plan.md").struck
+    chain = audit.trace(store, "decisions/db-choice-v1.md")["chain_forward"]
+    assert chain == ["decisions/db-choice-v2.md", "decisions/db-choice-v3.md", "decisions/db-choice-v4.md"]
+    assert audit.integrity(store) == []
+    with pytest.raises(FileExistsError):
+        build_demo_store(tmp_path / "d")
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_every_pending_request_routes_as_designed(tmp_path, embedder):
+    build_demo_store(tmp_path / "d")
+    store = Store(tmp_path / "d")
+    index = SearchIndex(store, embedder, cache_dir=tmp_path / "cache")
+    index.update()
+
+    def routes(request: str) -> dict[str, str]:
+        return {c.path: c.route for c in forget.plan_forget(store, index, request).targets}
+
+    assert routes("insights/forget-sneakers.md") == {"insights/pref-sneakers.md": "archive"}
+    assert routes("insights/forget-w.md") == {"people/wilhelmina-fair.md": "archive",
+                                              "projects/moonrise-closeout.md": "strike"}
+    tea = forget.plan_forget(store, index, "insights/forget-tea.md")
+    assert {c.path: c.route for c in tea.targets} == {"insights/pref-tea.md": "archive",
+                                                       "projects/tea-club-status.md": "unforgotten"}
+    assert "replace_doc" in tea.candidate("projects/tea-club-status.md").reason
+    ott = forget.plan_forget(store, index, "insights/forget-ottoline.md")
+    board = ott.candidate("projects/harbor-board.md")
+    assert board.route == "unforgotten"
+    assert sorted(r.kind for r in board.plan.regions) == ["fence", "heading", "table"]
+    berlin = forget.plan_forget(store, index, "insights/forget-berlin.md").candidate("people/me-profile.md")
+    assert berlin.route == "strike"
+    assert berlin.plan.spans[0].collateral == "work at Stripe"
