@@ -34,7 +34,8 @@ class PalinodeApp(App):
 
     def __init__(self, store_path: str | os.PathLike[str], *, read_only: bool = False,
                  embedder: Embedder | None = None, vectors: bool = True, watch: bool = True,
-                 clock: Callable[[], datetime] = utc_now, cache_dir: Path | None = None) -> None:
+                 clock: Callable[[], datetime] = utc_now, cache_dir: Path | None = None,
+                 display_name: str | None = None) -> None:
         from .screens import MODES
         self.MODES = MODES
         super().__init__()
@@ -44,6 +45,7 @@ class PalinodeApp(App):
         self.want_vectors = vectors
         self.watch_files = watch
         self.cache_dir = cache_dir
+        self.display_name = display_name or str(self.store.root)
         self.scan: ScanResult | None = None
         self.index: SearchIndex | None = None
         self.index_mode = "building"
@@ -59,6 +61,7 @@ class PalinodeApp(App):
         self.settings = Settings.load()
         self.watcher: StoreWatcher | None = None
         self._index_lock = threading.Lock()  # one index, updated by one worker at a time
+        self._generations: dict[str, int] = {}
         self.refreshes = 0
 
     # -- start-up --------------------------------------------------------------
@@ -86,7 +89,8 @@ class PalinodeApp(App):
 
     # -- activity log ------------------------------------------------------------
     def _on_git_command(self, command: str) -> None:
-        if command.startswith(("git add", "git commit", "git log", "git show")):
+        # Only commands that change the repository: reads are not actions.
+        if command.startswith(("git add", "git commit")):
             self.record("git", command if len(command) < 300 else command[:300] + "…")
 
     def record(self, kind: str, text: str, commits: Iterable[str] = ()) -> None:
@@ -108,6 +112,19 @@ class PalinodeApp(App):
         error goes to ``on_error`` (a preview shows it in place) or, by
         default, to an error modal."""
 
+        # Thread workers cannot be cancelled: a superseded exclusive job still
+        # finishes, so its result is dropped instead of overwriting a newer one.
+        generation = self._generations.get(group, 0) + 1 if exclusive else None
+        if generation is not None:
+            self._generations[group] = generation
+
+        def current() -> bool:
+            return generation is None or self._generations.get(group) == generation
+
+        def deliver(callback: Callable[..., None], value: Any) -> None:
+            if current():
+                callback(value)
+
         def job() -> None:
             try:
                 result = fn()
@@ -116,11 +133,11 @@ class PalinodeApp(App):
             except Exception as exc:  # a bug must not take the user's session down
                 reason = f"{exc.__class__.__name__}: {exc}"
             else:
-                self.call_from_thread(on_done, result)
+                self.call_from_thread(deliver, on_done, result)
                 return
             if on_error is not None:
-                self.call_from_thread(on_error, reason)
-            else:
+                self.call_from_thread(deliver, on_error, reason)
+            elif current():
                 self.call_from_thread(self.fail, description, reason)
 
         self.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)

@@ -35,7 +35,7 @@ class StatusLine(Horizontal):
         text = Text()
         text.append(" READ-ONLY ", style="bold reverse red") if app.read_only else None
         text.append(" ")
-        text.append(plain(str(app.store.root) if app.store else "no store"))
+        text.append(plain(app.display_name))
         if app.status_note:
             text.append("  ·  ")
             text.append(plain(app.status_note, "italic"))

@@ -16,14 +16,13 @@ from helpers import GIT_ENV, Clock  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch, tmp_path_factory):
-    """Git identity from the environment and a private XDG cache/config, so
-    tests never touch the developer's own files."""
+def _isolated_env(monkeypatch, tmp_path):
+    """Git identity from the environment and a private XDG cache and config
+    per test, so tests never touch the developer's files or each other's."""
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    base = tmp_path_factory.getbasetemp()
-    monkeypatch.setenv("XDG_CACHE_HOME", str(base / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("PALINODE_AUDIT_READ_ONLY", raising=False)
 
 

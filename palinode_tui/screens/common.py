@@ -6,9 +6,10 @@ import difflib
 from rich.text import Text
 
 from palinode_core import lifecycle
+from palinode_core.document import parse_document
 from palinode_core.markdown import struck_spans
 
-from ..render import plain
+from ..render import body_text, plain
 
 
 def field_changes(plan: lifecycle.Plan) -> Text:
@@ -65,4 +66,19 @@ def plan_preview(plan: lifecycle.Plan) -> Text:
         text.append("\ncommit:  ", style="bold")
         text.append(plain(plan.commit_subject))
     text.append("\n")
+    return text
+
+
+def after_body(plan: lifecycle.Plan) -> Text:
+    """The body as it will read after the plan: this plan's new strikes in
+    bold red, earlier strikes as ordinary strikethrough."""
+    body = parse_document(plan.new_text).body
+    if plan.op != "retract" or not plan.rid:
+        return body_text(body)
+    text = body_text(body)
+    plain_text = text.plain
+    for span in struck_spans(body, plan.rid):
+        start = plain_text.find(span.text)
+        if start >= 0:
+            text.stylize("bold red strike", start, start + len(span.text))
     return text

@@ -13,7 +13,7 @@ from palinode_core.forget import Candidate
 
 from ..render import plain
 from .base import ModeScreen
-from .common import field_changes, unified_diff
+from .common import after_body, field_changes, unified_diff
 
 
 class DiffScreen(ModeScreen):
@@ -76,8 +76,15 @@ class DiffScreen(ModeScreen):
                     label.append(plain(span.collateral, "yellow"))
                 spans.add_option(Option(label, id=str(span.index)))
             spans.highlighted = highlighted if highlighted is not None else 0
-        new_text = plan.new_text if (plan.op != "retract" or self.chosen) else plan.old_text
-        self.query_one("#diff-body", Static).update(unified_diff(plan.old_text, new_text, plan.target))
+        body = Text()
+        if plan.op == "retract" and not self.chosen:
+            body.append("(unchanged)\n", style="dim")
+        else:
+            body.append("After:\n", style="bold")
+            body.append_text(after_body(plan))
+            body.append("\n\nRaw diff:\n", style="bold")
+            body.append_text(unified_diff(plan.old_text, plan.new_text, plan.target))
+        self.query_one("#diff-body", Static).update(body)
 
     def action_toggle_span(self) -> None:
         if self.candidate.route != "strike":

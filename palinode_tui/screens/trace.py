@@ -51,8 +51,10 @@ class TraceScreen(ModeScreen):
         tree.root.set_label(plain(f"{data['path']}  ({data['status']})", "bold"))
         forward = tree.root.add(plain("superseded by →", "bold"), expand=True)
         node = forward
-        for hop in data["chain_forward"]:
-            node = node.add(plain(hop), expand=True)
+        hops = data["chain_forward"]
+        for i, hop in enumerate(hops):
+            last = i == len(hops) - 1 and not data["chain_note"]
+            node = node.add_leaf(plain(hop)) if last else node.add(plain(hop), expand=True)
         if data["chain_note"]:
             node.add_leaf(plain(data["chain_note"], "bold red"))
         if not data["chain_forward"]:
@@ -62,8 +64,10 @@ class TraceScreen(ModeScreen):
         def add_back(parent, items) -> None:
             for item in items:
                 label = plain(item["path"] + ("  ↺ cycle" if item["cycle"] else ""), "red" if item["cycle"] else "")
-                child = parent.add(label, expand=True)
-                add_back(child, item["from"])
+                if item["from"]:
+                    add_back(parent.add(label, expand=True), item["from"])
+                else:
+                    parent.add_leaf(label)
 
         add_back(backward, data["chain_backward"])
         if not data["chain_backward"]:

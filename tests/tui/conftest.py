@@ -25,11 +25,20 @@ def spec_store(tmp_path):
     return make_git_store(tmp_path / "store", {rel: palinode_file(fm(rel, c), b) for rel, (b, c) in SPEC_FILES.items()})
 
 
+async def workers_done(app) -> None:
+    """Wait for every worker; a superseded (cancelled) exclusive one is fine."""
+    from textual.worker import WorkerCancelled
+    try:
+        await app.workers.wait_for_complete()
+    except WorkerCancelled:
+        pass
+
+
 async def settle(app, pilot, rounds: int = 4) -> None:
     """Wait until no worker runs and the message queues are drained."""
     for _ in range(rounds):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await workers_done(app)
     await pilot.pause()
 
 
@@ -43,5 +52,5 @@ async def wait_until(app, pilot, predicate, attempts: int = 200) -> None:
         if predicate():
             return
         await pilot.pause(0.05)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
     assert predicate(), f"condition never became true; errors: {errors(app)}"

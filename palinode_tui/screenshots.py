@@ -1,0 +1,145 @@
+"""Scenes of the app on the demo store: the SVG snapshot tests and the README
+screenshots (``make screenshots``) are made from the same scripts."""
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input
+
+from palinode_core.demo import build_demo_store
+from palinode_core.embed import Embedder
+
+from .app import PalinodeApp
+
+SIZE = (120, 36)
+DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
+
+
+def demo_app(root: Path, embedder: Embedder | None = None, cache_dir: Path | None = None) -> PalinodeApp:
+    return PalinodeApp(root, embedder=embedder, watch=False, clock=lambda: DEMO_NOW, cache_dir=cache_dir,
+                       display_name="~/palinode-demo")
+
+
+async def settle(pilot: Pilot) -> None:
+    app = pilot.app
+    from textual.worker import WorkerCancelled
+    for _ in range(5):
+        await pilot.pause()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            pass  # a superseded exclusive worker
+    for widget in app.screen.query(Input):
+        widget.cursor_blink = False  # a blinking cursor would make snapshots flaky
+    await pilot.pause()
+
+
+def _select(table: DataTable, rows: list, value) -> None:
+    table.focus()
+    table.move_cursor(row=rows.index(value))
+
+
+async def browse(pilot: Pilot) -> None:
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "projects/weekly-plan.md")
+    await settle(pilot)
+
+
+async def review(pilot: Pilot) -> None:
+    await settle(pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#requests", DataTable), screen.request_rows, "insights/forget-w.md")
+    await settle(pilot)
+    _select(screen.query_one("#candidates", DataTable), screen.candidate_rows, "projects/moonrise-closeout.md")
+    await settle(pilot)
+
+
+async def diff(pilot: Pilot) -> None:
+    await review(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+
+
+async def confirm(pilot: Pilot) -> None:
+    await review(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+
+
+async def undo(pilot: Pilot) -> None:
+    await settle(pilot)
+    await pilot.press("3")
+    await settle(pilot)
+    screen = pilot.app.screen
+    table = screen.query_one("#undo-ops", DataTable)
+    row = next(i for i, (kind, item) in enumerate(screen.rows) if kind == "op" and item.op == "retract")
+    table.focus()
+    table.move_cursor(row=row)
+    await settle(pilot)
+
+
+async def residue(pilot: Pilot) -> None:
+    await settle(pilot)
+    await pilot.press("4")
+    await settle(pilot)
+    pilot.app.screen.set_pref("I hired Ottoline Marsh")
+    await settle(pilot)
+
+
+async def trace(pilot: Pilot) -> None:
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "decisions/db-choice-v2.md")
+    await pilot.press("t")
+    await settle(pilot)
+
+
+async def activity(pilot: Pilot) -> None:
+    await settle(pilot)
+    await pilot.press("5")
+    await settle(pilot)
+
+
+async def help_screen(pilot: Pilot) -> None:
+    await review(pilot)
+    await pilot.press("f1")
+    await settle(pilot)
+
+
+SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+    "browse": browse, "review": review, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
+    "trace": trace, "activity": activity, "help": help_screen,
+}
+
+
+async def _capture(out: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix="palinode-shots-"))
+    store = work / "palinode-demo"
+    build_demo_store(store)
+    embedder = Embedder()
+    out.mkdir(parents=True, exist_ok=True)
+    for name, scene in SCENES.items():
+        app = demo_app(store, embedder, work / "cache")
+        async with app.run_test(size=SIZE) as pilot:
+            await scene(pilot)
+            app.save_screenshot(filename=f"{name}.svg", path=str(out))
+        print(f"wrote {out / (name + '.svg')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    asyncio.run(_capture(Path(args[0] if args else "screenshots")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

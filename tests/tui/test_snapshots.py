@@ -1,0 +1,22 @@
+"""SVG snapshots of every screen at 120x36 on the demo store, time frozen."""
+from __future__ import annotations
+
+import pytest
+
+from palinode_core.demo import build_demo_store
+from palinode_tui.screenshots import SCENES, SIZE, demo_app
+
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("snap") / "palinode-demo"
+    build_demo_store(root)
+    return root
+
+
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_screen_snapshot(scene, snap_compare, demo_root, embedder, tmp_path):
+    app = demo_app(demo_root, embedder, tmp_path / "cache")
+    assert snap_compare(app, terminal_size=SIZE, run_before=SCENES[scene])
