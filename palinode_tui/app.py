@@ -239,14 +239,18 @@ def default_store() -> str:
     return os.environ.get("PALINODE_DIR") or os.path.expanduser("~/palinode")
 
 
-def build_app(argv: list[str] | None = None) -> PalinodeApp:
-    """Parse the command line and make the app (raises PalinodeError)."""
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="palinode-tui",
                                      description="Review, undo and audit how a Palinode memory store forgets.")
     parser.add_argument("store", nargs="?", help="store folder (default: $PALINODE_DIR, else ~/palinode), or 'demo'")
     parser.add_argument("--read-only", action="store_true", help="disable every mutation, in the core as well as the UI")
     parser.add_argument("--no-vectors", action="store_true", help="lexical search only; never load the embedding model")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def build_app(argv: list[str] | None = None) -> PalinodeApp:
+    """Parse the command line and make the app (raises PalinodeError)."""
+    args = make_parser().parse_args(argv)
     target = args.store or default_store()
     if target == "demo" and not Path("demo").is_dir():
         import tempfile
