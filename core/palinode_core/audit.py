@@ -251,14 +251,20 @@ def plan_withdraw(store: Store, request_path: str, broad: bool = False,
     return WithdrawPlan(memory.rel, pref, tuple(records), tuple(s for s in steps if s.changes), broad)
 
 
-def apply_withdraw(store: Store, wplan: WithdrawPlan) -> dict[str, Any]:
+def apply_withdraw(store: Store, wplan: WithdrawPlan, fault=None) -> dict[str, Any]:
     """Each step its own commit, as Palinode does; a step whose file we just
-    rewrote in this withdraw is re-planned on our own output, never on a stranger's."""
+    rewrote in this withdraw is re-planned on our own output, never on a
+    stranger's. Progress is journaled, so a crash between commits is reported
+    by ``integrity`` and finished or rolled back by ``recover``."""
+    from . import journal
     store.check_writable()
     store.git.preflight()
+    entry = {"kind": "withdraw", "request": wplan.request, "pref": wplan.pref, "broad": wplan.broad,
+             "total": len(wplan.steps), "done": [], "started_at": store.now().isoformat()}
+    journal_path = journal.write_entry(store, entry)
     written: dict[str, str] = {}
     commits, failed = [], []
-    for step in wplan.steps:
+    for number, step in enumerate(wplan.steps):
         plan = step
         if step.target in written:
             current = store.load(step.target)
@@ -268,16 +274,23 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan) -> dict[str, Any]:
                                                                       step.reason, step.trailers),
                         "archive": lambda: lifecycle.plan_archive(store, step.target, reason=step.reason,
                                                                   trailers=step.trailers)}[step.op]()
+        if fault:
+            fault(f"before_step_{number}")
         try:
-            done = lifecycle.apply(store, plan)
+            done = lifecycle.apply(store, plan, parent=entry["id"])
         except (StalePlan, PalinodeError) as exc:
             failed.append({"path": step.target, "op": step.op, "reason": str(exc)})
             break
         written[step.target] = store.load(step.target).fingerprint
         commits.append({"path": step.target, "op": step.op, "commit": done.commit, "subject": plan.commit_subject})
+        entry["done"].append({"path": step.target, "op": step.op, "commit": done.commit,
+                              "superseded_by": plan.superseded_by})
+        if journal_path is not None:
+            atomic_write(journal_path, json.dumps(entry, ensure_ascii=False))
     ledger_commit = record(store, {"action": "withdraw", "request": wplan.request, "pref": wplan.pref,
                                    "rid": retraction_id(wplan.pref), "broad": wplan.broad, "commits": commits,
                                    "failed": failed, "complete": not failed})
+    journal.clear(journal_path)
     return {"request": wplan.request, "status": "partial" if failed else "withdrawn", "commits": commits,
             "failed": failed, "ledger_commit": ledger_commit}
 
@@ -341,8 +354,15 @@ class Problem:
 
 
 def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[Problem]:
+    from . import journal
     memories = memories if memories is not None else store.scan().memories
-    problems: list[Problem] = []
+    problems: list[Problem] = [
+        Problem(str(item.entry.get("target") or item.entry.get("request") or item.path.name), f"interrupted_{item.kind}",
+                item.summary + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back
+                                else ""))
+        for item in journal.pending(store)]
+    # an interrupted operation explains its file's other symptoms: report only the cause
+    explained = {p.path for p in problems}
     for rel, memory in sorted(memories.items()):
         marker_rids = {m.group(2) for m in MARKER_RE.finditer(memory.body)}
         anchored = struck_spans(memory.body)
@@ -373,7 +393,7 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
         if memory.superseded_by and memory.superseded_by not in memories:
             problems.append(Problem(rel, "dangling_superseded_by",
                                     f"superseded_by {memory.superseded_by} names no memory", "warning"))
-    return problems
+    return [p for p in problems if p.path not in explained or p.kind.startswith("interrupted_")]
 
 
 # -- trace -----------------------------------------------------------------------------

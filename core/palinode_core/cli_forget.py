@@ -141,3 +141,18 @@ def _integrity(args: argparse.Namespace) -> dict[str, Any]:
 @command("trace", "why a memory is as it is: chain, request, history, commits", _path_arg)
 def _trace(args: argparse.Namespace) -> dict[str, Any]:
     return audit.trace(_open(args), args.path)
+
+
+def _recover_args(p: argparse.ArgumentParser) -> None:
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--complete", action="store_true", help="finish every interrupted operation")
+    how.add_argument("--rollback", action="store_true", help="put back what every interrupted operation wrote")
+
+
+@command("recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover_args)
+def _recover(args: argparse.Namespace) -> dict[str, Any]:
+    from . import journal
+    store = _open(args)
+    if not (args.complete or args.rollback):
+        return {"interrupted": [i.to_dict() for i in journal.pending(store)]}
+    return {"recovered": journal.recover(store, "complete" if args.complete else "rollback")}

@@ -76,6 +76,8 @@ class GitStore:
         if self.repo is None:
             raise GitError(f"{self.root} is not a git repository; run `git init` there first")
         git_dir = Path(self.repo.git_dir)
+        if not os.access(self.root, os.W_OK) or not os.access(git_dir, os.W_OK):
+            raise GitError(f"{self.root} is read-only; nothing can be written")
         for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
                              ("rebase-apply", "a rebase"), ("CHERRY_PICK_HEAD", "a cherry-pick"),
                              ("REVERT_HEAD", "a revert")):
@@ -83,14 +85,27 @@ class GitStore:
                 raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
         try:
             self._git("symbolic-ref", "-q", "HEAD")
-        except git.GitCommandError:
-            raise GitError("HEAD is detached; check out a branch before changing the store") from None
+        except git.GitCommandError as exc:
+            raise GitError(self._explain(exc, "HEAD is detached; check out a branch before changing the store")) from None
         try:
             self._git("var", "GIT_COMMITTER_IDENT")
-        except git.GitCommandError:
-            raise GitError("no git identity is configured; set user.name and user.email") from None
-        if not os.access(self.root, os.W_OK) or not os.access(git_dir, os.W_OK):
-            raise GitError(f"{self.root} is read-only; nothing can be written")
+        except git.GitCommandError as exc:
+            raise GitError(self._explain(exc, "no git identity is configured; set user.name and user.email")) from None
+        lock = git_dir / "index.lock"
+        for _ in range(20):  # another git process may be finishing; wait up to ~2 s
+            if not lock.exists():
+                break
+            time.sleep(0.1)
+        else:
+            raise GitError("another git process holds .git/index.lock; try again when it has finished "
+                           "(remove the lock only if no git command is running)")
+
+    def _explain(self, exc: git.GitCommandError, default: str) -> str:
+        """git's own complaint when it has one that matters, else ``default``."""
+        text = str(exc.stderr or "")
+        if "dubious ownership" in text:
+            return f"git refuses {self.root}: it is owned by another user (see git's safe.directory)"
+        return default
 
     def commit(self, paths: list[str], subject: str, trailers: dict[str, str] | None = None,
                attempts: int = 5) -> str | None:
@@ -120,6 +135,10 @@ class GitStore:
                         return None
                     raise GitError(f"git refused the commit: {text.strip().splitlines()[-1] if text.strip() else exc}") from None
         return None  # pragma: no cover
+
+    def status(self, paths: list[str]) -> str:
+        """``git status --porcelain`` for these paths: empty when committed as is."""
+        return self._git("status", "--porcelain", "--", *paths) if self.repo is not None else ""
 
     def log(self, path: str | None = None, limit: int = 200) -> list[Commit]:
         """Commits touching ``path`` (or all), newest first, with trailers."""

@@ -12,6 +12,7 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from . import journal
 from .errors import GitError, PalinodeError, StalePlan
 from .history import history_line, with_entry
 from .markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
@@ -106,7 +107,7 @@ class Applied:
 
 
 # Fault-injection points, in order, for the reliability tests.
-APPLY_STEPS = ("after_file_write", "after_history_write", "before_commit")
+APPLY_STEPS = ("after_check", "after_file_write", "after_history_write", "before_commit")
 
 
 def _subject(store: Store, text: str) -> str:
@@ -254,15 +255,18 @@ def plan_inverse(store: Store, plan: Plan, reason: str | None = None) -> Plan:
     raise PalinodeError(f"no inverse for {plan.op}")
 
 
-def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None) -> Applied:
+def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
+          parent: str | None = None) -> Applied:
     """Write the plan and commit it, or refuse with nothing written.
 
-    ``fault`` is called at each of ``APPLY_STEPS`` (tests use it to simulate a
-    crash mid-apply)."""
+    The intent is journaled first, so a crash at any point is found by
+    ``integrity`` and repaired by ``recover``. ``fault`` is called at each of
+    ``APPLY_STEPS`` (tests use it to simulate a crash or a full disk)."""
     store.check_writable()
     if not plan.changes:
         return Applied(plan, None, plan.history_rel)
     store.git.preflight()
+    step = fault or (lambda _name: None)
     current, current_fp = store.read_optional(plan.target)
     if current_fp != plan.fingerprint:
         raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
@@ -270,27 +274,54 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None) 
     history_after = with_entry(history_before, plan.history_line or "")
     _, target_abs = store.resolve(plan.target)
     _, history_abs = store.resolve(plan.history_rel)
-    step = fault or (lambda _name: None)
     try:
+        entry = journal.write_entry(store, {
+            "kind": "apply", "op": plan.op, "target": plan.target, "history_rel": plan.history_rel,
+            "old_text": plan.old_text, "new_text": plan.new_text, "history_before": history_before,
+            "history_after": history_after, "subject": plan.commit_subject or plan.op, "trailers": plan.trailers,
+            "parent": parent, "started_at": store.now().isoformat()})
+    except OSError as exc:
+        raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
+    try:
+        step("after_check")
+        # re-check right before replacing: a writer may have slipped in since the first look
+        if store.read_optional(plan.target)[1] != plan.fingerprint:
+            raise StalePlan(f"{plan.target} changed while applying; nothing was written")
         atomic_write(target_abs, plan.new_text)
         step("after_file_write")
         atomic_write(history_abs, history_after)
         step("after_history_write")
         step("before_commit")
+        if store.read_optional(plan.target)[0] != plan.new_text:
+            # someone wrote the file after us: keep their bytes, take back only our history line
+            atomic_write(history_abs, history_before) if history_before is not None else history_abs.unlink(missing_ok=True)
+            journal.clear(entry)
+            raise StalePlan(f"{plan.target} was changed by someone else while applying; their version was kept")
         sha = store.git.commit([plan.target, plan.history_rel], plan.commit_subject or plan.op, plan.trailers)
+    except StalePlan:
+        journal.clear(entry)
+        raise
     except (GitError, OSError) as exc:
-        _rollback(target_abs, plan.old_text, history_abs, history_before)
+        try:
+            _rollback(target_abs, plan.old_text, history_abs, history_before)
+        except OSError as again:
+            raise PalinodeError(f"{plan.target}: {exc}; putting the files back failed too ({again.strerror or again}); "
+                                "the journal keeps the intent: run `palinode-audit recover`") from None
+        journal.clear(entry)
         if isinstance(exc, OSError):
             raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
         raise
+    journal.clear(entry)
     return Applied(plan, sha, plan.history_rel)
 
 
 def _rollback(target_abs, old_text: str, history_abs, history_before: str | None) -> None:
-    atomic_write(target_abs, old_text)
+    """Put both files back; skips a file that was never replaced (a failed atomic write)."""
+    if target_abs.read_text(encoding="utf-8") != old_text:
+        atomic_write(target_abs, old_text)
     if history_before is None:
         history_abs.unlink(missing_ok=True)
-    else:
+    elif history_abs.read_text(encoding="utf-8") != history_before:
         atomic_write(history_abs, history_before)
 
 

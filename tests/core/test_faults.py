@@ -1,0 +1,275 @@
+"""Crashes, interleaved writers, git in odd states, full disks: nothing lost,
+nothing silently inconsistent."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from helpers import Clock, git, make_git_store, palinode_file, subjects
+from palinode_core import audit, journal, lifecycle
+from palinode_core.errors import GitError, PalinodeError, StalePlan
+from palinode_core.store import Store
+
+ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
+KILL = textwrap.dedent("""
+    import os, sys
+    from palinode_core import audit, lifecycle
+    from palinode_core.store import Store
+    root, op, step = sys.argv[1:4]
+    store = Store(root)
+    def fault(name):
+        if name == step:
+            os._exit(9)
+    if op == "archive":
+        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"), fault=fault)
+    elif op == "retract":
+        lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"), fault=fault)
+    elif op == "withdraw":
+        audit.apply_withdraw(store, audit.plan_withdraw(store, "insights/forget-ann.md"), fault=fault)
+""")
+
+
+def kill_at(root, op: str, step: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", KILL, str(root), op, step], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+
+
+def cli(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def small(tmp_path):
+    return make_git_store(tmp_path / "s", {"people/ann.md": ANN,
+                                           "people/bob.md": palinode_file({"id": "people-bob"}, "Bob.")})
+
+
+EXPECTED = {"after_check": "before anything was written",
+            "after_file_write": "after the file write (history not appended, not committed)",
+            "after_history_write": "after the history write (not committed)",
+            "before_commit": "after the history write (not committed)"}
+
+
+@pytest.mark.parametrize("op", ["archive", "retract"])
+@pytest.mark.parametrize("step", list(EXPECTED))
+@pytest.mark.parametrize("how", ["complete", "rollback"])
+def test_killed_apply_is_reported_and_repaired(small, op, step, how):
+    original = (small / "people/ann.md").read_bytes()
+    kill_at(small, op, step)
+    problems = cli("integrity", str(small))["problems"]
+    assert [p["kind"] for p in problems] == ["interrupted_apply"]
+    assert problems[0]["detail"].startswith(f"{op} people/ann.md was interrupted {EXPECTED[step]}")
+    assert cli("recover", str(small))["interrupted"][0]["can_" + ("complete" if how == "complete" else "roll_back")]
+    cli("recover", str(small), f"--{how}")
+    assert journal.pending(Store(small)) == []
+    assert cli("integrity", str(small))["problems"] == []
+    if how == "rollback":
+        assert (small / "people/ann.md").read_bytes() == original
+        assert not (small / "people/ann-history.md").exists()
+        assert subjects(small) == ["initial"]
+    else:
+        want = "palinode supersede: people/ann.md -> people/bob.md" if op == "archive" else \
+            "palinode retract: people/ann.md (1 mentions)"
+        assert subjects(small)[0] == want
+        assert git(small, "status", "--porcelain") == ""
+
+
+@pytest.fixture
+def applied(tmp_path):
+    root = make_git_store(tmp_path / "w", {
+        "people/ann.md": ANN,
+        "insights/pref-ann.md": palinode_file({"id": "insights-pref-ann"}, "I know Ann Lee well."),
+        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann"}, "Please forget that I know Ann Lee."),
+    })
+    store = Store(root, clock=Clock())
+    lifecycle.apply(store, lifecycle.plan_archive(store, "insights/pref-ann.md", superseded_by="insights/forget-ann.md"))
+    lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee",
+                                                  superseded_by="insights/forget-ann.md"))
+    return root
+
+
+@pytest.mark.parametrize("how", ["complete", "rollback"])
+def test_withdraw_killed_between_commits(applied, how):
+    before = {p: (applied / p).read_bytes() for p in ("people/ann.md", "insights/pref-ann.md", "insights/forget-ann.md")}
+    kill_at(applied, "withdraw", "before_step_1")
+    problems = cli("integrity", str(applied))["problems"]
+    assert [p["kind"] for p in problems] == ["interrupted_withdraw"]
+    assert "withdraw of insights/forget-ann.md stopped after 1 of 3 step(s)" in problems[0]["detail"]
+    cli("recover", str(applied), f"--{how}")
+    store = Store(applied)
+    assert journal.pending(store) == [] and cli("integrity", str(applied))["problems"] == []
+    states = {s.path: s.state for s in audit.request_states(store)}
+    if how == "complete":
+        assert states["insights/forget-ann.md"] == "withdrawn"
+        assert not store.load("people/ann.md").struck and not store.load("insights/pref-ann.md").archived
+    else:
+        assert states["insights/forget-ann.md"] == "applied"
+        assert store.load("insights/pref-ann.md").archived and store.load("people/ann.md").struck
+        assert (applied / "insights/forget-ann.md").read_bytes() == before["insights/forget-ann.md"]
+
+
+def test_stale_plans_are_refused_in_every_interleaving(small):
+    """An external writer lands before apply or at any step of it: the plan is
+    refused and the writer's bytes survive, every time."""
+    rng = random.Random(20311201)
+    store = Store(small, clock=Clock())
+    steps = ["before", *lifecycle.APPLY_STEPS]
+    for i in range(120):
+        make = rng.choice([lambda: lifecycle.plan_archive(store, "people/ann.md"),
+                           lambda: lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee")])
+        plan = make()
+        when = rng.choice(steps + ["never"])
+        foreign = f"---\nid: people-ann\n---\nexternal edit {i}: Ann Lee moved.\n"
+
+        def writer(step, when=when, foreign=foreign):
+            if step == when:
+                (small / "people/ann.md").write_text(foreign)
+
+        if when == "before":
+            writer("before")
+        if when == "never":
+            lifecycle.apply(store, plan)
+            lifecycle.apply(store, lifecycle.plan_inverse(store, plan))
+            continue
+        with pytest.raises(StalePlan):
+            lifecycle.apply(store, plan, fault=writer)
+        assert (small / "people/ann.md").read_text() == foreign, when
+        assert journal.pending(store) == []
+        git(small, "checkout", "--", "people/ann.md")
+        assert git(small, "status", "--porcelain", "--", "people") == "", when
+
+
+def test_disk_full_during_write_keeps_the_original(small, monkeypatch):
+    store = Store(small, clock=Clock())
+    before = (small / "people/ann.md").read_bytes()
+    plan = lifecycle.plan_archive(store, "people/ann.md")
+
+    def full(_fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr("palinode_core.textio.os.fsync", full)
+    with pytest.raises(PalinodeError, match="No space left on device; nothing was changed"):
+        lifecycle.apply(store, plan)
+    monkeypatch.undo()
+    assert (small / "people/ann.md").read_bytes() == before
+    assert not list((small / "people").glob(".*.tmp"))
+    assert git(small, "status", "--porcelain") == ""
+    assert journal.pending(store) == []
+
+
+def _cli_fails(root, *extra_env, env=None):
+    before = {p: p.read_bytes() for p in root.rglob("*.md")}
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md"],
+                          capture_output=True, text=True, env={**os.environ, **(env or {})})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
+    assert not (root / "people/ann-history.md").exists()
+    return proc.stderr
+
+
+def test_index_lock_held(small):
+    (small / ".git/index.lock").write_text("")
+    assert "index.lock" in _cli_fails(small)
+
+
+def test_detached_head(small):
+    git(small, "checkout", "-q", "--detach")
+    assert "detached" in _cli_fails(small)
+
+
+def test_merge_in_progress(small):
+    git(small, "checkout", "-q", "-b", "other")
+    (small / "people/bob.md").write_text("other side\n")
+    git(small, "commit", "-qam", "other")
+    git(small, "checkout", "-q", "main")
+    (small / "people/bob.md").write_text("main side\n")
+    git(small, "commit", "-qam", "main")
+    subprocess.run(["git", "-C", str(small), "merge", "other"], capture_output=True)
+    assert (small / ".git/MERGE_HEAD").exists()
+    assert "merge is in progress" in _cli_fails(small)
+
+
+def test_not_a_git_repository(tmp_path):
+    root = tmp_path / "plain"
+    (root / "people").mkdir(parents=True)
+    (root / "people/ann.md").write_text(ANN)
+    assert "not a git repository" in _cli_fails(root)
+
+
+def test_no_git_identity(small, tmp_path):
+    cfg = (small / ".git/config").read_text()
+    (small / ".git/config").write_text(cfg.split("[user]")[0])
+    env = {k: "" for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL")}
+    env.update(HOME=str(tmp_path / "nohome"), GIT_CONFIG_GLOBAL=str(tmp_path / "none"), GIT_CONFIG_NOSYSTEM="1")
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        os.environ.pop(key, None)
+    assert "no git identity" in _cli_fails(small, env=env)
+
+
+def test_read_only_checkout(tmp_path):
+    """As an unprivileged user on a checkout they cannot write."""
+    setpriv = "/usr/bin/setpriv"
+    if os.geteuid() != 0 or not os.path.exists(setpriv):
+        pytest.skip("needs root and setpriv to drop privileges")
+    base = tmp_path / "ro"
+    root = make_git_store(base / "store", {"people/ann.md": ANN})
+    subprocess.run(["chmod", "-R", "a+rX,a-w", str(base)], check=True)
+    os.chmod(tmp_path, 0o755)
+    for parent in tmp_path.parents:
+        if str(parent).startswith("/tmp/pytest"):
+            os.chmod(parent, 0o755)
+    env = {**os.environ, "HOME": "/tmp", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                           "palinode_core", "archive", str(root), "people/ann.md"],
+                          capture_output=True, text=True, env=env)
+    subprocess.run(["chmod", "-R", "u+w", str(base)], check=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "read-only" in proc.stderr or "dubious ownership" in proc.stderr or "not a git repository" in proc.stderr
+    assert (root / "people/ann.md").read_text() == ANN
+
+
+def test_every_mutation_refuses_in_read_only_mode(small, monkeypatch):
+    monkeypatch.setenv("PALINODE_AUDIT_READ_ONLY", "1")
+    store = Store(small, clock=Clock())
+    (small / "insights").mkdir()
+    (small / "insights/forget-ann.md").write_text(palinode_file({"id": "f"}, "Please forget that I know Ann Lee."))
+    git(small, "add", "-A")
+    git(small, "commit", "-qm", "request")
+    before = {p: p.read_bytes() for p in small.rglob("*") if p.is_file() and ".git" not in p.parts}
+    head = git(small, "rev-parse", "HEAD")
+    from palinode_core.errors import ReadOnlyError
+    from palinode_core.forget import ForgetPlan, Request, Resolution
+    request = Request("insights/forget-ann.md", "I know Ann Lee", store.load("insights/forget-ann.md"))
+    empty = ForgetPlan(request, store.config.forget, (), Resolution(request, (), 10, "lexical", None, None, ()))
+    mutations = [
+        lambda: lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md")),
+        lambda: lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee")),
+        lambda: audit.apply_forget(store, empty),
+        lambda: audit.dismiss(store, "insights/forget-ann.md", "no"),
+        lambda: audit.flag(store, "people/ann.md", 1, "live", "x", "note"),
+        lambda: audit.record(store, {"action": "note"}),
+        lambda: audit.apply_withdraw(store, audit.plan_withdraw(store, "insights/forget-ann.md")),
+        lambda: journal.recover(store, "complete"),
+    ]
+    for mutate in mutations:
+        with pytest.raises(ReadOnlyError):
+            mutate()
+    for cmd in (["archive", "people/ann.md"], ["restore", "people/ann.md"],
+                ["retract", "people/ann.md", "--pref", "I know Ann Lee"],
+                ["unretract", "people/ann.md", "--pref", "I know Ann Lee"],
+                ["dismiss", "insights/forget-ann.md", "--note", "x"], ["withdraw", "insights/forget-ann.md"],
+                ["apply", "insights/forget-ann.md", "--lexical", "--yes"], ["recover", "--complete"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", cmd[0], str(small), *cmd[1:]],
+                              capture_output=True, text=True)
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, (cmd, proc.stderr)
+    after = {p: p.read_bytes() for p in small.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert after == before and git(small, "rev-parse", "HEAD") == head
