@@ -164,8 +164,35 @@ class PalinodeApp(App):
         self.set_status(f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
                         + (f" · {counts['errors']} unreadable" if counts["errors"] else ""), self.progress)
         self.store_signal.publish(message.changed)
+        if first:
+            self.check_interrupted()
         if first or message.changed is None or any(p.endswith(".md") for p in message.changed):
             self.build_index()
+
+    def check_interrupted(self) -> None:
+        """Offer to repair operations a crash left half-done."""
+        from palinode_core import journal
+
+        from .widgets import RecoveryModal
+
+        items = journal.pending(self.store)
+        if not items:
+            return
+
+        def chosen(how: str | None) -> None:
+            if how is None:
+                self.notify("Interrupted operations remain; Residue lists them under Integrity.",
+                            severity="warning", markup=False)
+                return
+            self.run_blocking(lambda: journal.recover(self.store, "complete" if how == "complete" else "rollback"),
+                              lambda results: (self.record("action", f"recover ({how}): {len(results)} operation(s)",
+                                                           [r.get("commit") or "" for r in results]),
+                                               self.notify(f"Recovered {len(results)} operation(s) ({how}).",
+                                                           markup=False),
+                                               self.scan_store(None)),
+                              "recover", "apply")
+
+        self.push_screen(RecoveryModal(items), chosen)
 
     def on_files_changed(self, message: FilesChanged) -> None:
         self.record("watch", f"{len(message.paths)} file(s) changed on disk: {', '.join(sorted(message.paths)[:5])}")

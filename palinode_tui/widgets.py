@@ -147,3 +147,46 @@ class ErrorModal(ModalScreen[None]):
     @on(Button.Pressed, "#close")
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class RecoveryModal(ModalScreen["str | None"]):
+    """Shown on open when a crash interrupted an operation: complete it, roll
+    it back, or decide later. The default is Later."""
+
+    BINDINGS = [Binding("escape", "later", "Later")]
+    DEFAULT_CSS = """
+    RecoveryModal { align: center middle; }
+    RecoveryModal > Vertical { width: 96; height: auto; max-height: 80%; border: thick $warning; background: $surface; padding: 1 2; }
+    RecoveryModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    RecoveryModal Button { margin-left: 2; }
+    """
+
+    def __init__(self, items: list) -> None:
+        super().__init__()
+        self.items = items
+
+    def compose(self) -> ComposeResult:
+        body = Text()
+        for item in self.items:
+            body.append("• ", style="bold yellow")
+            body.append(plain(item.summary))
+            body.append("\n")
+        with Vertical():
+            yield Label(plain("An operation was interrupted (a crash or a kill)", "bold yellow"))
+            yield Static(body)
+            with Horizontal():
+                yield Button("Later", id="later", variant="primary")
+                yield Button("Roll back", id="rollback", variant="warning",
+                             disabled=not all(i.can_roll_back for i in self.items))
+                yield Button("Complete", id="complete", variant="success",
+                             disabled=not all(i.can_complete for i in self.items))
+
+    def on_mount(self) -> None:
+        self.query_one("#later", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None if event.button.id == "later" else event.button.id)
+
+    def action_later(self) -> None:
+        self.dismiss(None)

@@ -113,7 +113,21 @@ def parse_document(text: str) -> Document:
     raise UnreadableMemory("frontmatter opened with '---' is never closed")
 
 
+def _has_alias(fm_text: str) -> bool:
+    """Anchors and aliases let a few bytes expand into gigabytes when shown or
+    serialised (a billion-laughs file); Palinode never writes them."""
+    if "*" not in fm_text and "&" not in fm_text:
+        return False
+    try:
+        return any(isinstance(event, (yaml.AliasEvent,)) or getattr(event, "anchor", None)
+                   for event in yaml.parse(fm_text, Loader=_Loader))
+    except yaml.YAMLError:
+        return False  # the loader reports the syntax error itself
+
+
 def _load_mapping(fm_text: str) -> dict[str, Any]:
+    if _has_alias(fm_text):
+        raise UnreadableMemory("frontmatter uses YAML anchors/aliases, which memory files never need; not loaded")
     try:
         data = load_yaml(fm_text)
     except yaml.YAMLError as exc:

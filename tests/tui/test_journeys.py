@@ -307,3 +307,26 @@ def test_bad_store_argument_is_one_clear_line(tmp_path, capsys):
     assert main([str(tmp_path / "missing")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("palinode-tui: no store at") and err.count("\n") == 1
+
+
+async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, embedder, spec_store):
+    import subprocess
+    import sys
+    from palinode_tui.widgets import RecoveryModal
+    script = ("import os, sys\nfrom palinode_core import lifecycle\nfrom palinode_core.store import Store\n"
+              "s = Store(sys.argv[1])\n"
+              "def f(step):\n    if step == 'after_file_write': os._exit(9)\n"
+              "lifecycle.apply(s, lifecycle.plan_archive(s, 'insights/pref-tea.md'), fault=f)\n")
+    original = (spec_store / "insights/pref-tea.md").read_bytes()
+    assert subprocess.run([sys.executable, "-c", script, str(spec_store)]).returncode == 9
+    assert (spec_store / "insights/pref-tea.md").read_bytes() != original
+    app = app_for(spec_store, embedder, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, RecoveryModal)
+        assert "archive insights/pref-tea.md was interrupted after the file write" in app.screen.items[0].summary
+        assert app.screen.focused.id == "later"
+        await pilot.click("#rollback")
+        await settle(app, pilot)
+    assert (spec_store / "insights/pref-tea.md").read_bytes() == original
+    assert git(spec_store, "status", "--porcelain") == ""

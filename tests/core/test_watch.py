@@ -1,0 +1,69 @@
+"""The real watchdog observer: bursts coalesce, git's churn is ignored."""
+from __future__ import annotations
+
+import threading
+import time
+
+from helpers import Clock, make_git_store, palinode_file
+from palinode_core import lifecycle
+from palinode_core.store import Store
+from palinode_core.watch import StoreWatcher, is_relevant
+
+
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_relevance_filter():
+    assert is_relevant("people/ann.md") and is_relevant(".palinode-audit/ledger.jsonl")
+    for rel in (".git/index", ".git/objects/ab/cdef", "people/.ann.md.x1.tmp", "logs/x.md", "specs/a.md",
+                ".palinode/pending/x.md", "people/notes.txt"):
+        assert not is_relevant(rel), rel
+
+
+def test_a_burst_of_1000_writes_coalesces_and_the_final_state_matches(tmp_path):
+    root = make_git_store(tmp_path / "s", {"people/seed.md": palinode_file({"id": "seed"}, "seed")})
+    batches: list[set[str]] = []
+    lock = threading.Lock()
+
+    def on_change(paths: set[str]) -> None:
+        with lock:
+            batches.append(paths)
+
+    watcher = StoreWatcher(root, on_change, debounce=0.2)
+    watcher.start()
+    try:
+        (root / "burst").mkdir()
+        for i in range(1000):
+            (root / f"burst/note-{i:04d}.md").write_text(palinode_file({"id": f"n{i}"}, f"note {i}"))
+        wanted = {f"burst/note-{i:04d}.md" for i in range(1000)}
+        assert wait_for(lambda: set().union(*batches) >= wanted if batches else False)
+        assert watcher.events_seen >= 1000
+        assert len(batches) <= 20, len(batches)  # thousands of events, a handful of refreshes
+    finally:
+        watcher.stop()
+    store = Store(root)
+    first = store.scan()
+    refreshed = store.refresh(first, set().union(*batches))
+    assert set(refreshed.memories) == set(first.memories) and len(refreshed.memories) == 1001
+
+
+def test_a_commit_fires_no_refresh_beyond_the_files_it_wrote(tmp_path):
+    root = make_git_store(tmp_path / "s", {"people/ann.md": palinode_file({"id": "a"}, "Ann Lee runs.")})
+    batches: list[set[str]] = []
+    watcher = StoreWatcher(root, batches.append, debounce=0.15)
+    watcher.start()
+    try:
+        time.sleep(0.2)  # let the observer settle before acting
+        store = Store(root, clock=Clock())
+        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+        assert wait_for(lambda: bool(batches))
+        time.sleep(0.4)
+        assert set().union(*batches) == {"people/ann.md", "people/ann-history.md"}
+    finally:
+        watcher.stop()
