@@ -165,7 +165,7 @@ def _bulk_body(rng: random.Random, index: int) -> tuple[str, str]:
     words = 0
     section = 0
     while words < target:
-        if words and rng.random() < 0.12:
+        if words and rng.random() < 0.04:
             section += 1
             lines += ["", f"## Part {section}", ""]
         if rng.random() < 0.3:

@@ -220,13 +220,15 @@ class SearchIndex:
             self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
 
     # -- vectors -------------------------------------------------------------
-    def update_vectors(self, progress: Progress | None = None) -> bool:
-        """Embed every chunk whose text has no cached vector. False (with
-        ``embedder.error`` set) when the model cannot load."""
+    def update_vectors(self, progress: Progress | None = None, limit: int | None = None) -> bool:
+        """Embed every chunk whose text has no cached vector (at most ``limit``,
+        for a budgeted benchmark). False (with ``embedder.error`` set) when the
+        model cannot load."""
         with self._lock:
             missing = self._db.execute(
-                "SELECT DISTINCT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
-                " WHERE v.hash IS NULL").fetchall()
+                "SELECT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
+                " WHERE v.hash IS NULL GROUP BY c.hash ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
+                + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
         if missing and not self.embedder.load():
             self.vectors_ready = False
             return False

@@ -14,6 +14,7 @@ from typing import Callable
 from . import paths as store_paths
 
 DEFAULT_DEBOUNCE = 0.15
+CHANGING_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 
 
 def is_relevant(rel: str) -> bool:
@@ -80,7 +81,9 @@ class StoreWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):  # noqa: ANN001 - watchdog's signature
-                if event.is_directory:
+                # Only events that change content: reads raise "opened" and
+                # "closed_no_write", and reacting to our own scans would loop.
+                if event.is_directory or event.event_type not in CHANGING_EVENTS:
                     return
                 watcher.feed(event.src_path, getattr(event, "dest_path", "") or "")
 

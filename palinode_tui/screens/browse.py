@@ -18,6 +18,7 @@ from .common import plan_preview
 
 STATUS_FILTERS = ("all", "active", "archived", "struck", "history", "unparseable")
 PAGE = 500  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
+PREVIEW_CHARS = 2000  # wrapping a 2,000-word body on every cursor move would lag the list
 
 
 class BrowseScreen(ModeScreen):
@@ -30,6 +31,9 @@ class BrowseScreen(ModeScreen):
         self.search_hits: dict[str, str] | None = None  # path -> arms, when a hybrid search is shown
         self.rows: list[str] = []
         self.shown_path: str | None = None
+        self._columns: list = []
+        self._pending_show: str | None = None
+        self._show_timer = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -46,7 +50,7 @@ class BrowseScreen(ModeScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", DataTable)
-        table.add_columns("status", "category", "path", "title", "match")
+        self._columns = table.add_columns("status", "category", "path", "title", "match")
         super().on_mount()
         table.focus()
 
@@ -88,26 +92,33 @@ class BrowseScreen(ModeScreen):
         return out
 
     def store_updated(self, changed: object) -> None:
-        self.refill()
+        visible = self._visible()
+        if changed is not None and [r[1] for r in visible[:PAGE]] == self.rows:
+            self._update_rows(visible, set(changed))  # same rows, same order: touch only what changed
+        else:
+            self.refill(visible)
         if self.shown_path and (changed is None or self.shown_path in changed):
             self.show(self.shown_path)
 
-    def refill(self) -> None:
+    def _cells(self, status: str, rel: str, memory: Memory | None, reason: str) -> list[Text]:
+        category = memory.category if memory else "—"
+        title = memory.title if memory else reason
+        arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
+        return [plain(status, STATUS_STYLE.get(status, "")), plain(category), plain(rel), plain(title),
+                plain(arms, "cyan")]
+
+    def _update_rows(self, visible: list, changed: set[str]) -> None:
         table = self.query_one("#memories", DataTable)
-        visible = self._visible()
-        keep = self.rows[table.cursor_row] if self.rows and 0 <= table.cursor_row < len(self.rows) else None
-        table.clear()
-        self.rows = []
         for status, rel, memory, reason in visible[:PAGE]:
-            category = memory.category if memory else "—"
-            title = memory.title if memory else reason
-            arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
-            table.add_row(plain(status, STATUS_STYLE.get(status, "")), plain(category), plain(rel), plain(title),
-                          plain(arms, "cyan"), key=rel)
-            self.rows.append(rel)
+            if rel in changed:
+                for column, value in zip(self._columns, self._cells(status, rel, memory, reason)):
+                    table.update_cell(rel, column, value)
+        self._summarise(len(visible))
+
+    def _summarise(self, count: int) -> None:
         summary = Text()
-        summary.append(f"{len(visible)} shown", style="bold")
-        if len(visible) > PAGE:
+        summary.append(f"{count} shown", style="bold")
+        if count > PAGE:
             summary.append(f" (first {PAGE}; type to narrow)", style="dim")
         summary.append(f" · status: {self.status_filter}")
         if self.search_hits is not None:
@@ -115,6 +126,17 @@ class BrowseScreen(ModeScreen):
             summary.append(plain(self.text_filter, "italic"))
             summary.append("  Esc clears", style="dim")
         self.query_one("#browse-summary", Static).update(summary)
+
+    def refill(self, visible: list | None = None) -> None:
+        table = self.query_one("#memories", DataTable)
+        visible = self._visible() if visible is None else visible
+        keep = self.rows[table.cursor_row] if self.rows and 0 <= table.cursor_row < len(self.rows) else None
+        table.clear()
+        self.rows = []
+        for status, rel, memory, reason in visible[:PAGE]:
+            table.add_row(*self._cells(status, rel, memory, reason), key=rel)
+            self.rows.append(rel)
+        self._summarise(len(visible))
         if keep in self.rows:
             table.move_cursor(row=self.rows.index(keep))
         elif self.rows and self.shown_path is None:
@@ -143,8 +165,15 @@ class BrowseScreen(ModeScreen):
             if value:
                 fields.append(f"\n{label:>16}: ", style="bold")
                 fields.append(plain(value, STATUS_STYLE.get(str(value), "")))
-        self.query_one("#detail-fields", Static).update(fields)
-        self.query_one("#detail-body", Static).update(body_text(memory.body))
+        self.query_one("#detail-fields", Static).update(fields, layout=False)  # fixed height: no re-layout
+        body = memory.body
+        if len(body) > PREVIEW_CHARS:
+            cut = body.rfind("\n", 0, PREVIEW_CHARS)
+            preview = body_text(body[: cut if cut > 0 else PREVIEW_CHARS])
+            preview.append(f"\n… {body.count(chr(10), cut)} more lines · Enter opens the whole memory", style="dim italic")
+            self.query_one("#detail-body", Static).update(preview, layout=False)
+        else:
+            self.query_one("#detail-body", Static).update(body_text(body), layout=False)
 
     @property
     def selected(self) -> str | None:
@@ -156,8 +185,18 @@ class BrowseScreen(ModeScreen):
     # -- events -------------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#memories")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value:
-            self.show(str(event.row_key.value))
+        """The list repaints at once; the detail pane follows a moment later and
+        coalesces while a key is held (re-laying it out per row would lag the list)."""
+        if event.row_key is None or not event.row_key.value:
+            return
+        self._pending_show = str(event.row_key.value)
+        if self._show_timer is None:
+            self._show_timer = self.set_timer(0.05, self._show_pending)
+
+    def _show_pending(self) -> None:
+        self._show_timer = None
+        if self._pending_show and self._pending_show != self.shown_path:
+            self.show(self._pending_show)
 
     @on(Input.Changed, "#browse-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -185,6 +224,12 @@ class BrowseScreen(ModeScreen):
             self.query_one("#memories", DataTable).focus()
 
         self.app.run_blocking(lambda: index.search(query, 50), done, "search", "search", exclusive=True)
+
+    @on(DataTable.RowSelected, "#memories")
+    def _open(self, event: DataTable.RowSelected) -> None:
+        from .trace import MemoryViewScreen
+        if event.row_key is not None and self.app.scan and str(event.row_key.value) in self.app.scan.memories:
+            self.app.push_screen(MemoryViewScreen(str(event.row_key.value), 1))
 
     def key_escape(self) -> None:
         if self.search_hits is not None or self.text_filter:

@@ -124,7 +124,7 @@ async def test_the_app_shows_the_corpus_safely(corpus, tmp_path):
     from textual.widgets import DataTable, Static
 
     from palinode_tui.app import PalinodeApp
-    from tui.conftest import settle
+    from tui.conftest import settle, wait_until
     before = snapshot(corpus)
     app = PalinodeApp(corpus, vectors=False, watch=False, cache_dir=tmp_path / "cache")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -143,7 +143,7 @@ async def test_the_app_shows_the_corpus_safely(corpus, tmp_path):
             if "escaped" not in exp and "literal" not in exp:
                 continue
             table.move_cursor(row=screen.rows.index(f"bad/{name}"))
-            await settle(app, pilot, rounds=1)
+            await wait_until(app, pilot, lambda: screen.shown_path == f"bad/{name}")
             shown = str(screen.query_one("#detail-body", Static).render()) + \
                 str(screen.query_one("#detail-fields", Static).render())
             assert not has_unsafe(shown), name

@@ -67,3 +67,22 @@ def test_a_commit_fires_no_refresh_beyond_the_files_it_wrote(tmp_path):
         assert set().union(*batches) == {"people/ann.md", "people/ann-history.md"}
     finally:
         watcher.stop()
+
+
+def test_reading_the_store_is_not_a_change(tmp_path):
+    """Scans read every file; a watcher that saw reads as changes would rescan forever."""
+    root = make_git_store(tmp_path / "s", {f"people/p{i}.md": palinode_file({"id": f"p{i}"}, "x") for i in range(50)})
+    batches: list[set[str]] = []
+    watcher = StoreWatcher(root, batches.append, debounce=0.1)
+    watcher.start()
+    try:
+        time.sleep(0.2)
+        Store(root).scan()
+        for path in root.rglob("*.md"):
+            path.read_bytes()
+        time.sleep(0.5)
+        assert batches == []
+        (root / "people/p3.md").write_text("changed")
+        assert wait_for(lambda: batches == [{"people/p3.md"}])
+    finally:
+        watcher.stop()

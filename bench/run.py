@@ -1,0 +1,348 @@
+"""``make bench``: medians of repeated runs, each against a baseline measured in
+the same run on the same machine. Never part of the test suite.
+
+    python -m bench.run            # the 10,000-memory store
+    BENCH_SIZES=10000,100000 python -m bench.run
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+OUT = Path(__file__).parent / "out"
+REPS = int(os.environ.get("BENCH_REPS", "5"))
+# Embedding runs at tens of chunks/s on 2 cores: a full 10k store would take most of
+# an hour, so the bench embeds a budget of chunks (curated ones first) and says so.
+EMBED_CHUNKS = int(os.environ.get("BENCH_EMBED_CHUNKS", "2000"))
+
+
+@dataclass
+class Result:
+    name: str
+    size: int
+    ours: float
+    baseline: float | None
+    unit: str
+    goal: str
+    ratio: float | None = None
+    met: bool | None = None
+    note: str = ""
+
+
+def median_time(fn: Callable[[], object], reps: int = REPS, setup: Callable[[], object] | None = None) -> float:
+    times = []
+    for _ in range(reps):
+        if setup:
+            setup()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def ratio_result(name, size, ours, base, goal_ratio, unit="s", higher_is_better=False, note="") -> Result:
+    ratio = ours / base if base else None
+    met = None if ratio is None else (ratio >= goal_ratio if higher_is_better else ratio <= goal_ratio)
+    goal = f"{'≥' if higher_is_better else '≤'} {goal_ratio}"
+    return Result(name, size, ours, base, unit, goal, ratio, met, note)
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# -- individual benchmarks ---------------------------------------------------------
+def bench_open(store_root: Path, size: int) -> list[Result]:
+    from palinode_core.store import Store
+    paths = [p for p in store_root.rglob("*.md") if ".git" not in p.parts]
+    read_all = lambda: [p.read_bytes() for p in paths]  # noqa: E731
+    read_all()  # warm the page cache
+    base = median_time(read_all)
+    store = Store(store_root)
+    ours = median_time(lambda: store.scan())
+    scan = store.scan()
+    incremental = median_time(lambda: store.refresh(scan))
+    return [ratio_result("warm open: scan every memory vs reading every file's bytes", size, ours, base, 1.0),
+            ratio_result("warm reopen: stat-keyed refresh vs reading every file's bytes", size, incremental, base, 1.0)]
+
+
+def bench_bm25(store_root: Path, size: int, cache: Path) -> list[Result]:
+    import shutil
+
+    from whoosh import index as windex
+    from whoosh.analysis import LowercaseFilter, RegexTokenizer
+    from whoosh.fields import ID, TEXT, Schema
+
+    from palinode_core.search import SearchIndex, chunk_memory
+    from palinode_core.store import Store
+    store = Store(store_root)
+    memories = store.scan().memories
+    chunks = [(c.chunk_id, m.rel, m.status.lower(), c.text) for m in memories.values() for c in chunk_memory(m)]
+
+    def bare() -> None:
+        folder = cache / "bare-whoosh"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        schema = Schema(chunk_id=ID(stored=True, unique=True), path=ID(stored=True), status=ID(stored=True),
+                        content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()))
+        ix = windex.create_in(str(folder), schema)
+        writer = ix.writer(procs=2, multisegment=True) if len(chunks) > 2000 else ix.writer()
+        for cid, path, status, text in chunks:
+            writer.add_document(chunk_id=cid, path=path, status=status, content=text)
+        writer.commit()
+
+    def ours() -> None:
+        folder = cache / "ours"
+        shutil.rmtree(folder, ignore_errors=True)
+        index = SearchIndex(store, cache_dir=folder)
+        index.update_lexical(memories=memories)
+        index.close()
+
+    reps = 2 if len(chunks) > 5000 else REPS
+    base = median_time(bare, reps)
+    mine = median_time(ours, reps)
+    return [ratio_result("first BM25 build vs a bare Whoosh-Reloaded build", size, mine, base, 1.2,
+                         note=f"{len(chunks)} chunks")]
+
+
+def bench_embed(store_root: Path, size: int, cache: Path, embedder) -> tuple[list[Result], object]:
+    from palinode_core.search import SearchIndex
+    from palinode_core.store import Store
+    store = Store(store_root)
+    index = SearchIndex(store, embedder, cache_dir=cache / "full")
+    index.update_lexical()
+    embedder.load()
+    import sqlite3
+    db = sqlite3.connect(cache / "full" / "index.sqlite3")
+    texts = [r[0] for r in db.execute("SELECT text FROM chunks ORDER BY chunk_id LIMIT 640")]
+    db.close()
+    embedder._model.encode(texts[:32], batch_size=32)  # warm
+    start = time.perf_counter()
+    embedder._model.encode(texts, batch_size=32, normalize_embeddings=True)
+    raw_rate = len(texts) / (time.perf_counter() - start)
+    before = embedder.encoded
+    start = time.perf_counter()
+    index.update_vectors(limit=EMBED_CHUNKS or None)
+    elapsed = time.perf_counter() - start
+    ours_rate = (embedder.encoded - before) / elapsed
+    results = [ratio_result("embedding throughput vs raw model.encode on the same chunks", size, ours_rate, raw_rate,
+                            0.9, unit="chunks/s", higher_is_better=True,
+                            note=f"{embedder.encoded - before} of {index.stats.chunks} chunks in {elapsed:.0f} s")]
+    return results, index
+
+
+def bench_plan(store_root: Path, size: int, index) -> list[Result]:
+    from palinode_core import forget
+    from palinode_core.store import Store
+    store = index.store
+    memories = store.scan().memories
+    query = lambda: index.search("I know Wilhelmina Cragg", 10)  # noqa: E731
+    query()
+    base = median_time(query)
+    plan = lambda: forget.plan_forget(store, index, "insights/forget-w.md", memories=memories)  # noqa: E731
+    plan()
+    ours = median_time(plan)
+    mode = index.search("x", 1).mode
+    return [ratio_result("plan one forget request vs one hybrid query", size, ours, base, 3.0,
+                         note=f"search mode: {mode}; vectors for {index.stats.vectors} chunks")]
+
+
+def bench_apply(store_root: Path, size: int) -> list[Result]:
+    from palinode_core import lifecycle
+    from palinode_core.store import Store
+    store = Store(store_root)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "b@b"}
+    scratch = store_root / "insights" / "bench-scratch.md"
+    counter = [0]
+
+    def bare_commit() -> None:
+        counter[0] += 1
+        scratch.write_text(f"---\nid: scratch\n---\nline {counter[0]}\n")
+        subprocess.run(["git", "-C", str(store_root), "add", "--", str(scratch)], check=True, env=env)
+        subprocess.run(["git", "-C", str(store_root), "commit", "-q", "-m", "bench", "--", str(scratch)],
+                       check=True, env=env)
+
+    base = median_time(bare_commit)
+    os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
+    rel = "insights/pref-tea.md"
+    archive = lambda: (lifecycle.apply(store, lifecycle.plan_archive(store, rel)),  # noqa: E731
+                       lifecycle.apply(store, lifecycle.plan_restore(store, rel)))
+    both_archive = median_time(archive) / 2
+    strike_rel, pref = "projects/moonrise-closeout.md", "I know Wilhelmina Cragg"
+    strike = lambda: (lifecycle.apply(store, lifecycle.plan_retract(store, strike_rel, pref)),  # noqa: E731
+                      lifecycle.apply(store, lifecycle.plan_unretract(store, strike_rel, pref)))
+    both_strike = median_time(strike) / 2
+    return [ratio_result("apply one archive incl. commit vs a bare git commit", size, both_archive, base, 1.5),
+            ratio_result("apply one strike incl. commit vs a bare git commit", size, both_strike, base, 1.5)]
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * 0.95) - 1)]
+
+
+async def _key_latencies(pilot, count: int) -> tuple[list[float], list[float]]:
+    cpu, wall = [], []
+    for i in range(count):
+        c0, w0 = time.process_time(), time.perf_counter()
+        await pilot.press("down" if i % 40 < 30 else "up")
+        await pilot.pause()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return cpu, wall
+
+
+async def _app_benches(store_root: Path, size: int, cache: Path, embedder) -> list[Result]:
+    from textual.widgets import DataTable
+
+    from palinode_tui.app import PalinodeApp
+    results = []
+    start = time.perf_counter()
+    app = PalinodeApp(store_root, embedder=embedder, vectors=False, cache_dir=cache / "full", watch=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        while app.scan is None or not app.screen.rows:
+            await pilot.pause(0.01)
+        first_frame = time.perf_counter() - start
+        results.append(Result("open to first frame (app, warm cache)", size, first_frame, None, "s", "—"))
+        while app.index is None or app.progress is not None:
+            await pilot.pause(0.05)
+        screen = app.screen
+        table = screen.query_one("#memories", DataTable)
+        table.focus()
+        # key press to repaint: the CPU the app spends handling the key and
+        # repainting (process time, so Pilot's own idle waits are not counted)
+        latencies, walls = await _key_latencies(pilot, 120)
+        p95 = _p95(latencies)
+        results.append(Result("key press to repaint in the browse list (p95, CPU)", size, p95, None, "s", "≤ 0.050",
+                              met=p95 <= 0.050, note=f"median {statistics.median(latencies) * 1000:.1f} ms; "
+                                                    f"wall p95 under Pilot {_p95(walls) * 1000:.0f} ms"))
+        # external write to UI refreshed
+        target = store_root / "insights" / "pref-sneakers.md"
+        original = target.read_text()
+        delays = []
+        for i in range(10):
+            marker = f"bench-marker-{i}"
+            refreshes = app.refreshes
+            t0 = time.perf_counter()
+            target.write_text(original.replace("every week", f"every week {marker}"))
+            while not (app.refreshes > refreshes and marker in app.scan.memories["insights/pref-sneakers.md"].body):
+                await pilot.pause(0.005)
+            delays.append(time.perf_counter() - t0)
+        target.write_text(original)
+        med = statistics.median(delays)
+        results.append(Result("external file write to UI refreshed (median)", size, med, None, "s", "≤ 0.300",
+                              met=med <= 0.300, note=f"watcher debounce {app.watcher.debounce * 1000:.0f} ms"))
+        # a burst of 1,000 external writes while keys are pressed
+        burst_dir = store_root / "burst"
+        burst_dir.mkdir(exist_ok=True)
+        for i in range(1000):
+            (burst_dir / f"b{i:04d}.md").write_text(f"---\nid: b{i}\n---\nburst {i}\n")
+        lat, _walls = await _key_latencies(pilot, 60)
+        deadline = time.perf_counter() + 30
+        while sum(1 for r in app.scan.memories if r.startswith("burst/")) < 1000 and time.perf_counter() < deadline:
+            await pilot.pause(0.05)
+        p95 = _p95(lat)
+        ok = sum(1 for r in app.scan.memories if r.startswith("burst/")) == 1000
+        results.append(Result("key press to repaint during a 1,000-file burst (p95)", size, p95, None, "s",
+                              "≤ 0.100", met=p95 <= 0.100 and ok,
+                              note=f"final state {'matches' if ok else 'DOES NOT match'} the files; "
+                                   f"{app.watcher.batches} refresh batch(es)"))
+    return results
+
+
+def bench_memory(store_root: Path, size: int) -> list[Result]:
+    code = """
+import resource, sys
+from palinode_core.store import Store
+from palinode_core.search import SearchIndex
+from palinode_core.embed import Embedder
+store = Store(sys.argv[1]); scan = store.scan()
+if sys.argv[2] == "model":
+    e = Embedder(); e.load(); e.encode(["warm up the model with one sentence"] * 32)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    out = {}
+    for mode in ("plain", "model"):
+        proc = subprocess.run([sys.executable, "-c", code, str(store_root), mode], capture_output=True, text=True,
+                              check=True)
+        out[mode] = int(proc.stdout.strip().splitlines()[-1]) / 1024
+    return [Result("peak memory: open + scan, no model", size, out["plain"], None, "MiB", "—"),
+            Result("peak memory: open + scan + model loaded", size, out["model"], None, "MiB", "—")]
+
+
+# -- driver ------------------------------------------------------------------------------
+def run(size: int) -> list[Result]:
+    from palinode_core.demo import build_demo_store
+    from palinode_core.embed import Embedder
+    work = Path(tempfile.mkdtemp(prefix=f"palinode-bench-{size}-"))
+    os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
+    store_root = work / "store"
+    log(f"generating a {size}-memory store in {store_root}")
+    t0 = time.perf_counter()
+    build_demo_store(store_root, size=size)
+    log(f"generated in {time.perf_counter() - t0:.0f} s")
+    cache = work / "cache"
+    embedder = Embedder()
+    results: list[Result] = []
+    for label, step in (("open", lambda: bench_open(store_root, size)),
+                        ("bm25", lambda: bench_bm25(store_root, size, cache))):
+        log(label)
+        results += step()
+    log("embedding (the first full index)")
+    embed_results, index = bench_embed(store_root, size, cache, embedder)
+    results += embed_results
+    log("plan vs query")
+    results += bench_plan(store_root, size, index)
+    index.close()
+    log("apply vs git commit")
+    results += bench_apply(store_root, size)
+    log("app: first frame, keys, refresh, burst")
+    results += asyncio.run(_app_benches(store_root, size, cache, embedder))
+    log("peak memory")
+    results += bench_memory(store_root, size)
+    return results
+
+
+def render(results: list[Result]) -> str:
+    lines = ["| benchmark | memories | ours | baseline | ratio | goal | met | note |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        fmt = (lambda v: f"{v * 1000:.1f} ms") if r.unit == "s" else (lambda v: f"{v:.1f} {r.unit}")
+        lines.append(f"| {r.name} | {r.size:,} | {fmt(r.ours)} | {fmt(r.baseline) if r.baseline else '—'} | "
+                     f"{f'{r.ratio:.2f}' if r.ratio is not None else '—'} | {r.goal} | "
+                     f"{'yes' if r.met else 'no' if r.met is False else '—'} | {r.note} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "10000").split(",") if s.strip()]
+    started = time.perf_counter()
+    results: list[Result] = []
+    for size in sizes:
+        results += run(size)
+    table = render(results)
+    print()
+    print(table)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}"
+    print(f"\nmachine: {machine}; total {time.perf_counter() - started:.0f} s")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "latest.json").write_text(json.dumps({"machine": machine, "results": [asdict(r) for r in results]},
+                                                indent=2))
+    (OUT / "latest.md").write_text(table + f"\n\nmachine: {machine}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
