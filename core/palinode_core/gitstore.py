@@ -54,6 +54,7 @@ class GitStore:
     def __init__(self, root: Path, on_command: Callable[[str], None] | None = None):
         self.root = Path(os.path.realpath(root))
         self.on_command = on_command
+        self._identity_ok = False  # checked once per store: it does not change mid-session
         try:
             self.repo: git.Repo | None = git.Repo(self.root, search_parent_directories=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -83,14 +84,19 @@ class GitStore:
                              ("REVERT_HEAD", "a revert")):
             if (git_dir / marker).exists():
                 raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
+        # .git/HEAD names a branch unless detached; reading it saves a git process per apply
         try:
-            self._git("symbolic-ref", "-q", "HEAD")
-        except git.GitCommandError as exc:
-            raise GitError(self._explain(exc, "HEAD is detached; check out a branch before changing the store")) from None
-        try:
-            self._git("var", "GIT_COMMITTER_IDENT")
-        except git.GitCommandError as exc:
-            raise GitError(self._explain(exc, "no git identity is configured; set user.name and user.email")) from None
+            attached = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").startswith("ref: ")
+        except OSError:
+            attached = False
+        if not attached:
+            raise GitError("HEAD is detached; check out a branch before changing the store")
+        if not self._identity_ok:
+            try:
+                self._git("var", "GIT_COMMITTER_IDENT")
+            except git.GitCommandError as exc:
+                raise GitError(self._explain(exc, "no git identity is configured; set user.name and user.email")) from None
+            self._identity_ok = True
         lock = git_dir / "index.lock"
         for _ in range(20):  # another git process may be finishing; wait up to ~2 s
             if not lock.exists():
@@ -120,9 +126,6 @@ class GitStore:
             for attempt in range(attempts):
                 try:
                     self._git("add", "--", *paths)
-                    status = self._git("status", "--porcelain", "--", *paths)
-                    if not status.strip():
-                        return None
                     self._git("commit", "--no-verify", "-q", "-m", message, "--", *paths)
                     return self._git("rev-parse", "HEAD").strip()
                 except git.GitCommandError as exc:

@@ -224,15 +224,12 @@ class SearchIndex:
         """Embed every chunk whose text has no cached vector (at most ``limit``,
         for a budgeted benchmark). False (with ``embedder.error`` set) when the
         model cannot load."""
-        with self._lock:
-            missing = self._db.execute(
-                "SELECT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
-                " WHERE v.hash IS NULL GROUP BY c.hash ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
-                + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
+        missing = self.missing_vectors(limit)
         if missing and not self.embedder.load():
             self.vectors_ready = False
             return False
-        batch = 64
+        # large encode calls let the model sort by length and pad less
+        batch = 256
         for start in range(0, len(missing), batch):
             part = missing[start:start + batch]
             vecs = self.embedder.encode([text for _, text in part])
@@ -248,6 +245,14 @@ class SearchIndex:
             self.stats.vectors = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
         self.vectors_ready = self.embedder.ready or not missing
         return True
+
+    def missing_vectors(self, limit: int | None = None) -> list[tuple[str, str]]:
+        """(content hash, text) of chunks with no cached vector, in embedding order."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
+                " WHERE v.hash IS NULL GROUP BY c.hash ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
+                + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
 
     def _vector_table(self) -> tuple[np.ndarray, list[tuple[str, str, str, str, str]]]:
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -30,6 +31,8 @@ def _as_text(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Memory:
+    """One parsed memory file. Derived values (struck, title, ...) are computed
+    once: views ask for them for every memory on every refresh."""
     rel: str
     doc: Document
     fingerprint: str
@@ -91,7 +94,7 @@ class Memory:
         value = str(self.meta.get("id") or "").strip()
         return value or Path(self.rel).stem
 
-    @property
+    @cached_property
     def struck(self) -> bool:
         return bool(MARKER_RE.search(self.body))
 
@@ -103,12 +106,12 @@ class Memory:
     def special_dir(self) -> str | None:
         return paths.special_dir(self.rel)
 
-    @property
+    @cached_property
     def category(self) -> str:
         value = self.meta.get("category")
         return str(value) if isinstance(value, str) and value else paths.category_of(self.rel)
 
-    @property
+    @cached_property
     def title(self) -> str:
         value = self.meta.get("title") or self.meta.get("name")
         if isinstance(value, str) and value.strip():
@@ -133,7 +136,7 @@ class Memory:
             return "superseded_by"
         return None
 
-    @property
+    @cached_property
     def body_line_offset(self) -> int:
         """Lines before the body, so body line N is file line N + offset."""
         return self.text[: len(self.text) - len(self.body)].count("\n")

@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import paths as store_paths
 
-DEFAULT_DEBOUNCE = 0.15
+DEFAULT_DEBOUNCE = 0.1
 CHANGING_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 
 
@@ -74,7 +74,8 @@ class StoreWatcher:
             self.on_change(batch)
 
     def start(self) -> None:
-        from watchdog.events import FileSystemEventHandler
+        from watchdog.events import (FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileModifiedEvent,
+                                     FileMovedEvent, FileSystemEventHandler)
         from watchdog.observers import Observer
 
         watcher = self
@@ -88,7 +89,11 @@ class StoreWatcher:
                 watcher.feed(event.src_path, getattr(event, "dest_path", "") or "")
 
         self._observer = Observer()
-        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        # The filter also narrows the inotify mask, so the kernel never sends the
+        # open/access events that our own scans would otherwise flood in.
+        self._observer.schedule(Handler(), str(self.root), recursive=True,
+                                event_filter=[FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
+                                              FileClosedEvent])
         self._observer.daemon = True
         self._observer.start()
 

@@ -17,7 +17,7 @@ from .base import ModeScreen
 from .common import plan_preview
 
 STATUS_FILTERS = ("all", "active", "archived", "struck", "history", "unparseable")
-PAGE = 500  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
+PAGE = 200  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
 PREVIEW_CHARS = 2000  # wrapping a 2,000-word body on every cursor move would lag the list
 
 

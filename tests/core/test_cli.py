@@ -59,10 +59,17 @@ def test_dry_run_writes_nothing_then_apply_and_undo(sample):
 
 @pytest.mark.parametrize("bad", ["../x.md", "/etc/passwd", "people/../../etc/passwd", "~/x.md"])
 def test_every_path_argument_is_guarded(sample, bad):
-    for args in (["show", str(sample), bad], ["archive", str(sample), bad],
-                 ["archive", str(sample), "people/bob.md", "--superseded-by", bad],
-                 ["retract", str(sample), bad, "--pref", "I know Bob"], ["history", str(sample), bad],
-                 ["trace", str(sample), bad]):
+    (sample / "insights/forget-bob.md").write_text(palinode_file({"id": "f"}, "Please forget that I know Bob."))
+    git(sample, "add", "-A")
+    git(sample, "commit", "-qm", "request")
+    s = str(sample)
+    for args in (["show", s, bad], ["archive", s, bad], ["archive", s, "people/bob.md", "--superseded-by", bad],
+                 ["restore", s, bad], ["retract", s, bad, "--pref", "I know Bob"],
+                 ["retract", s, "people/bob.md", "--pref", "I know Bob", "--superseded-by", bad],
+                 ["unretract", s, bad, "--pref", "I know Bob"], ["history", s, bad], ["trace", s, bad],
+                 ["plan", s, bad, "--lexical"], ["apply", s, bad, "--lexical", "--yes"],
+                 ["apply", s, "insights/forget-bob.md", "--lexical", "--yes", "--only", bad],
+                 ["dismiss", s, bad, "--note", "x"], ["withdraw", s, bad], ["withdraw", s, bad, "--dry-run"]):
         proc = run(*args, ok=False)
         assert proc.returncode == 1 and proc.stdout == ""
         assert proc.stderr.startswith("palinode-audit: ") and proc.stderr.count("\n") == 1
