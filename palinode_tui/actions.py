@@ -61,10 +61,3 @@ def specs_for(scope: str) -> list[ActionSpec]:
 def bindings_for(scope: str) -> list[Binding]:
     return [Binding(s.key, s.action, s.description, show=s.show, id=s.id, priority=s.priority)
             for s in specs_for(scope)]
-
-
-def spec_by_action(scope: str, action: str) -> ActionSpec | None:
-    for spec in REGISTRY:
-        if spec.scope in (scope, "app") and spec.action.split("(")[0] == action:
-            return spec
-    return None

@@ -5,12 +5,12 @@ each target (§4.6) into a plan a reviewer can read before anything is written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import lifecycle
 from .config import ForgetKnobs
-from .markdown import MARKER_RE, Region
+from .markdown import MARKER_RE
 from .search import Hit, SearchIndex
 from .store import Memory, Store
 from .words import content_words, normalize_pref, retraction_id
@@ -272,10 +272,3 @@ def plan_forget(store: Store, index: SearchIndex, request_path: str, knobs: Forg
     knobs = knobs or store.config.forget
     request = Request(memory.rel, pref, memory)
     return route(store, resolve(store, index, request, knobs.search_k, memories), knobs, memories)
-
-
-@dataclass(frozen=True)
-class Regions:
-    """Convenience for clients: every unforgettable region of a plan."""
-
-    items: tuple[tuple[str, Region], ...] = field(default_factory=tuple)

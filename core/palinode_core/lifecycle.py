@@ -18,11 +18,8 @@ from .history import history_line, with_entry
 from .markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
 from .paths import history_rel_for
 from .store import Memory, Store
-from .textio import atomic_write, fingerprint
+from .textio import atomic_write
 from .words import normalize_pref, retraction_id
-
-INVERSE = {"archive": "restore", "restore": "archive", "retract": "unretract", "unretract": "retract"}
-
 
 @dataclass(frozen=True)
 class FieldChange:
@@ -323,7 +320,3 @@ def _rollback(target_abs, old_text: str, history_abs, history_before: str | None
         history_abs.unlink(missing_ok=True)
     elif history_abs.read_text(encoding="utf-8") != history_before:
         atomic_write(history_abs, history_before)
-
-
-def fingerprint_text(text: str) -> str:
-    return fingerprint(text.encode("utf-8"))
