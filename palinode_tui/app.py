@@ -17,7 +17,7 @@ from textual.signal import Signal
 from palinode_core.embed import Embedder
 from palinode_core.errors import PalinodeError
 from palinode_core.sanitize import printable
-from palinode_core.search import SearchIndex
+from palinode_core.search import IndexCancelled, SearchIndex
 from palinode_core.store import ScanResult, Store, utc_now
 from palinode_core.watch import StoreWatcher
 
@@ -82,6 +82,8 @@ class PalinodeApp(App):
     def on_unmount(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+        if self.index is not None:
+            self.index.cancel()  # a first index of a huge store must not hold up quitting
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
@@ -128,6 +130,8 @@ class PalinodeApp(App):
         def job() -> None:
             try:
                 result = fn()
+            except IndexCancelled:
+                return  # the app is closing
             except PalinodeError as exc:
                 reason = str(exc)
             except Exception as exc:  # a bug must not take the user's session down

@@ -123,6 +123,10 @@ class IndexStats:
     errors: list[str] = field(default_factory=list)
 
 
+class IndexCancelled(Exception):
+    """An update stopped because the owner is shutting down; nothing half-written is kept."""
+
+
 class SearchIndex:
     def __init__(self, store: Store, embedder: Embedder | None = None, cache_dir: Path | None = None):
         self.store = store
@@ -144,6 +148,11 @@ class SearchIndex:
         self._matrix_ids: list[str] = []
         self.vectors_ready = False
         self.stats = IndexStats()
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop an update running in another thread at its next document or batch."""
+        self._cancel.set()
 
     # -- lexical -------------------------------------------------------------
     def _open_whoosh(self):
@@ -191,6 +200,8 @@ class SearchIndex:
                     for rel in removed:
                         writer.delete_by_term("path", rel)
                     for done, memory in enumerate(changed, start=1):
+                        if self._cancel.is_set():
+                            raise IndexCancelled()
                         if memory.rel in known:
                             writer.delete_by_term("path", memory.rel)
                         for chunk in chunk_memory(memory):
@@ -231,6 +242,8 @@ class SearchIndex:
         # large encode calls let the model sort by length and pad less
         batch = 256
         for start in range(0, len(missing), batch):
+            if self._cancel.is_set():
+                raise IndexCancelled()
             part = missing[start:start + batch]
             vecs = self.embedder.encode([text for _, text in part])
             with self._lock:

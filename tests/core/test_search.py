@@ -101,3 +101,23 @@ def test_two_stores_never_share_a_cache(tmp_path):
     b = make_git_store(tmp_path / "b" / "store", {})
     assert store_cache_dir(a) != store_cache_dir(b)
     assert not str(store_cache_dir(a)).startswith(str(a))
+
+
+def test_an_update_can_be_cancelled_from_another_thread(tmp_path):
+    from palinode_core.search import IndexCancelled
+    files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about rivers") for i in range(300)}
+    root = make_git_store(tmp_path / "s", files)
+    index = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=tmp_path / "c")
+    calls = []
+
+    def progress(phase, done, total):
+        calls.append(done)
+        if done >= 200:
+            index.cancel()
+    with pytest.raises(IndexCancelled):
+        index.update_lexical(progress)
+    assert max(calls) < 300
+    fresh = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=tmp_path / "c")
+    fresh.update_lexical()  # nothing half-written was kept: a later update indexes everything
+    assert fresh.stats.files_reindexed == 300
+    assert len(fresh.search("rivers", 500, lexical_only=True, per_file=1).hits) == 300
