@@ -60,8 +60,10 @@ class PalinodeApp(App):
         self.index_signal: Signal[object] = Signal(self, "index")
         self.settings = Settings.load()
         self.watcher: StoreWatcher | None = None
-        self._index_lock = threading.Lock()  # one index, updated by one worker at a time
         self._generations: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+        self._index_running = False
+        self._index_dirty = False
         self.refreshes = 0
 
     # -- start-up --------------------------------------------------------------
@@ -153,18 +155,18 @@ class PalinodeApp(App):
     def scan_store(self, changed: set[str] | None = None) -> None:
         previous = self.scan
 
-        def work() -> ScanResult:
-            if previous is None:
-                return self.store.scan()
-            return self.store.refresh(previous, changed)
+        def work() -> tuple[ScanResult, dict]:
+            scan = self.store.scan() if previous is None else self.store.refresh(previous, changed)
+            return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
-        self.run_blocking(work, lambda scan: self.post_message(ScanDone(scan, changed)), "read the store", "scan")
+        self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),
+                          "read the store", "scan")
 
     def on_scan_done(self, message: ScanDone) -> None:
         first = self.scan is None
         self.scan = message.scan
         self.refreshes += 1
-        counts = message.scan.counts()
+        self.counts = counts = message.counts
         self.set_status(f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
                         + (f" · {counts['errors']} unreadable" if counts["errors"] else ""), self.progress)
         self.store_signal.publish(message.changed)
@@ -203,20 +205,31 @@ class PalinodeApp(App):
         self.scan_store(message.paths)
 
     def build_index(self) -> None:
-        scan = self.scan
+        """Bring the index up to date. While an update runs, later requests only
+        mark it dirty; the running worker loops once more with the newest scan,
+        so a burst of changes never queues a thread per change."""
+        self._index_dirty = True
+        if self._index_running:
+            return
+        self._index_running = True
 
         def progress(phase: str, done: int, total: int) -> None:
             self.post_message(IndexProgress(phase, done, total))
 
         def work() -> tuple[str, str | None]:
-            with self._index_lock:
-                if self.index is None:
-                    self.index = SearchIndex(self.store, self.embedder, cache_dir=self.cache_dir)
-                self.index.update_lexical(progress, memories=scan.memories if scan else None)
-                self.call_from_thread(self.index_signal.publish, "lexical-partial")
-                if self.want_vectors:
-                    self.index.update_vectors(progress)
-                mode = "hybrid" if self.index.vectors_ready else "lexical"
+            try:
+                while self._index_dirty:
+                    self._index_dirty = False
+                    scan = self.scan
+                    if self.index is None:
+                        self.index = SearchIndex(self.store, self.embedder, cache_dir=self.cache_dir)
+                    self.index.update_lexical(progress, memories=scan.memories if scan else None)
+                    self.call_from_thread(self.index_signal.publish, "lexical-partial")
+                    if self.want_vectors:
+                        self.index.update_vectors(progress)
+            finally:
+                self._index_running = False
+            mode = "hybrid" if self.index.vectors_ready else "lexical"
             notice = self.embedder.error if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 
@@ -231,8 +244,7 @@ class PalinodeApp(App):
         self.index_mode, self.index_notice = message.mode, message.notice
         if message.notice and message.mode == "lexical" and self.want_vectors:
             self.notify(message.notice, title="Search is lexical only", severity="warning", markup=False)
-        counts = self.scan.counts() if self.scan else {}
-        self.set_status(f"{counts.get('memories', 0)} memories · search: {message.mode}", None)
+        self.set_status(f"{self.counts.get('memories', 0)} memories · search: {message.mode}", None)
         self.index_signal.publish(message.mode)
 
     # -- actions ---------------------------------------------------------------------

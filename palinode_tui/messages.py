@@ -7,10 +7,11 @@ from textual.message import Message
 
 
 class ScanDone(Message):
-    def __init__(self, scan, changed: set[str] | None = None) -> None:
+    def __init__(self, scan, changed: set[str] | None = None, counts: dict | None = None) -> None:
         super().__init__()
         self.scan = scan
         self.changed = changed
+        self.counts = counts or {}
 
 
 class FilesChanged(Message):

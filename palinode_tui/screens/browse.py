@@ -32,6 +32,8 @@ class BrowseScreen(ModeScreen):
         self.rows: list[str] = []
         self.shown_path: str | None = None
         self._columns: list = []
+        self._changed: set[str] = set()
+        self._changed_all = False
         self._pending_show: str | None = None
         self._show_timer = None
 
@@ -92,7 +94,20 @@ class BrowseScreen(ModeScreen):
         return out
 
     def store_updated(self, changed: object) -> None:
-        visible = self._visible()
+        if changed is None:
+            self._changed_all = True
+        else:
+            self._changed.update(changed)  # type: ignore[arg-type]
+        self._relist()
+
+    def _relist(self) -> None:
+        """Filter and sort every memory in a thread (a big store would stall the
+        UI); a superseded job's changes stay pending for the next one."""
+        self.app.run_blocking(self._visible, self._apply_visible, "list memories", "browse-list", exclusive=True)
+
+    def _apply_visible(self, visible: list) -> None:
+        changed = None if self._changed_all else set(self._changed)
+        self._changed_all, self._changed = False, set()
         if changed is not None and [r[1] for r in visible[:PAGE]] == self.rows:
             self._update_rows(visible, set(changed))  # same rows, same order: touch only what changed
         else:
@@ -202,14 +217,14 @@ class BrowseScreen(ModeScreen):
     def _filter_changed(self, event: Input.Changed) -> None:
         self.text_filter = event.value
         self.search_hits = None
-        self.refill()
+        self._relist()
 
     @on(Input.Submitted, "#browse-filter")
     def _search(self, event: Input.Submitted) -> None:
         query = event.value.strip()
         if not query:
             self.search_hits = None
-            self.refill()
+            self._relist()
             return
         index = self.app.index
         if index is None:
@@ -220,7 +235,7 @@ class BrowseScreen(ModeScreen):
             self.search_hits = {h.path: h.arms for h in result.hits}
             if result.notice:
                 self.notify(result.notice, severity="information", markup=False)
-            self.refill()
+            self._relist()
             self.query_one("#memories", DataTable).focus()
 
         self.app.run_blocking(lambda: index.search(query, 50), done, "search", "search", exclusive=True)
@@ -235,14 +250,14 @@ class BrowseScreen(ModeScreen):
         if self.search_hits is not None or self.text_filter:
             self.query_one("#browse-filter", Input).value = ""
             self.search_hits = None
-            self.refill()
+            self._relist()
 
     def action_focus_search(self) -> None:
         self.query_one("#browse-filter", Input).focus()
 
     def action_cycle_status(self) -> None:
         self.status_filter = STATUS_FILTERS[(STATUS_FILTERS.index(self.status_filter) + 1) % len(STATUS_FILTERS)]
-        self.refill()
+        self._relist()
 
     def action_trace(self) -> None:
         from .trace import TraceScreen
