@@ -11,6 +11,7 @@ from typing import Any, Callable
 from . import lifecycle
 from .errors import PalinodeError
 from .history import parse_entries
+from .paths import history_rel_for
 from .sanitize import printable, safe_json
 from .store import Store
 
@@ -122,7 +123,6 @@ def _unretract(args: argparse.Namespace) -> dict[str, Any]:
 def _history(args: argparse.Namespace) -> dict[str, Any]:
     store = _open(args)
     memory = store.load(args.path)
-    from .paths import history_rel_for
     sibling = history_rel_for(memory.rel)
     text, _ = store.read_optional(sibling)
     entries = [e for e in parse_entries(text or "") if e.fact_id in (None, memory.fact_id)]
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
     print(safe_json(data) if args.json else _render_text(args.command, data))
-    return 0 if not data.get("_failed") else 2
+    return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:

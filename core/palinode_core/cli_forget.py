@@ -88,7 +88,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
             rel, _ = store.resolve(ref)
             selection[rel] = True
     result = audit.apply_forget(store, fplan, selection, note=args.note)
-    return {"applied": True, **result.to_dict(), "_failed": bool(result.failed)}
+    return {"applied": True, **result.to_dict()}
 
 
 def _dismiss_args(p: argparse.ArgumentParser) -> None:
@@ -115,8 +115,7 @@ def _withdraw(args: argparse.Namespace) -> dict[str, Any]:
     wplan = audit.plan_withdraw(store, args.request, broad=args.broad)
     if args.dry_run:
         return {"status": "would_withdraw", **wplan.to_dict()}
-    result = audit.apply_withdraw(store, wplan)
-    return {**result, "_failed": bool(result["failed"])}
+    return audit.apply_withdraw(store, wplan)
 
 
 def _residue_args(p: argparse.ArgumentParser) -> None:

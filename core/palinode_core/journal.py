@@ -130,14 +130,11 @@ def complete_apply(store, item: Interrupted) -> str | None:
 
 
 def roll_back_apply(store, item: Interrupted) -> None:
+    from .lifecycle import restore_files
     entry = item.entry
     _, target_abs = store.resolve(entry["target"])
     _, history_abs = store.resolve(entry["history_rel"])
-    atomic_write(target_abs, entry["old_text"])
-    if entry["history_before"] is None:
-        history_abs.unlink(missing_ok=True)
-    else:
-        atomic_write(history_abs, entry["history_before"])
+    restore_files(target_abs, entry["old_text"], history_abs, entry["history_before"])
     clear(item.path)
 
 

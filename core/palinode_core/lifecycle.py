@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from . import journal
@@ -291,7 +292,7 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
         step("before_commit")
         if store.read_optional(plan.target)[0] != plan.new_text:
             # someone wrote the file after us: keep their bytes, take back only our history line
-            atomic_write(history_abs, history_before) if history_before is not None else history_abs.unlink(missing_ok=True)
+            restore_history(history_abs, history_before)
             journal.clear(entry)
             raise StalePlan(f"{plan.target} was changed by someone else while applying; their version was kept")
         sha = store.git.commit([plan.target, plan.history_rel], plan.commit_subject or plan.op, plan.trailers)
@@ -300,7 +301,7 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
         raise
     except (GitError, OSError) as exc:
         try:
-            _rollback(target_abs, plan.old_text, history_abs, history_before)
+            restore_files(target_abs, plan.old_text, history_abs, history_before)
         except OSError as again:
             raise PalinodeError(f"{plan.target}: {exc}; putting the files back failed too ({again.strerror or again}); "
                                 "the journal keeps the intent: run `palinode-audit recover`") from None
@@ -312,11 +313,16 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
     return Applied(plan, sha, plan.history_rel)
 
 
-def _rollback(target_abs, old_text: str, history_abs, history_before: str | None) -> None:
-    """Put both files back; skips a file that was never replaced (a failed atomic write)."""
-    if target_abs.read_text(encoding="utf-8") != old_text:
-        atomic_write(target_abs, old_text)
+def restore_history(history_abs: Path, history_before: str | None) -> None:
+    """The history sibling as it was: removed if it did not exist."""
     if history_before is None:
         history_abs.unlink(missing_ok=True)
-    elif history_abs.read_text(encoding="utf-8") != history_before:
+    elif not history_abs.exists() or history_abs.read_text(encoding="utf-8") != history_before:
         atomic_write(history_abs, history_before)
+
+
+def restore_files(target_abs: Path, old_text: str, history_abs: Path, history_before: str | None) -> None:
+    """Put a target and its sibling back; skips what was never replaced (a failed atomic write)."""
+    if not target_abs.exists() or target_abs.read_text(encoding="utf-8") != old_text:
+        atomic_write(target_abs, old_text)
+    restore_history(history_abs, history_before)

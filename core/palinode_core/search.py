@@ -145,7 +145,7 @@ class SearchIndex:
         )
         self._ix = self._open_whoosh()
         self._matrix: np.ndarray | None = None
-        self._matrix_ids: list[str] = []
+        self._matrix_rows: list[tuple[str, str, str, str, str]] = []
         self.vectors_ready = False
         self.stats = IndexStats()
         self._cancel = threading.Event()

@@ -142,9 +142,8 @@ class BrowseScreen(ModeScreen):
             summary.append("  Esc clears", style="dim")
         self.query_one("#browse-summary", Static).update(summary)
 
-    def refill(self, visible: list | None = None) -> None:
+    def refill(self, visible: list) -> None:
         table = self.query_one("#memories", DataTable)
-        visible = self._visible() if visible is None else visible
         keep = self.rows[table.cursor_row] if self.rows and 0 <= table.cursor_row < len(self.rows) else None
         table.clear()
         self.rows = []

@@ -107,6 +107,7 @@ def test_forget_commands_lexical(tmp_path):
     shown = jrun("apply", s, "insights/forget-w.md", "--lexical")
     assert shown["applied"] is False and len(subjects(root)) == 1
     applied = jrun("apply", s, "insights/forget-w.md", "--lexical", "--floor", "0.5", "--only", "people/w.md", "--yes")
+    assert not any(key.startswith("_") for key in applied)  # no internal keys in the JSON contract
     assert applied["deferred"] == [] and [c["subject"] for c in applied["commits"]] == [
         "palinode retract: people/w.md (1 mentions) <- insights/forget-w.md"]
     assert jrun("requests", s)["requests"][0]["state"] == "applied"
