@@ -39,8 +39,14 @@ class ResidueScreen(ModeScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#mentions", DataTable).add_columns("kind", "where", "reason", "text")
-        self.query_one("#problems", DataTable).add_columns("severity", "path", "problem", "detail")
+        # Fixed widths: auto widths would depend on which result filled the table
+        # first and truncate later rows ("unforge…").
+        mentions = self.query_one("#mentions", DataTable)
+        for label, width in (("kind", 13), ("where", 34), ("reason", 46), ("text", 60)):
+            mentions.add_column(label, width=width)
+        problems = self.query_one("#problems", DataTable)
+        for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
+            problems.add_column(label, width=width)
         super().on_mount()
         self.query_one("#mentions", DataTable).focus()
 
