@@ -39,12 +39,12 @@ class PalinodeApp(App):
         from .screens import MODES
         self.MODES = MODES
         super().__init__()
-        self.store = Store(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command)
+        self.store = Store(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
+                           cache_dir=cache_dir)
         self.read_only = self.store.read_only
         self.embedder = embedder or Embedder()
         self.want_vectors = vectors
         self.watch_files = watch
-        self.cache_dir = cache_dir
         self.display_name = display_name or str(self.store.root)
         self.scan: ScanResult | None = None
         self.index: SearchIndex | None = None
@@ -222,7 +222,7 @@ class PalinodeApp(App):
                     self._index_dirty = False
                     scan = self.scan
                     if self.index is None:
-                        self.index = SearchIndex(self.store, self.embedder, cache_dir=self.cache_dir)
+                        self.index = SearchIndex(self.store, self.embedder)
                     self.index.update_lexical(progress, memories=scan.memories if scan else None)
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:

@@ -15,7 +15,8 @@ from typing import Any
 
 from . import lifecycle
 from .errors import NotAForgetRequest, PalinodeError, StalePlan
-from .forget import ForgetPlan, Request, coverage, detect_forget_request, find_requests
+from .detect import detect_forget_request
+from .forget import ForgetPlan, Request, coverage, find_requests
 from .history import parse_entries
 from .markdown import MARKER_RE, Matcher, find_mentions, struck_spans
 from .paths import history_rel_for
@@ -318,7 +319,7 @@ def residue(store: Store, pref: str, memories: dict[str, Memory] | None = None) 
     found: list[Mention] = []
     for rel, memory in sorted(memories.items()):
         offset = memory.body_line_offset
-        request_pref = detect_forget_request(memory.body)
+        request_pref = memory.forget_pref
         if request_pref and normalize_pref(request_pref) == norm:
             found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
                                  memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
@@ -364,6 +365,11 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
     # an interrupted operation explains its file's other symptoms: report only the cause
     explained = {p.path for p in problems}
     for rel, memory in sorted(memories.items()):
+        if memory.superseded_by and memory.superseded_by not in memories:
+            problems.append(Problem(rel, "dangling_superseded_by",
+                                    f"superseded_by {memory.superseded_by} names no memory", "warning"))
+        if not memory.struck and not memory.retracted_prefs:
+            continue  # nothing struck, nothing recorded: no text to read
         marker_rids = {m.group(2) for m in MARKER_RE.finditer(memory.body)}
         anchored = struck_spans(memory.body)
         records = {retraction_id(p): p for p in memory.retracted_prefs}
@@ -390,9 +396,6 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
                 problems.append(Problem(rel, "multiline_strike",
                                         f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
                                         "Palinode 0.23's unretract cannot undo it (this tool can)", "warning"))
-        if memory.superseded_by and memory.superseded_by not in memories:
-            problems.append(Problem(rel, "dangling_superseded_by",
-                                    f"superseded_by {memory.superseded_by} names no memory", "warning"))
     return [p for p in problems if p.path not in explained or p.kind.startswith("interrupted_")]
 
 
@@ -434,7 +437,7 @@ def trace(store: Store, ref: str, memories: dict[str, Memory] | None = None) -> 
 
     retired_by = None
     if memory.superseded_by and memory.superseded_by in memories:
-        pref = detect_forget_request(memories[memory.superseded_by].body)
+        pref = memories[memory.superseded_by].forget_pref
         if pref:
             retired_by = {"request": memory.superseded_by, "pref": pref, "rid": retraction_id(pref),
                           "coverage": round(coverage(pref, memory.body), 4), "route": "archive"}

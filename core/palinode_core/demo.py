@@ -233,7 +233,7 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
                                                           reason="decision revised"))
 
     # requests Palinode already applied itself: archive and strike, Palinode's subjects, no ledger
-    from .forget import detect_forget_request
+    from .detect import detect_forget_request
     when, clock = clock_at(40)
     store = Store(root, clock=clock)
     poker = store.load("insights/forget-poker.md")

@@ -1,68 +1,19 @@
-"""Forget requests: detect (spec §4.2, with its known misses fixed), resolve
+"""Forget requests (detected in detect.py): resolve
 targets by the store's own search (§4.4), measure coverage (§4.5), and route
 each target (§4.6) into a plan a reviewer can read before anything is written.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from . import lifecycle
 from .config import ForgetKnobs
+from .detect import detect_forget_request
 from .markdown import MARKER_RE
 from .search import Hit, SearchIndex
 from .store import Memory, Store
 from .words import content_words, normalize_pref, retraction_id
-
-# Palinode's request forms, each followed by the object. Differences from 0.23:
-# a word boundary before the marker word ("Wiki want you to forget" no longer
-# fires) and the curly apostrophe in "I’d".
-_REQUEST_RE = re.compile(
-    r"""(?:
-        \b(?:please|kindly)\s+forget
-      | \b(?:can|could|would)\s+you\s+(?:please\s+)?forget
-      | \bi(?:['\u2019]d|\s+would)?\s+(?:like|want|need)\s+you\s+to\s+forget
-      | ^\s*forget
-    )\s+(?P<obj>[^\n]+)""",
-    re.IGNORECASE | re.VERBOSE | re.MULTILINE,
-)
-_QUOTES = "\"'\u201c\u201d\u2018\u2019"
-# "everything / all (stored) details about my …" is a lead, like "the details about".
-_LEAD = (r"(?:that\s+)?(?:the\s+)?"
-         r"(?:(?:everything|all)\s+(?:(?:stored|saved|you\s+know|you\s+have)\s+)?(?:(?:the\s+)?"
-         r"(?:details?|info(?:rmation)?|notes?|memories)\s+)?(?:(?:about|of|on|regarding)\s+)?)?"
-         r"(?:details?\s+(?:about|of)\s+)?(?:about\s+)?")
-_FIRST_PERSON_RE = re.compile(rf"^{_LEAD}(?:my|me|i)\b", re.IGNORECASE)
-_LEAD_RE = re.compile(rf"^{_LEAD}", re.IGNORECASE)
-_TAIL_RE = re.compile(r"\s*(?:from\s+(?:your|the)\s+memory)?\s*[.!?]*\s*$", re.IGNORECASE)
-# A conversational correction is about the conversation, not a stored memory.
-_CORRECTION_RE = re.compile(
-    r"^(?:about\s+)?(?:(?:my|the|that)\s+)?(?:last|previous|earlier|prior|above|other)\s+"
-    r"(?:message|msg|reply|question|comment|sentence|text|answer|request|prompt|email|note|typo)s?\b"
-    r"|^(?:my|the|that)\s+(?:typo|mistake|misspelling)s?\b"
-    r"|^(?:what\s+)?i\s+(?:just\s+)?(?:said|asked|wrote|typed|meant|mentioned\s+(?:earlier|before|above))\b"
-    r"|^(?:about\s+)?(?:it|this|that)\s*(?:$|[,.!?;])",
-    re.IGNORECASE,
-)
-
-
-def detect_forget_request(text: str) -> str | None:
-    """The preference a first-person forget request names, or None."""
-    if not text or "forget" not in text.lower():
-        return None
-    for match in _REQUEST_RE.finditer(text):
-        obj = match.group("obj").strip().lstrip(_QUOTES).strip()
-        if not _FIRST_PERSON_RE.match(obj) or _CORRECTION_RE.match(obj):
-            continue
-        pref = re.split(r"(?<=[.!?])\s", obj, maxsplit=1)[0]
-        if re.search(r",\s*i\s+meant\b", pref, re.IGNORECASE):
-            continue  # "forget my message, I meant Tuesday"
-        pref = _LEAD_RE.sub("", pref, count=1)
-        pref = _TAIL_RE.sub("", pref).strip().strip(_QUOTES).strip()
-        if pref:
-            return pref
-    return None
 
 
 def coverage(pref: str, body: str) -> float:
@@ -92,7 +43,7 @@ class Request:
 def find_requests(memories: dict[str, Memory]) -> list[Request]:
     out = []
     for rel, memory in sorted(memories.items()):
-        pref = detect_forget_request(memory.body)
+        pref = memory.forget_pref  # detected when the file was parsed
         if pref:
             out.append(Request(rel, pref, memory))
     return out
@@ -181,7 +132,7 @@ def resolve(store: Store, index: SearchIndex, request: Request, search_k: int,
         other = memories.get(hit.path)
         if other is None or hit.path == request.path or other.archived:
             continue
-        other_pref = detect_forget_request(other.body)
+        other_pref = other.forget_pref
         if other_pref and normalize_pref(other_pref) == request.norm:
             priors.append(hit.path)
             if other.created_at and (boundary is None or other.created_at < boundary):

@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from .embed import Embedder
+from .errors import PalinodeError
 from .markdown import project
 from .store import Memory, Store
 from .words import content_words
@@ -30,17 +31,6 @@ CHUNK_LIMIT = 2000
 _SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "palinode-tui"
-
-
-def store_cache_dir(store_root: Path) -> Path:
-    """One cache folder per store, keyed by the store's real path."""
-    key = hashlib.sha256(str(os.path.realpath(store_root)).encode()).hexdigest()[:16]
-    return cache_root() / f"{Path(store_root).name[:40]}-{key}"
 
 
 def _slugify(text: str) -> str:
@@ -131,7 +121,7 @@ class SearchIndex:
     def __init__(self, store: Store, embedder: Embedder | None = None, cache_dir: Path | None = None):
         self.store = store
         self.embedder = embedder or Embedder()
-        self.cache_dir = cache_dir or store_cache_dir(store.root)
+        self.cache_dir = cache_dir or store.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.cache_dir / "index.sqlite3", check_same_thread=False)
@@ -148,6 +138,7 @@ class SearchIndex:
         self._matrix_rows: list[tuple[str, str, str, str, str]] = []
         self.vectors_ready = False
         self.stats = IndexStats()
+        self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -187,48 +178,68 @@ class SearchIndex:
             memories = scan.memories
             self.stats.errors = [f"{e.path}: {e.reason}" for e in scan.errors]
         with self._lock:
-            known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
+            if self._known is None:
+                self._known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
+            known = self._known
             changed = [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]
             removed = [rel for rel in known if rel not in memories]
             total = len(changed) + len(removed)
             self.stats.files_reindexed = total
             if total:
-                # timeout: wait for another process's writer (a CLI run) instead of failing
-                writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0) if len(changed) > 2000
-                          else self._ix.writer(timeout=30.0))
-                try:
-                    for rel in removed:
-                        writer.delete_by_term("path", rel)
-                    for done, memory in enumerate(changed, start=1):
-                        if self._cancel.is_set():
-                            raise IndexCancelled()
-                        if memory.rel in known:
-                            writer.delete_by_term("path", memory.rel)
-                        for chunk in chunk_memory(memory):
-                            writer.add_document(chunk_id=chunk.chunk_id, path=memory.rel,
-                                                status=memory.status.lower(), content=chunk.text)
-                        if progress and (done % 200 == 0 or done == len(changed)):
-                            progress("lexical", done, len(changed))
-                    writer.commit()
-                except BaseException:
-                    writer.cancel()
-                    raise
+                indexed = self._write_lexical(changed, removed, progress)
                 cur = self._db.cursor()
                 for rel in removed:
                     cur.execute("DELETE FROM files WHERE path=?", (rel,))
                     cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
-                for memory in changed:
+                    known.pop(rel, None)
+                for memory, chunks in indexed:
                     cur.execute("DELETE FROM chunks WHERE path=?", (memory.rel,))
                     cur.executemany(
                         "INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?)",
                         [(c.chunk_id, memory.rel, c.section, memory.status.lower(), c.content_hash, c.text)
-                         for c in chunk_memory(memory)])
+                         for c in chunks])
                     cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)",
                                 (memory.rel, memory.fingerprint, memory.status.lower()))
+                    known[memory.rel] = memory.fingerprint
                 self._db.commit()
                 self._matrix = None
+                self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            elif not self.stats.chunks:
+                self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             self.stats.files = len(memories)
-            self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+    def _write_lexical(self, changed: list[Memory], removed: list[str],
+                       progress: Progress | None) -> list[tuple[Memory, list[Chunk]]]:
+        """Write the BM25 side; a file that cannot be read now (changed or gone
+        since the scan) is left out and retried on the next update."""
+        indexed: list[tuple[Memory, list[Chunk]]] = []
+        # timeout: wait for another process's writer (a CLI run) instead of failing
+        writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0) if len(changed) > 2000
+                  else self._ix.writer(timeout=30.0))
+        try:
+            for rel in removed:
+                writer.delete_by_term("path", rel)
+            for done, memory in enumerate(changed, start=1):
+                if self._cancel.is_set():
+                    raise IndexCancelled()
+                if memory.rel in self._known:
+                    writer.delete_by_term("path", memory.rel)
+                try:
+                    chunks = chunk_memory(memory)
+                except PalinodeError as exc:
+                    self.stats.errors.append(f"{memory.rel}: {exc}")
+                    continue
+                for chunk in chunks:
+                    writer.add_document(chunk_id=chunk.chunk_id, path=memory.rel,
+                                        status=memory.status.lower(), content=chunk.text)
+                indexed.append((memory, chunks))
+                if progress and (done % 200 == 0 or done == len(changed)):
+                    progress("lexical", done, len(changed))
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        return indexed
 
     # -- vectors -------------------------------------------------------------
     def update_vectors(self, progress: Progress | None = None, limit: int | None = None) -> bool:

@@ -4,13 +4,15 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import paths
+from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
+from .detect import detect_forget_request
 from .document import Document, parse_document
 from .errors import MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from .gitstore import GitStore
@@ -29,15 +31,84 @@ def _as_text(value: Any) -> str | None:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
+Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode): a file is unchanged while all match
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What listing, counting and finding requests need, derived once when the
+    file is parsed; the scan cache persists it so a reopen needs no parse."""
+    status: str
+    superseded_by: str | None
+    retracted_prefs: tuple[str, ...]
+    update_policy: str | None
+    created_at: str | None
+    restored_at: str | None
+    fact_id: str
+    category: str
+    title: str
+    lifecycle: str
+    struck: bool
+    forget_pref: str | None  # the preference this memory asks to forget, if it is a request
+
+    @classmethod
+    def of(cls, rel: str, doc: Document) -> Summary:
+        meta, body = doc.meta, doc.body
+        status = meta.get("status")
+        prefs = meta.get("retracted_prefs")
+        fact_id = str(meta.get("id") or "").strip()
+        category = meta.get("category")
+        return cls(
+            status=str(status).strip() if status not in (None, "") else "active",
+            superseded_by=_as_text(meta.get("superseded_by")),
+            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list)
+                             else (prefs,) if isinstance(prefs, str) and prefs else ()),
+            update_policy=_as_text(meta.get("update_policy")),
+            created_at=_as_text(meta.get("created_at")),
+            restored_at=_as_text(meta.get("restored_at")),
+            fact_id=fact_id or Path(rel).stem,
+            category=category if isinstance(category, str) and category else paths.category_of(rel),
+            title=_title(rel, meta, body),
+            lifecycle=str(meta.get("lifecycle") or "").lower(),
+            struck=bool(MARKER_RE.search(body)),
+            forget_pref=detect_forget_request(body),
+        )
+
+
+def _title(rel: str, meta: dict[str, Any], body: str) -> str:
+    value = meta.get("title") or meta.get("name")
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return Path(rel).stem
+
+
 @dataclass(frozen=True)
 class Memory:
-    """One parsed memory file. Derived values (struck, title, ...) are computed
-    once: views ask for them for every memory on every refresh."""
+    """One memory file: its summary always, its text when asked. A memory from
+    the scan cache reads its file on first use of ``doc`` (through the store's
+    checks, so a link retargeted since is still refused)."""
     rel: str
-    doc: Document
     fingerprint: str
-    mtime_ns: int = 0
-    size: int = 0
+    summary: Summary
+    stamp: Stamp = (0, 0, 0, 0)
+    loaded: Document | None = field(default=None, repr=False, compare=False)
+    reload: Callable[[], "Memory"] | None = field(default=None, repr=False, compare=False)
+    via_link: bool = False  # read through a symlink: its stamp does not cover the target, so never cached
+
+    @cached_property
+    def doc(self) -> Document:
+        if self.loaded is not None:
+            return self.loaded
+        if self.reload is None:
+            raise MemoryNotFound(f"{self.rel} has no text loaded")
+        return self.reload().doc
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -52,28 +123,32 @@ class Memory:
         return self.doc.text
 
     @property
+    def mtime_ns(self) -> int:
+        return self.stamp[0]
+
+    @property
+    def size(self) -> int:
+        return self.stamp[2]
+
+    @property
     def status(self) -> str:
-        value = self.meta.get("status")
-        return str(value).strip() if value not in (None, "") else "active"
+        return self.summary.status
 
     @property
     def archived(self) -> bool:
-        return self.status.lower() == "archived"
+        return self.summary.status.lower() == "archived"
 
     @property
     def superseded_by(self) -> str | None:
-        return _as_text(self.meta.get("superseded_by"))
+        return self.summary.superseded_by
 
     @property
     def retracted_prefs(self) -> list[str]:
-        value = self.meta.get("retracted_prefs")
-        if isinstance(value, list):
-            return [str(v) for v in value]
-        return [str(value)] if isinstance(value, str) and value else []
+        return list(self.summary.retracted_prefs)
 
     @property
     def update_policy(self) -> str | None:
-        return _as_text(self.meta.get("update_policy"))
+        return self.summary.update_policy
 
     @property
     def is_replace_doc(self) -> bool:
@@ -81,22 +156,25 @@ class Memory:
 
     @property
     def created_at(self) -> str | None:
-        return _as_text(self.meta.get("created_at"))
+        return self.summary.created_at
 
     @property
     def effective_created_at(self) -> str | None:
         """``restored_at`` wins: a restored memory counts as created then."""
-        return _as_text(self.meta.get("restored_at")) or self.created_at
+        return self.summary.restored_at or self.summary.created_at
 
     @property
     def fact_id(self) -> str:
         """The id tagging history entries: frontmatter ``id``, else the stem."""
-        value = str(self.meta.get("id") or "").strip()
-        return value or Path(self.rel).stem
+        return self.summary.fact_id
 
-    @cached_property
+    @property
     def struck(self) -> bool:
-        return bool(MARKER_RE.search(self.body))
+        return self.summary.struck
+
+    @property
+    def forget_pref(self) -> str | None:
+        return self.summary.forget_pref
 
     @property
     def is_history(self) -> bool:
@@ -106,20 +184,13 @@ class Memory:
     def special_dir(self) -> str | None:
         return paths.special_dir(self.rel)
 
-    @cached_property
+    @property
     def category(self) -> str:
-        value = self.meta.get("category")
-        return str(value) if isinstance(value, str) and value else paths.category_of(self.rel)
+        return self.summary.category
 
-    @cached_property
+    @property
     def title(self) -> str:
-        value = self.meta.get("title") or self.meta.get("name")
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-        for line in self.body.splitlines():
-            if line.startswith("# "):
-                return line[2:].strip()
-        return Path(self.rel).stem
+        return self.summary.title
 
     @property
     def retired_reason(self) -> str | None:
@@ -127,9 +198,8 @@ class Memory:
         status = self.status.lower()
         if status in RETIRED_STATUSES:
             return f"status:{status}"
-        lifecycle = str(self.meta.get("lifecycle") or "").lower()
-        if lifecycle in RETIRED_STATUSES:
-            return f"lifecycle:{lifecycle}"
+        if self.summary.lifecycle in RETIRED_STATUSES:
+            return f"lifecycle:{self.summary.lifecycle}"
         if "archive" in self.rel.split("/")[:-1]:
             return "path:archive"
         if self.superseded_by:
@@ -148,22 +218,30 @@ class ScanError:
     reason: str
 
 
+def _tally(counts: dict[str, int], memory: Memory, sign: int) -> None:
+    key = "archived" if memory.archived else "active"
+    counts[key] += sign
+    if memory.struck:
+        counts["struck"] += sign
+
+
 @dataclass
 class ScanResult:
     memories: dict[str, Memory] = field(default_factory=dict)
     history: dict[str, Memory] = field(default_factory=dict)
     errors: list[ScanError] = field(default_factory=list)
+    # status tallies, kept incrementally by Store.refresh (a full pass over
+    # 100,000 memories per refreshed file would show in the UI)
+    _tallies: dict[str, int] | None = field(default=None, repr=False)
 
     def counts(self) -> dict[str, int]:
-        mems = self.memories.values()
-        return {
-            "memories": len(self.memories),
-            "active": sum(1 for m in mems if not m.archived),
-            "archived": sum(1 for m in mems if m.archived),
-            "struck": sum(1 for m in mems if m.struck),
-            "history": len(self.history),
-            "errors": len(self.errors),
-        }
+        if self._tallies is None:
+            tallies = {"active": 0, "archived": 0, "struck": 0}
+            for memory in self.memories.values():
+                _tally(tallies, memory, 1)
+            self._tallies = tallies
+        return {"memories": len(self.memories), **self._tallies, "history": len(self.history),
+                "errors": len(self.errors)}
 
 
 def utc_now() -> datetime:
@@ -175,7 +253,8 @@ class Store:
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  clock: Callable[[], datetime] = utc_now,
-                 on_git: Callable[[str], None] | None = None):
+                 on_git: Callable[[str], None] | None = None, cache_dir: Path | None = None,
+                 use_scan_cache: bool = True):
         path = Path(root).expanduser()
         if not path.is_dir():
             raise PalinodeError(f"no store at {path}: not a directory")
@@ -184,6 +263,8 @@ class Store:
         self.clock = clock
         self.git = GitStore(self.root, on_command=on_git)
         self.config: StoreConfig = load_store_config(self.root)
+        self.cache_dir = cache_dir or store_cache_dir(self.root)
+        self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
 
     # -- paths -------------------------------------------------------------
     def resolve(self, ref: str) -> tuple[str, Path]:
@@ -215,7 +296,8 @@ class Store:
             st = os.lstat(abs_path)
         except FileNotFoundError:
             raise MemoryNotFound(f"no memory at {rel}") from None
-        if stat_mod.S_ISLNK(st.st_mode):
+        via_link = stat_mod.S_ISLNK(st.st_mode)
+        if via_link:
             try:
                 paths.resolve_in_store(self.root, rel)
             except PathError:
@@ -230,41 +312,68 @@ class Store:
             data = read_bytes_checked(abs_path)
         except OSError as exc:
             raise UnreadableMemory(f"cannot read: {exc.strerror or exc}") from None
-        text = decode_memory(data)
-        return Memory(rel, parse_document(text), fingerprint(data), st.st_mtime_ns, st.st_size)
+        doc = parse_document(decode_memory(data))
+        return Memory(rel, fingerprint(data), Summary.of(rel, doc), stamp_of(st), loaded=doc, via_link=via_link)
+
+    def _from_cache(self, rel: str, abs_path: Path, stamp: Stamp, fingerprint_: str, summary: Summary) -> Memory:
+        return Memory(rel, fingerprint_, summary, stamp, reload=partial(self._load, rel, abs_path))
 
     def scan(self) -> ScanResult:
+        """Every memory in the store. Files whose stat stamp matches the scan
+        cache are not read at all (their text loads on first use)."""
+        cached = self.scan_cache.load() if self.scan_cache else {}
         result = ScanResult()
+        parsed: list[Memory] = []
         for rel, abs_path in self.iter_markdown():
-            self._scan_one(result, rel, abs_path)
+            hit = cached.pop(rel, None)
+            if hit is not None:
+                try:
+                    st = os.lstat(abs_path)
+                except OSError:
+                    st = None
+                if st is not None and stat_mod.S_ISREG(st.st_mode) and stamp_of(st) == hit[0]:
+                    memory = self._from_cache(rel, abs_path, *hit)
+                    (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+                    continue
+            memory = self._scan_one(result, rel, abs_path)
+            if memory is not None:
+                parsed.append(memory)
+        self._save_cache(parsed, [*cached, *(e.path for e in result.errors)])
         return result
 
     def refresh(self, previous: ScanResult, changed: set[str] | None = None) -> ScanResult:
         """A new scan reusing unchanged entries of ``previous``.
 
         With ``changed`` only those paths are re-read (the watcher's batch);
-        without it every file is stat-ed and re-read only if its size or mtime
-        moved."""
+        without it every file is stat-ed and re-read only if its stamp moved."""
         if changed is None:
             result = ScanResult()
             old = {**previous.memories, **previous.history}
+            parsed: list[Memory] = []
             for rel, abs_path in self.iter_markdown():
-                known = old.get(rel)
-                if known is not None:
+                known = old.pop(rel, None)
+                if known is not None and not known.via_link:
                     try:
                         st = os.lstat(abs_path)
                     except OSError:
                         continue
-                    if st.st_mtime_ns == known.mtime_ns and st.st_size == known.size and not stat_mod.S_ISLNK(st.st_mode):
+                    if stamp_of(st) == known.stamp:
                         (result.history if known.is_history else result.memories)[rel] = known
                         continue
-                self._scan_one(result, rel, abs_path)
+                memory = self._scan_one(result, rel, abs_path)
+                if memory is not None:
+                    parsed.append(memory)
+            self._save_cache(parsed, [*old, *(e.path for e in result.errors)])
             return result
         result = ScanResult(dict(previous.memories), dict(previous.history),
                             [e for e in previous.errors if e.path not in changed])
+        tallies = dict(previous._tallies) if previous._tallies is not None else None
+        parsed = []
         for rel in changed:
-            result.memories.pop(rel, None)
+            old_memory = result.memories.pop(rel, None)
             result.history.pop(rel, None)
+            if tallies is not None and old_memory is not None:
+                _tally(tallies, old_memory, -1)
             if not rel.endswith(".md") or paths.is_skipped(rel) or any(
                     seg.startswith(".") for seg in rel.split("/")):
                 continue
@@ -274,17 +383,28 @@ class Store:
                 result.errors.append(ScanError(rel, str(exc)))
                 continue
             if os.path.lexists(abs_path):
-                self._scan_one(result, rel, abs_path)
+                memory = self._scan_one(result, rel, abs_path)
+                if memory is not None:
+                    parsed.append(memory)
+                    if tallies is not None and not memory.is_history:
+                        _tally(tallies, memory, 1)
+        result._tallies = tallies
         result.errors.sort(key=lambda e: e.path)
+        self._save_cache(parsed, [rel for rel in changed if rel not in result.memories and rel not in result.history])
         return result
 
-    def _scan_one(self, result: ScanResult, rel: str, abs_path: Path) -> None:
+    def _scan_one(self, result: ScanResult, rel: str, abs_path: Path) -> Memory | None:
         try:
             memory = self._load(rel, abs_path)
         except (UnreadableMemory, MemoryNotFound) as exc:
             result.errors.append(ScanError(rel, str(exc)))
-            return
+            return None
         (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+        return memory
+
+    def _save_cache(self, parsed: list[Memory], removed: list[str]) -> None:
+        if self.scan_cache is not None:
+            self.scan_cache.save([m for m in parsed if not m.via_link], removed)
 
     def read_optional(self, rel: str) -> tuple[str | None, str | None]:
         """Text and fingerprint of a store file, or (None, None) when absent."""

@@ -2,6 +2,8 @@
 detail pane; hybrid search shows which arm matched."""
 from __future__ import annotations
 
+import bisect
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -9,7 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from palinode_core import lifecycle
-from palinode_core.store import Memory
+from palinode_core.errors import PalinodeError
+from palinode_core.store import Memory, ScanResult
 
 from ..render import STATUS_STYLE, body_text, memory_status, plain
 from ..widgets import ConfirmModal, StatusLine
@@ -19,6 +22,21 @@ from .common import plan_preview
 STATUS_FILTERS = ("all", "active", "archived", "struck", "history", "unparseable")
 PAGE = 200  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
 PREVIEW_CHARS = 2000  # wrapping a 2,000-word body on every cursor move would lag the list
+Row = tuple[str, str, "Memory | None", str]  # (status, path, memory, unreadable reason)
+
+
+def _sort_key(row: Row) -> tuple[str, str]:
+    return (row[2].category if row[2] else "~"), row[1]
+
+
+def _row_for(scan: ScanResult, rel: str, errors: dict[str, str]) -> Row | None:
+    if rel in scan.memories:
+        return memory_status(scan.memories[rel]), rel, scan.memories[rel], ""
+    if rel in scan.history:
+        return "history", rel, scan.history[rel], ""
+    if rel in errors:
+        return "unparseable", rel, None, errors[rel]
+    return None
 
 
 class BrowseScreen(ModeScreen):
@@ -35,6 +53,8 @@ class BrowseScreen(ModeScreen):
         self._changed: set[str] = set()
         self._changed_all = False
         self._pending_show: str | None = None
+        self._listed: list[Row] | None = None  # the last applied list, for incremental refreshes
+        self._listed_key: tuple | None = None
         self._show_timer = None
 
     def compose(self) -> ComposeResult:
@@ -57,40 +77,51 @@ class BrowseScreen(ModeScreen):
         table.focus()
 
     # -- data -------------------------------------------------------------------
-    def _entries(self) -> list[tuple[str, str, Memory | None, str]]:
-        """(status, path, memory, reason) for every file, errors included."""
-        scan = self.app.scan
+    def _filter_key(self) -> tuple:
+        hits = tuple(self.search_hits) if self.search_hits is not None else None
+        return self.status_filter, self.text_filter.lower(), hits
+
+    def _keeps(self, row: Row) -> bool:
+        status, rel, memory, _reason = row
+        if self.status_filter == "all" and status == "history":
+            return False  # history siblings are not browsable memories unless asked for
+        if self.status_filter not in ("all", status):
+            return False
+        if self.search_hits is not None:
+            return rel in self.search_hits
+        needle = self.text_filter.lower()
+        if not needle or needle in rel.lower():
+            return True
+        if memory is None:
+            return False
+        try:
+            return needle in memory.title.lower() or needle in memory.body.lower()
+        except PalinodeError:
+            return False  # changed or gone since the scan; the next refresh lists it right
+
+    def _visible(self, scan: ScanResult | None, base: list[Row] | None, changed: set[str]) -> list[Row]:
+        """The filtered, sorted rows. With ``base`` (the last list, same filter)
+        only the changed paths are re-examined: a refresh of one file in a
+        100,000-memory store must not re-filter and re-sort them all."""
         if scan is None:
             return []
-        rows: list[tuple[str, str, Memory | None, str]] = []
-        for rel, memory in scan.memories.items():
-            rows.append((memory_status(memory), rel, memory, ""))
-        for rel, memory in scan.history.items():
-            rows.append(("history", rel, memory, ""))
-        for error in scan.errors:
-            rows.append(("unparseable", error.path, None, error.reason))
-        return rows
-
-    def _visible(self) -> list[tuple[str, str, Memory | None, str]]:
-        needle = self.text_filter.lower()
-        out = []
-        for status, rel, memory, reason in self._entries():
-            if self.status_filter == "all" and status == "history":
-                continue  # history siblings are not browsable memories unless asked for
-            if self.status_filter not in ("all", status):
-                continue
-            if self.search_hits is not None:
-                if rel not in self.search_hits:
-                    continue
-            elif needle and needle not in rel.lower() and (memory is None or (
-                    needle not in memory.title.lower() and needle not in memory.body.lower())):
-                continue
-            out.append((status, rel, memory, reason))
+        if base is not None and self.search_hits is None:
+            out = [row for row in base if row[1] not in changed]
+            errors = {e.path: e.reason for e in scan.errors if e.path in changed}
+            for rel in changed:
+                row = _row_for(scan, rel, errors)
+                if row is not None and self._keeps(row):
+                    bisect.insort(out, row, key=_sort_key)
+            return out
+        rows: list[Row] = [(memory_status(m), rel, m, "") for rel, m in scan.memories.items()]
+        rows += [("history", rel, m, "") for rel, m in scan.history.items()]
+        rows += [("unparseable", e.path, None, e.reason) for e in scan.errors]
+        out = [row for row in rows if self._keeps(row)]
         if self.search_hits is not None:
             order = {p: i for i, p in enumerate(self.search_hits)}
             out.sort(key=lambda r: order.get(r[1], 0))
         else:
-            out.sort(key=lambda r: ((r[2].category if r[2] else "~") , r[1]))
+            out.sort(key=_sort_key)
         return out
 
     def store_updated(self, changed: object) -> None:
@@ -101,15 +132,22 @@ class BrowseScreen(ModeScreen):
         self._relist()
 
     def _relist(self) -> None:
-        """Filter and sort every memory in a thread (a big store would stall the
-        UI); a superseded job's changes stay pending for the next one."""
-        self.app.run_blocking(self._visible, self._apply_visible, "list memories", "browse-list", exclusive=True)
-
-    def _apply_visible(self, visible: list) -> None:
+        """Filter and sort in a thread (a big store would stall the UI). Only the
+        newest job's result is applied, and it covers every change pending when
+        it started."""
+        key = self._filter_key()
+        scan = self.app.scan
         changed = None if self._changed_all else set(self._changed)
+        base = self._listed if changed is not None and self._listed_key == key else None
+        self.app.run_blocking(lambda: (self._visible(scan, base, changed or set()), key, changed),
+                              self._apply_visible, "list memories", "browse-list", exclusive=True)
+
+    def _apply_visible(self, result: tuple[list[Row], tuple, set[str] | None]) -> None:
+        visible, key, changed = result
+        self._listed, self._listed_key = visible, key
         self._changed_all, self._changed = False, set()
         if changed is not None and [r[1] for r in visible[:PAGE]] == self.rows:
-            self._update_rows(visible, set(changed))  # same rows, same order: touch only what changed
+            self._update_rows(visible, changed)  # same rows, same order: touch only what changed
         else:
             self.refill(visible)
         if self.shown_path and (changed is None or self.shown_path in changed):
@@ -161,8 +199,14 @@ class BrowseScreen(ModeScreen):
         scan = self.app.scan
         memory = (scan.memories.get(rel) or scan.history.get(rel)) if scan else None
         fields = Text()
+        reason = next((e.reason for e in scan.errors if e.path == rel), "not in the store") if scan else ""
+        body = ""
+        if memory is not None:
+            try:
+                body = memory.body  # one file read, if the scan served it from the cache
+            except PalinodeError as exc:
+                memory, reason = None, f"{exc} (changed since the scan; it will refresh)"
         if memory is None:
-            reason = next((e.reason for e in scan.errors if e.path == rel), "not in the store") if scan else ""
             fields.append(plain(rel, "bold"))
             fields.append("\ncannot be read: ", style="bold red")
             fields.append(plain(reason))
@@ -180,7 +224,6 @@ class BrowseScreen(ModeScreen):
                 fields.append(f"\n{label:>16}: ", style="bold")
                 fields.append(plain(value, STATUS_STYLE.get(str(value), "")))
         self.query_one("#detail-fields", Static).update(fields, layout=False)  # fixed height: no re-layout
-        body = memory.body
         if len(body) > PREVIEW_CHARS:
             cut = body.rfind("\n", 0, PREVIEW_CHARS)
             preview = body_text(body[: cut if cut > 0 else PREVIEW_CHARS])

@@ -12,7 +12,7 @@ import yaml
 
 from helpers import ROOT, git, init_repo
 from palinode_core import audit
-from palinode_core.forget import detect_forget_request
+from palinode_core.detect import detect_forget_request
 from palinode_core.sanitize import has_unsafe
 from palinode_core.store import Store
 

@@ -6,7 +6,8 @@ import pytest
 from helpers import make_git_store, palinode_file
 from palinode_core import lifecycle
 from palinode_core.embed import Embedder
-from palinode_core.search import SearchIndex, chunk_memory, store_cache_dir
+from palinode_core.cache import store_cache_dir
+from palinode_core.search import SearchIndex, chunk_memory
 from palinode_core.store import Store
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]

@@ -1,0 +1,118 @@
+"""Per-store cache folders outside the store, and the scan cache: each parsed
+memory's summary keyed by its stat stamp, so reopening a store re-parses only
+files that changed (a 100,000-memory store otherwise spends seconds in YAML)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .store import Memory, Stamp, Summary
+
+# Bump when Summary's fields or how they are derived change: old rows are dropped.
+SUMMARY_VERSION = 1
+# Git's "racy" rule: a file written within this window of being read may be
+# rewritten in the same timestamp tick, so its row is not trusted yet.
+RACY_SECONDS = 2.0
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "palinode-tui"
+
+
+def store_cache_dir(store_root: Path) -> Path:
+    """One cache folder per store, keyed by the store's real path."""
+    key = hashlib.sha256(str(os.path.realpath(store_root)).encode()).hexdigest()[:16]
+    return cache_root() / f"{Path(store_root).name[:40]}-{key}"
+
+
+_COLUMNS = ("rel", "mtime_ns", "ctime_ns", "size", "ino", "fingerprint", "status", "superseded_by",
+            "retracted_prefs", "update_policy", "created_at", "restored_at", "fact_id", "category", "title",
+            "lifecycle", "struck", "forget_pref")
+
+
+class ScanCache:
+    """A cache, never a source of truth: any failure to read or write it means
+    the files are parsed instead, and a row is used only when the file's
+    mtime, ctime, size and inode all still match."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self._version = f"{SUMMARY_VERSION}:{__version__}"
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=5.0)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if row is None or row[0] != self._version:
+            db.execute("DROP TABLE IF EXISTS entries")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
+        db.execute(f"CREATE TABLE IF NOT EXISTS entries ({_COLUMNS[0]} TEXT PRIMARY KEY, "
+                   + ", ".join(_COLUMNS[1:]) + ")")
+        db.commit()
+        return db
+
+    def load(self) -> dict[str, tuple[Stamp, str, Summary]]:
+        """rel -> (stamp, fingerprint, summary) for every cached memory."""
+        from .store import Summary
+        try:
+            db = self._connect()
+            try:
+                rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM entries").fetchall()
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            self._discard(exc)
+            return {}
+        out = {}
+        for (rel, mtime, ctime, size, ino, fingerprint, status, superseded_by, prefs, policy, created, restored,
+             fact_id, category, title, lifecycle, struck, forget_pref) in rows:
+            out[rel] = ((mtime, ctime, size, ino), fingerprint,
+                        Summary(status, superseded_by, tuple(json.loads(prefs)) if prefs else (), policy, created,
+                                restored, fact_id, category, title, lifecycle, bool(struck), forget_pref))
+        return out
+
+    def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
+        racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
+        rows = []
+        for m in memories:
+            if m.stamp[1] > racy_after:
+                continue
+            s = m.summary
+            rows.append((m.rel, *m.stamp, m.fingerprint, s.status, s.superseded_by,
+                         json.dumps(list(s.retracted_prefs)) if s.retracted_prefs else None, s.update_policy,
+                         s.created_at, s.restored_at, s.fact_id, s.category, s.title, s.lifecycle, int(s.struck),
+                         s.forget_pref))
+        gone = [(rel,) for rel in removed]
+        if not rows and not gone:
+            return
+        try:
+            db = self._connect()
+            try:
+                db.executemany("DELETE FROM entries WHERE rel=?", gone)
+                db.executemany(f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_COLUMNS))})", rows)
+                db.commit()
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            self.problem = f"scan cache not written: {exc}"
+
+    def _discard(self, exc: Exception) -> None:
+        """A corrupt or unreadable cache is removed so the next save starts clean."""
+        self.problem = f"scan cache unreadable ({exc}); files parsed instead"
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except OSError:
+                pass

@@ -1,0 +1,151 @@
+"""The scan cache: a reopen serves unchanged memories from their stat stamp
+without reading them, and never serves anything the files would not."""
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+
+import pytest
+
+from helpers import copy_sample_store, palinode_file, write_files
+
+from palinode_core import cache
+from palinode_core.errors import UnreadableMemory
+from palinode_core.store import ScanResult, Store
+
+
+@pytest.fixture
+def trusting(monkeypatch):
+    """Fixture files were all written a moment ago; the racy-write window
+    would (rightly) keep every one of them out of the cache."""
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
+
+
+def _fresh(root) -> ScanResult:
+    return Store(root, use_scan_cache=False).scan()
+
+
+def test_reopen_serves_summaries_from_cache_and_loads_text_lazily(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    first = Store(root).scan()
+    assert all(m.loaded is not None for m in first.memories.values())  # parsed: nothing cached yet
+    again = Store(root).scan()
+    fresh = _fresh(root)
+    assert set(again.memories) == set(fresh.memories) and set(again.history) == set(fresh.history)
+    for rel, memory in {**again.memories, **again.history}.items():
+        truth = fresh.memories.get(rel) or fresh.history[rel]
+        assert memory.loaded is None, f"{rel} was read although unchanged"
+        assert memory.summary == truth.summary
+        assert memory.fingerprint == truth.fingerprint
+        assert memory.text == truth.text  # the lazy read gives the same bytes
+    assert again.counts() == fresh.counts()
+
+
+def test_a_changed_file_is_reparsed_even_with_size_and_mtime_put_back(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    Store(root).scan()
+    rel = next(iter(_fresh(root).memories))
+    path = root / rel
+    st = os.stat(path)
+    text = path.read_text()
+    flipped = text.replace("a", "b", 1) if "a" in text else text.replace("e", "f", 1)
+    assert flipped != text and len(flipped) == len(text)
+    path.write_text(flipped)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime: only ctime tells
+    memory = Store(root).scan().memories[rel]
+    assert memory.loaded is not None
+    assert memory.text == flipped
+
+
+def test_recent_writes_are_not_trusted_to_the_cache(tmp_path):
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    store.scan()
+    assert store.scan_cache.load() == {}  # every file is younger than the racy window
+    assert all(m.loaded is not None for m in Store(root).scan().memories.values())
+
+
+def test_corrupt_cache_is_discarded_and_the_scan_is_still_right(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    store.scan()
+    db = store.scan_cache.path
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{db}{suffix}"):
+            os.unlink(f"{db}{suffix}")
+    db.write_bytes(b"this is not a database" * 100)
+    reopened = Store(root)
+    scan = reopened.scan()
+    assert reopened.scan_cache.problem and "unreadable" in reopened.scan_cache.problem
+    assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in _fresh(root).memories.items()}
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM entries").fetchone()[0] > 0  # rebuilt
+
+
+def test_rows_from_an_older_summary_version_are_dropped(tmp_path, trusting, monkeypatch):
+    root = copy_sample_store(tmp_path / "store")
+    Store(root).scan()
+    monkeypatch.setattr(cache, "SUMMARY_VERSION", cache.SUMMARY_VERSION + 1)
+    scan = Store(root).scan()
+    assert all(m.loaded is not None for m in scan.memories.values())
+
+
+def test_deleted_and_broken_files_leave_the_cache(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    Store(root).scan()
+    rels = sorted(_fresh(root).memories)
+    (root / rels[0]).unlink()
+    (root / rels[1]).write_text("---\ntitle: [unclosed\n---\nbody\n")
+    store = Store(root)
+    scan = store.scan()
+    assert rels[0] not in scan.memories and rels[1] not in scan.memories
+    assert [e.path for e in scan.errors] == [rels[1]]
+    cached = store.scan_cache.load()
+    assert rels[0] not in cached and rels[1] not in cached
+
+
+def test_a_link_is_never_served_from_cache_and_a_lazy_read_rechecks_it(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    outside = tmp_path / "outside.md"
+    outside.write_text(palinode_file({"title": "secret"}, "outside the store"))
+    write_files(root, {"notes/target.md": palinode_file({"title": "inside"}, "inside text")})
+    os.symlink(root / "notes" / "target.md", root / "notes" / "link.md")
+    store = Store(root)
+    scan = store.scan()
+    assert "notes/link.md" in scan.memories and "notes/link.md" not in store.scan_cache.load()
+    # retarget the link outside: the reopen refuses it
+    os.unlink(root / "notes" / "link.md")
+    os.symlink(outside, root / "notes" / "link.md")
+    reopened = Store(root).scan()
+    assert "notes/link.md" not in reopened.memories
+    assert any(e.path == "notes/link.md" and "outside" in e.reason for e in reopened.errors)
+    # a cached memory whose file became a link outside since: its lazy read refuses too
+    cached = Store(root).scan().memories["notes/target.md"]
+    assert cached.loaded is None
+    os.unlink(root / "notes" / "target.md")
+    os.symlink(outside, root / "notes" / "target.md")
+    with pytest.raises(UnreadableMemory):
+        cached.body
+
+
+def test_incremental_counts_match_a_full_recount(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    scan = store.scan()
+    scan.counts()  # tallies now kept incrementally
+    rng = random.Random(7)
+    rels = sorted(scan.memories)
+    for step in range(40):
+        rel = rng.choice(rels + ["notes/new-%d.md" % step])
+        path = root / rel
+        action = rng.choice(["archive", "strike", "activate", "delete", "write"])
+        if action == "delete":
+            if path.exists():
+                path.unlink()
+        else:
+            status = "archived" if action == "archive" else "active"
+            body = ("~~old text~~ [RETRACTED 2031-06-01 r:0123abcd]." if action == "strike" else f"note {step}")
+            write_files(root, {rel: palinode_file({"title": rel, "status": status}, body)})
+        scan = store.refresh(scan, {rel})
+        full = ScanResult(scan.memories, scan.history, scan.errors).counts()
+        assert scan.counts() == full, (step, rel, action)
