@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from .store import Memory, Stamp, Summary
 
 # Bump when Summary's fields or how they are derived change: old rows are dropped.
-SUMMARY_VERSION = 1
+# The entries columns after the stamp and fingerprint are Summary's fields in order.
+SUMMARY_VERSION = 3
 # Git's "racy" rule: a file written within this window of being read may be
 # rewritten in the same timestamp tick, so its row is not trusted yet.
 RACY_SECONDS = 2.0
@@ -34,9 +35,12 @@ def store_cache_dir(store_root: Path) -> Path:
     return cache_root() / f"{Path(store_root).name[:40]}-{key}"
 
 
-_COLUMNS = ("rel", "mtime_ns", "ctime_ns", "size", "ino", "fingerprint", "status", "superseded_by",
-            "retracted_prefs", "update_policy", "created_at", "restored_at", "fact_id", "category", "title",
-            "lifecycle", "struck", "forget_pref")
+_KEY_COLUMNS = ("rel", "mtime_ns", "ctime_ns", "size", "ino", "fingerprint")
+
+
+def _columns() -> tuple[str, ...]:
+    from .store import Summary  # the rest of a row is a Summary, field for field
+    return _KEY_COLUMNS + Summary._fields
 
 
 class ScanCache:
@@ -58,8 +62,8 @@ class ScanCache:
         if row is None or row[0] != self._version:
             db.execute("DROP TABLE IF EXISTS entries")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
-        db.execute(f"CREATE TABLE IF NOT EXISTS entries ({_COLUMNS[0]} TEXT PRIMARY KEY, "
-                   + ", ".join(_COLUMNS[1:]) + ")")
+        columns = _columns()
+        db.execute(f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")")
         db.commit()
         return db
 
@@ -69,18 +73,19 @@ class ScanCache:
         try:
             db = self._connect()
             try:
-                rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM entries").fetchall()
+                rows = db.execute(f"SELECT {', '.join(_columns())} FROM entries").fetchall()
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as exc:
             self._discard(exc)
             return {}
         out = {}
-        for (rel, mtime, ctime, size, ino, fingerprint, status, superseded_by, prefs, policy, created, restored,
-             fact_id, category, title, lifecycle, struck, forget_pref) in rows:
-            out[rel] = ((mtime, ctime, size, ino), fingerprint,
-                        Summary(status, superseded_by, tuple(json.loads(prefs)) if prefs else (), policy, created,
-                                restored, fact_id, category, title, lifecycle, bool(struck), forget_pref))
+        make = Summary._make
+        for row in rows:
+            summary = make(row[6:])
+            if summary.retracted_prefs is not None:  # JSON when present (rare); NULL stays None
+                summary = summary._replace(retracted_prefs=tuple(json.loads(summary.retracted_prefs)))
+            out[row[0]] = (row[1:5], row[5], summary)
         return out
 
     def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
@@ -92,7 +97,7 @@ class ScanCache:
             s = m.summary
             rows.append((m.rel, *m.stamp, m.fingerprint, s.status, s.superseded_by,
                          json.dumps(list(s.retracted_prefs)) if s.retracted_prefs else None, s.update_policy,
-                         s.created_at, s.restored_at, s.fact_id, s.category, s.title, s.lifecycle, int(s.struck),
+                         s.created_at, s.restored_at, s.fact_id, s.category, s.title, s.lifecycle, s.struck,
                          s.forget_pref))
         gone = [(rel,) for rel in removed]
         if not rows and not gone:
@@ -101,7 +106,7 @@ class ScanCache:
             db = self._connect()
             try:
                 db.executemany("DELETE FROM entries WHERE rel=?", gone)
-                db.executemany(f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_COLUMNS))})", rows)
+                db.executemany(f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_columns()))})", rows)
                 db.commit()
             finally:
                 db.close()

@@ -1,13 +1,16 @@
 """A Palinode store on disk: which files are memories, each parsed as it is."""
 from __future__ import annotations
 
+import gc
 import os
 import stat as stat_mod
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from . import paths
 from .cache import ScanCache, store_cache_dir
@@ -38,13 +41,13 @@ def stamp_of(st: os.stat_result) -> Stamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(NamedTuple):
     """What listing, counting and finding requests need, derived once when the
-    file is parsed; the scan cache persists it so a reopen needs no parse."""
+    file is parsed; the scan cache persists it so a reopen needs no parse.
+    (A NamedTuple: a 100,000-memory reopen builds one per file.)"""
     status: str
     superseded_by: str | None
-    retracted_prefs: tuple[str, ...]
+    retracted_prefs: tuple[str, ...] | None  # None when there are none (as the cache stores it)
     update_policy: str | None
     created_at: str | None
     restored_at: str | None
@@ -65,8 +68,8 @@ class Summary:
         return cls(
             status=str(status).strip() if status not in (None, "") else "active",
             superseded_by=_as_text(meta.get("superseded_by")),
-            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list)
-                             else (prefs,) if isinstance(prefs, str) and prefs else ()),
+            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list) and prefs
+                             else (prefs,) if isinstance(prefs, str) and prefs else None),
             update_policy=_as_text(meta.get("update_policy")),
             created_at=_as_text(meta.get("created_at")),
             restored_at=_as_text(meta.get("restored_at")),
@@ -144,7 +147,7 @@ class Memory:
 
     @property
     def retracted_prefs(self) -> list[str]:
-        return list(self.summary.retracted_prefs)
+        return list(self.summary.retracted_prefs or ())
 
     @property
     def update_policy(self) -> str | None:
@@ -170,7 +173,7 @@ class Memory:
 
     @property
     def struck(self) -> bool:
-        return self.summary.struck
+        return bool(self.summary.struck)  # the cache stores it as 0/1
 
     @property
     def forget_pref(self) -> str | None:
@@ -244,6 +247,28 @@ class ScanResult:
                 "errors": len(self.errors)}
 
 
+_gc_lock = threading.Lock()
+_gc_state = {"pauses": 0, "was_enabled": True}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Building 100,000 memories would run the cyclic collector hundreds of
+    times over objects that are never garbage (a third of a cached reopen)."""
+    with _gc_lock:
+        if _gc_state["pauses"] == 0:
+            _gc_state["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_state["pauses"] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state["pauses"] -= 1
+            if _gc_state["pauses"] == 0 and _gc_state["was_enabled"]:
+                gc.enable()
+
+
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -275,23 +300,48 @@ class Store:
             raise ReadOnlyError("the store is open read-only; no change was made")
 
     # -- reading -----------------------------------------------------------
-    def iter_markdown(self) -> Iterator[tuple[str, Path]]:
-        """Every ``*.md`` Palinode could treat as memory, pruning skipped and
-        dot directories, never descending through directory links."""
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in paths.ALWAYS_SKIP and not d.startswith("."))
-            rel_dir = os.path.relpath(dirpath, self.root)
-            for name in sorted(filenames):
-                if not name.endswith(".md") or name.startswith("."):
+    def iter_markdown(self) -> list[tuple[str, str, os.stat_result | None]]:
+        """(rel, absolute path, lstat) of every ``*.md`` Palinode could treat as
+        memory, sorted, pruning skipped and dot directories, never descending
+        through directory links. The lstat is None when the file vanished.
+        (A list built without generators: this runs over every file on open.)"""
+        found: list[tuple[str, str, os.stat_result | None]] = []
+
+        def walk(folder: str, prefix: str) -> None:
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                return
+            subdirs = []
+            for entry in entries:
+                name = entry.name
+                if name[0] == ".":
                     continue
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                yield rel, Path(dirpath, name)
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if name not in paths.ALWAYS_SKIP:
+                        subdirs.append(entry)
+                elif name.endswith(".md"):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        st = None
+                    found.append((prefix + name, entry.path, st))
+            for entry in subdirs:
+                walk(entry.path, f"{prefix}{entry.name}/")
+
+        walk(str(self.root), "")
+        return found
 
     def load(self, ref: str) -> Memory:
         rel, abs_path = self.resolve(ref)
         return self._load(rel, abs_path)
 
-    def _load(self, rel: str, abs_path: Path) -> Memory:
+    def _load(self, rel: str, abs_path: str | Path) -> Memory:
         try:
             st = os.lstat(abs_path)
         except FileNotFoundError:
@@ -315,26 +365,24 @@ class Store:
         doc = parse_document(decode_memory(data))
         return Memory(rel, fingerprint(data), Summary.of(rel, doc), stamp_of(st), loaded=doc, via_link=via_link)
 
-    def _from_cache(self, rel: str, abs_path: Path, stamp: Stamp, fingerprint_: str, summary: Summary) -> Memory:
-        return Memory(rel, fingerprint_, summary, stamp, reload=partial(self._load, rel, abs_path))
-
     def scan(self) -> ScanResult:
         """Every memory in the store. Files whose stat stamp matches the scan
         cache are not read at all (their text loads on first use)."""
+        with _gc_paused():
+            return self._scan()
+
+    def _scan(self) -> ScanResult:
         cached = self.scan_cache.load() if self.scan_cache else {}
         result = ScanResult()
         parsed: list[Memory] = []
-        for rel, abs_path in self.iter_markdown():
+        for rel, abs_path, st in self.iter_markdown():
             hit = cached.pop(rel, None)
-            if hit is not None:
-                try:
-                    st = os.lstat(abs_path)
-                except OSError:
-                    st = None
-                if st is not None and stat_mod.S_ISREG(st.st_mode) and stamp_of(st) == hit[0]:
-                    memory = self._from_cache(rel, abs_path, *hit)
-                    (result.history if paths.is_history(rel) else result.memories)[rel] = memory
-                    continue
+            if st is None:
+                continue  # vanished while listing
+            if hit is not None and stat_mod.S_ISREG(st.st_mode) and stamp_of(st) == hit[0]:
+                memory = Memory(rel, hit[1], hit[2], hit[0], reload=partial(self._load, rel, abs_path))
+                (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+                continue
             memory = self._scan_one(result, rel, abs_path)
             if memory is not None:
                 parsed.append(memory)
@@ -346,20 +394,21 @@ class Store:
 
         With ``changed`` only those paths are re-read (the watcher's batch);
         without it every file is stat-ed and re-read only if its stamp moved."""
+        with _gc_paused():
+            return self._refresh(previous, changed)
+
+    def _refresh(self, previous: ScanResult, changed: set[str] | None) -> ScanResult:
         if changed is None:
             result = ScanResult()
             old = {**previous.memories, **previous.history}
             parsed: list[Memory] = []
-            for rel, abs_path in self.iter_markdown():
+            for rel, abs_path, st in self.iter_markdown():
                 known = old.pop(rel, None)
-                if known is not None and not known.via_link:
-                    try:
-                        st = os.lstat(abs_path)
-                    except OSError:
-                        continue
-                    if stamp_of(st) == known.stamp:
-                        (result.history if known.is_history else result.memories)[rel] = known
-                        continue
+                if st is None:
+                    continue  # vanished while listing
+                if known is not None and not known.via_link and stamp_of(st) == known.stamp:
+                    (result.history if known.is_history else result.memories)[rel] = known
+                    continue
                 memory = self._scan_one(result, rel, abs_path)
                 if memory is not None:
                     parsed.append(memory)
@@ -393,7 +442,7 @@ class Store:
         self._save_cache(parsed, [rel for rel in changed if rel not in result.memories and rel not in result.history])
         return result
 
-    def _scan_one(self, result: ScanResult, rel: str, abs_path: Path) -> Memory | None:
+    def _scan_one(self, result: ScanResult, rel: str, abs_path: str | Path) -> Memory | None:
         try:
             memory = self._load(rel, abs_path)
         except (UnreadableMemory, MemoryNotFound) as exc:

@@ -17,11 +17,16 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_bytes_checked(path: Path, max_bytes: int = MAX_MEMORY_BYTES) -> bytes:
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise UnreadableMemory(f"file is {size} bytes, over the {max_bytes}-byte limit for a memory")
-    return path.read_bytes()
+def read_bytes_checked(path: str | os.PathLike[str], max_bytes: int = MAX_MEMORY_BYTES) -> bytes:
+    """The file's bytes, refusing one over the limit (also if it grows while read)."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise UnreadableMemory(f"file is {size} bytes, over the {max_bytes}-byte limit for a memory")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise UnreadableMemory(f"file grew past the {max_bytes}-byte limit for a memory while being read")
+    return data
 
 
 def decode_memory(data: bytes) -> str:
