@@ -176,24 +176,31 @@ def strike(body: str, spans: list[Span], marker: str) -> str:
     return "".join(out)
 
 
-def _prev_line_breaks_paragraph(body: str, line_start: int) -> bool:
-    """True when the line before ``line_start`` ends a walker paragraph."""
+def _prev_line_breaks_paragraph(body: str, line_start: int, floor: int = 0) -> bool:
+    """True when the line before ``line_start`` ends a walker paragraph.
+
+    A previous line inside the open strike (at or after ``floor``) that reads
+    as a ``~~~`` fence only because the strike's own ``~~`` was put in front
+    of the user's ``~~text~~`` was no fence to the walker."""
     if line_start == 0:
         return True
     prev_start = body.rfind("\n", 0, line_start - 1) + 1
     prev = body[prev_start:line_start - 1].rstrip("\r")
     stripped = prev.strip()
-    return (not stripped or stripped.startswith(("#", "|")) or bool(_FENCE_RE.match(stripped))
-            or bool(_LIST_ITEM_RE.match(prev)))
+    fence = bool(_FENCE_RE.match(stripped))
+    if fence and prev_start >= floor and stripped.startswith("~~"):
+        unstruck = stripped[2:]
+        fence = bool(_FENCE_RE.match(unstruck)) or not unstruck.strip("~")
+    return (not stripped or stripped.startswith(("#", "|")) or fence or bool(_LIST_ITEM_RE.match(prev)))
 
 
-def _is_sentence_start(body: str, pos: int) -> bool:
+def _is_sentence_start(body: str, pos: int, floor: int = 0) -> bool:
     """Could the walker have opened a strike at ``pos``? Only at the start of a
     sentence: after a terminator and whitespace, or at the start of a paragraph."""
     if _AFTER_SENTENCE_RE.search(body[max(0, pos - 256):pos]):
         return True
     line_start = body.rfind("\n", 0, pos) + 1
-    return body[line_start:pos].strip() == "" and _prev_line_breaks_paragraph(body, line_start)
+    return body[line_start:pos].strip() == "" and _prev_line_breaks_paragraph(body, line_start, floor)
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,7 @@ def _find_opener(body: str, floor: int, closer: int) -> int:
     if bullet and line_start + len(bullet.group(1)) >= floor:
         return line_start + len(bullet.group(1))  # list items are struck whole
     for p in range(closer - 2, floor - 1, -1):
-        if body.startswith("~~", p) and _is_sentence_start(body, p):
+        if body.startswith("~~", p) and _is_sentence_start(body, p, floor):
             return p
     return -1
 

@@ -116,7 +116,12 @@ class BrowseScreen(ModeScreen):
         rows: list[Row] = [(memory_status(m), rel, m, "") for rel, m in scan.memories.items()]
         rows += [("history", rel, m, "") for rel, m in scan.history.items()]
         rows += [("unparseable", e.path, None, e.reason) for e in scan.errors]
-        out = [row for row in rows if self._keeps(row)]
+        if self.search_hits is None and not self.text_filter:  # the common case, without a call per row
+            wanted = self.status_filter
+            out = ([row for row in rows if row[0] != "history"] if wanted == "all"
+                   else [row for row in rows if row[0] == wanted])
+        else:
+            out = [row for row in rows if self._keeps(row)]
         if self.search_hits is not None:
             order = {p: i for i, p in enumerate(self.search_hits)}
             out.sort(key=lambda r: order.get(r[1], 0))

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from helpers import SAMPLE_STORE, Clock, copy_sample_store, git, make_git_store, palinode_file, subjects
@@ -99,6 +99,8 @@ _body = st.lists(_line, min_size=1, max_size=10).map("\n".join)
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=_body, trailing=st.sampled_from(["", "\n", "\n\n"]), pick=st.integers(0, 2**16))
+# found by hypothesis: the strike's "~~" before a user's "~~old~~" makes "~~~~old~~", which reads as a fence
+@example(body="~~old~~\n~~old~~ Zed.", trailing="", pick=0)
 def test_strike_then_unstrike_is_identity(body, trailing, pick):
     body = body + trailing
     matcher = Matcher.for_pref("I know Zed Tea")
