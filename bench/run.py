@@ -99,7 +99,8 @@ def bench_bm25(store_root: Path, size: int, cache: Path) -> list[Result]:
         schema = Schema(chunk_id=ID(stored=True, unique=True), path=ID(stored=True), status=ID(stored=True),
                         content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()))
         ix = windex.create_in(str(folder), schema)
-        writer = ix.writer(procs=2, multisegment=True) if len(chunks) > 2000 else ix.writer()
+        writer = (ix.writer(procs=2, multisegment=True, compound=False) if len(chunks) > 2000
+                  else ix.writer(compound=False))  # the same segment format ours writes
         for cid, path, status, text in chunks:
             writer.add_document(chunk_id=cid, path=path, status=status, content=text)
         writer.commit()

@@ -223,7 +223,7 @@ class PalinodeApp(App):
                     scan = self.scan
                     if self.index is None:
                         self.index = SearchIndex(self.store, self.embedder)
-                    self.index.update_lexical(progress, memories=scan.memories if scan else None)
+                    self.index.update_lexical(progress, memories=scan.memories if scan else None, isolate=True)
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         self.index.update_vectors(progress)

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from . import audit, forget
 from .cli import _open, _path_arg, command
 from .search import SearchIndex
+from .store import Store
 
 
 def _index(store, lexical: bool = False) -> SearchIndex:
@@ -23,6 +27,32 @@ def _index(store, lexical: bool = False) -> SearchIndex:
     if verbose:
         print(file=sys.stderr)
     return index
+
+
+def _index_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lexical", action="store_true", help="BM25 only; do not embed")
+    p.add_argument("--cache-dir", help="the index folder (default: the store's own under the user cache)")
+    p.add_argument("--progress", action="store_true", help="JSON progress lines on stdout before the result")
+    p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
+
+
+@command("index", "build the search index, or bring it up to date with the store", _index_args)
+def _index_cmd(args: argparse.Namespace) -> dict[str, Any]:
+    if args.background:
+        os.nice(10)
+    store = Store(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None)
+    index = SearchIndex(store)
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if args.progress:
+            print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)
+    index.update_lexical(progress)
+    if not args.lexical:
+        index.update_vectors(progress)
+    stats = index.stats
+    return {"files": stats.files, "chunks": stats.chunks, "files_reindexed": stats.files_reindexed,
+            "vectors": stats.vectors, "embedded": stats.embedded_this_session, "unreadable": stats.errors,
+            "mode": "hybrid" if index.vectors_ready else "lexical"}
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:

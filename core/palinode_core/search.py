@@ -27,6 +27,7 @@ from .store import Memory, Store
 from .words import content_words
 
 RRF_K = 60
+ISOLATE_ABOVE = 2000  # an isolated update moves to a child process above this many changed files
 CHUNK_LIMIT = 2000
 _SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
@@ -172,15 +173,22 @@ class SearchIndex:
         return self.stats
 
     def update_lexical(self, progress: Progress | None = None,
-                       memories: dict[str, Memory] | None = None) -> None:
+                       memories: dict[str, Memory] | None = None, *, isolate: bool = False) -> None:
+        """Index changed files, drop removed ones. With ``isolate``, a big update
+        (a first index) runs in a low-priority child process, so it does not
+        compete with the caller's threads (an app's UI) for the GIL and CPU."""
         if memories is None:
             scan = self.store.scan()
             memories = scan.memories
             self.stats.errors = [f"{e.path}: {e.reason}" for e in scan.errors]
+        if isolate:
+            with self._lock:
+                known = self._known_fingerprints()
+                pending = sum(1 for rel, m in memories.items() if known.get(rel) != m.fingerprint)
+            if pending > ISOLATE_ABOVE:
+                self._update_in_child(progress)
         with self._lock:
-            if self._known is None:
-                self._known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
-            known = self._known
+            known = self._known_fingerprints()
             changed = [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]
             removed = [rel for rel in known if rel not in memories]
             total = len(changed) + len(removed)
@@ -208,14 +216,63 @@ class SearchIndex:
                 self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             self.stats.files = len(memories)
 
+    def _known_fingerprints(self) -> dict[str, str]:
+        if self._known is None:
+            self._known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
+        return self._known
+
+    def _update_in_child(self, progress: Progress | None) -> None:
+        """``palinode-audit index --lexical`` in a child at nice 10, relaying its
+        progress; our own update afterwards reconciles what changed meanwhile."""
+        import select
+        import subprocess
+        import sys
+        import tempfile
+
+        command = [sys.executable, "-m", "palinode_core", "--json", "index", str(self.store.root), "--lexical",
+                   "--cache-dir", str(self.cache_dir), "--progress", "--background"]
+        env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
+        with tempfile.TemporaryFile() as errors:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
+                                     env=env)
+            try:
+                while True:
+                    if self._cancel.is_set():
+                        raise IndexCancelled()
+                    ready, _, _ = select.select([child.stdout], [], [], 0.2)
+                    if not ready:
+                        continue
+                    line = child.stdout.readline()
+                    if not line:
+                        break
+                    if progress and line.startswith(b'{"progress"'):  # then the (multi-line) result
+                        event = json.loads(line)
+                        progress(event["progress"], event["done"], event["total"])
+                code = child.wait()
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+            finally:
+                child.stdout.close()
+            if code != 0:
+                errors.seek(0)
+                reason = errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise PalinodeError(f"indexing in the background failed: {reason[-1] if reason else f'exit {code}'}")
+        with self._lock:
+            self._known = None  # the child wrote the files table
+            self._matrix = None
+
     def _write_lexical(self, changed: list[Memory], removed: list[str],
                        progress: Progress | None) -> list[tuple[Memory, list[Chunk]]]:
         """Write the BM25 side; a file that cannot be read now (changed or gone
         since the scan) is left out and retried on the next update."""
         indexed: list[tuple[Memory, list[Chunk]]] = []
         # timeout: wait for another process's writer (a CLI run) instead of failing
-        writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0) if len(changed) > 2000
-                  else self._ix.writer(timeout=30.0))
+        # compound=False: whoosh copies a compound segment's whole terms file into
+        # memory on every reader open (~0.5 s per search or update at 100k memories)
+        writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0, compound=False)
+                  if len(changed) > 2000 else self._ix.writer(timeout=30.0, compound=False))
         try:
             for rel in removed:
                 writer.delete_by_term("path", rel)

@@ -141,3 +141,13 @@ def test_text_output_never_emits_escape_sequences(tmp_path):
     assert "\\x1b]52" in proc.stdout and "[bold red]" in proc.stdout
     data = json.loads(run("--json", "show", str(root), "p/evil.md").stdout)
     assert "Body \x1b[2J\x9b31m end" in data["body"]  # JSON keeps the data exactly
+
+
+def test_index_reports_progress_lines_then_the_result(sample, tmp_path):
+    proc = run("--json", "index", str(sample), "--lexical", "--progress", "--cache-dir", str(tmp_path / "ix"))
+    progress = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith('{"progress"')]
+    assert progress[-1] == {"progress": "lexical", "done": 7, "total": 7}
+    result = json.loads(proc.stdout[proc.stdout.index("{\n"):])  # the result follows the progress lines
+    assert result["files"] == 7 and result["files_reindexed"] == 7 and result["mode"] == "lexical"
+    again = json.loads(run("--json", "index", str(sample), "--lexical", "--cache-dir", str(tmp_path / "ix")).stdout)
+    assert again["files_reindexed"] == 0 and again["chunks"] == result["chunks"] > 0

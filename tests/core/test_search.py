@@ -122,3 +122,68 @@ def test_an_update_can_be_cancelled_from_another_thread(tmp_path):
     fresh.update_lexical()  # nothing half-written was kept: a later update indexes everything
     assert fresh.stats.files_reindexed == 300
     assert len(fresh.search("rivers", 500, lexical_only=True, per_file=1).hits) == 300
+
+
+def _child_running(marker: str) -> bool:
+    """Is a process whose command line names ``marker`` still alive?"""
+    import os
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch):
+    from palinode_core import search
+    files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(60)}
+    root = make_git_store(tmp_path / "s", files)
+    no_model = Embedder(model_path=str(tmp_path / "none"))
+    inline = SearchIndex(Store(root), no_model, cache_dir=tmp_path / "inline")
+    inline.update_lexical()
+    monkeypatch.setattr(search, "ISOLATE_ABOVE", 10)
+    events = []
+    store = Store(root)
+    isolated = SearchIndex(store, no_model, cache_dir=tmp_path / "isolated")
+    isolated.update_lexical(lambda *e: events.append(e), memories=store.scan().memories, isolate=True)
+    assert ("lexical", 60, 60) in events  # relayed from the child
+    assert isolated.stats.files_reindexed == 0  # the child did it all; nothing left for us
+    assert isolated._known_fingerprints() == inline._known_fingerprints()
+    for query in TOPICS:
+        mine = [(h.path, h.bm25_rank) for h in isolated.search(query, 20, lexical_only=True).hits]
+        theirs = [(h.path, h.bm25_rank) for h in inline.search(query, 20, lexical_only=True).hits]
+        assert mine == theirs and mine
+
+
+def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
+    import threading
+
+    from palinode_core import search
+    from palinode_core.search import IndexCancelled
+    files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(400)}
+    root = make_git_store(tmp_path / "s", files)
+    monkeypatch.setattr(search, "ISOLATE_ABOVE", 10)
+    store = Store(root)
+    cache = tmp_path / "cancel-cache"
+    index = SearchIndex(store, Embedder(model_path=str(tmp_path / "none")), cache_dir=cache)
+    outcome = []
+
+    def run():
+        try:
+            index.update_lexical(memories=store.scan().memories, isolate=True)
+        except IndexCancelled:
+            outcome.append("cancelled")
+    worker = threading.Thread(target=run)
+    worker.start()
+    for _ in range(200):
+        if _child_running(str(cache)):
+            break
+        threading.Event().wait(0.02)
+    assert _child_running(str(cache)), "the child never started"
+    index.cancel()
+    worker.join(10)
+    assert outcome == ["cancelled"] and not worker.is_alive()
+    assert not _child_running(str(cache))
