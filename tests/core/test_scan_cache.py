@@ -149,3 +149,12 @@ def test_incremental_counts_match_a_full_recount(tmp_path, trusting):
         scan = store.refresh(scan, {rel})
         full = ScanResult(scan.memories, scan.history, scan.errors).counts()
         assert scan.counts() == full, (step, rel, action)
+
+
+def test_scan_reports_progress_against_the_listed_total(tmp_path):
+    root = copy_sample_store(tmp_path / "store")
+    calls = []
+    scan = Store(root).scan(lambda done, total: calls.append((done, total)))
+    listed = len(scan.memories) + len(scan.history) + len(scan.errors)
+    assert calls and calls[0] == (0, listed)
+    assert all(total == listed and done < total for done, total in calls)
