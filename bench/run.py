@@ -182,16 +182,17 @@ def bench_apply(store_root: Path, size: int) -> list[Result]:
         subprocess.run(["git", "-C", str(store_root), "commit", "-q", "-m", "bench", "--", str(scratch)],
                        check=True, env=env)
 
-    base = median_time(bare_commit)
+    reps = max(REPS, 9)  # a ~60 ms operation: more runs steady the median
+    base = median_time(bare_commit, reps)
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
     rel = "insights/pref-tea.md"
     archive = lambda: (lifecycle.apply(store, lifecycle.plan_archive(store, rel)),  # noqa: E731
                        lifecycle.apply(store, lifecycle.plan_restore(store, rel)))
-    both_archive = median_time(archive) / 2
+    both_archive = median_time(archive, reps) / 2
     strike_rel, pref = "projects/moonrise-closeout.md", "I know Wilhelmina Cragg"
     strike = lambda: (lifecycle.apply(store, lifecycle.plan_retract(store, strike_rel, pref)),  # noqa: E731
                       lifecycle.apply(store, lifecycle.plan_unretract(store, strike_rel, pref)))
-    both_strike = median_time(strike) / 2
+    both_strike = median_time(strike, reps) / 2
     return [ratio_result("apply one archive incl. commit vs a bare git commit", size, both_archive, base, 1.5),
             ratio_result("apply one strike incl. commit vs a bare git commit", size, both_strike, base, 1.5)]
 
@@ -212,6 +213,17 @@ async def _key_latencies(pilot, count: int) -> tuple[list[float], list[float]]:
     return cpu, wall
 
 
+async def _until(pilot, app, predicate: Callable[[], bool], what: str, timeout: float = 300.0) -> None:
+    """Wait for the app; a bench that hangs says what it was waiting for."""
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"bench timed out waiting for {what}: status {app.status_note!r}, progress "
+                               f"{app.progress}, screen {type(app.screen).__name__}, workers "
+                               f"{[w.description for w in app.workers]}")
+        await pilot.pause(0.005)
+
+
 async def _app_benches(store_root: Path, size: int, cache: Path, embedder) -> list[Result]:
     from textual.widgets import DataTable
 
@@ -220,12 +232,11 @@ async def _app_benches(store_root: Path, size: int, cache: Path, embedder) -> li
     start = time.perf_counter()
     app = PalinodeApp(store_root, embedder=embedder, vectors=False, cache_dir=cache / "full", watch=True)
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.scan is None or not app.screen.rows:
-            await pilot.pause(0.01)
+        await _until(pilot, app, lambda: app.scan is not None and bool(app.screen.rows), "the first frame")
         first_frame = time.perf_counter() - start
         results.append(Result("open to first frame (app, warm cache)", size, first_frame, None, "s", "—"))
-        while size <= LIGHT_ABOVE and (app.index is None or app.progress is not None):
-            await pilot.pause(0.05)
+        if size <= LIGHT_ABOVE:
+            await _until(pilot, app, lambda: app.index is not None and app.progress is None, "the index")
         indexing = " (measured while the index was still being built)" if app.progress is not None else ""
         screen = app.screen
         table = screen.query_one("#memories", DataTable)
@@ -246,8 +257,8 @@ async def _app_benches(store_root: Path, size: int, cache: Path, embedder) -> li
             refreshes = app.refreshes
             t0 = time.perf_counter()
             target.write_text(original.replace("every week", f"every week {marker}"))
-            while not (app.refreshes > refreshes and marker in app.scan.memories["insights/pref-sneakers.md"].body):
-                await pilot.pause(0.005)
+            await _until(pilot, app, lambda seen=refreshes, m=marker: app.refreshes > seen and m in app.scan.memories[
+                "insights/pref-sneakers.md"].body, f"write {i} to show", timeout=60)
             delays.append(time.perf_counter() - t0)
         target.write_text(original)
         med = statistics.median(delays)

@@ -324,6 +324,8 @@ def residue(store: Store, pref: str, memories: dict[str, Memory] | None = None) 
             found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
                                  memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
             continue
+        if not memory.struck and not matcher.could_match(memory.body):
+            continue  # nothing to segment: none of the pref's words, no strike marker
         spans, regions = find_mentions(memory.body, matcher)
         for span in spans:
             if memory.archived:

@@ -114,6 +114,17 @@ class IndexStats:
     errors: list[str] = field(default_factory=list)
 
 
+def _end_group(child) -> None:
+    """Kill whatever is left of a child's process group: orphaned whoosh workers
+    would keep the index's write lock (a flock they inherited) held for good."""
+    import signal
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
 class IndexCancelled(Exception):
     """An update stopped because the owner is shutting down; nothing half-written is kept."""
 
@@ -233,8 +244,10 @@ class SearchIndex:
                    "--cache-dir", str(self.cache_dir), "--progress", "--background"]
         env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
         with tempfile.TemporaryFile() as errors:
+            # its own session: whoosh forks worker processes that share the index
+            # lock, and they must die with it (see _end_group)
             child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                     env=env)
+                                     env=env, start_new_session=True)
             try:
                 while True:
                     if self._cancel.is_set():
@@ -249,11 +262,8 @@ class SearchIndex:
                         event = json.loads(line)
                         progress(event["progress"], event["done"], event["total"])
                 code = child.wait()
-            except BaseException:
-                child.kill()
-                child.wait()
-                raise
             finally:
+                _end_group(child)
                 child.stdout.close()
             if code != 0:
                 errors.seek(0)

@@ -114,6 +114,11 @@ class Memory:
         return self.reload().doc
 
     @property
+    def text_read(self) -> bool:
+        """Has this file's text been read (at scan time or since)?"""
+        return self.loaded is not None or "doc" in self.__dict__
+
+    @property
     def meta(self) -> dict[str, Any]:
         return self.doc.meta
 

@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, Tree
 
 from palinode_core import audit
+from palinode_core.errors import PalinodeError
 
 from ..render import body_text, plain
 from .base import ModeScreen
@@ -146,10 +147,14 @@ class MemoryViewScreen(Screen):
 
     def on_mount(self) -> None:
         memory = self.app.scan.memories.get(self.path) if self.app.scan else None
-        if memory is None:
+        try:
+            offset = memory.body_line_offset if memory is not None else None  # may read the file now
+        except PalinodeError as exc:
+            self.query_one("#view-body", Static).update(plain(f"not readable: {exc}", "red"))
+            return
+        if memory is None or offset is None:
             self.query_one("#view-body", Static).update(plain("not readable", "red"))
             return
-        offset = memory.body_line_offset
         head = memory.text[: len(memory.text) - len(memory.body)]
         text = Text()
         text.append(plain(head, "dim"))

@@ -35,7 +35,7 @@ def test_reopen_serves_summaries_from_cache_and_loads_text_lazily(tmp_path, trus
     assert set(again.memories) == set(fresh.memories) and set(again.history) == set(fresh.history)
     for rel, memory in {**again.memories, **again.history}.items():
         truth = fresh.memories.get(rel) or fresh.history[rel]
-        assert memory.loaded is None, f"{rel} was read although unchanged"
+        assert not memory.text_read, f"{rel} was read although unchanged"
         assert memory.summary == truth.summary
         assert memory.fingerprint == truth.fingerprint
         assert memory.text == truth.text  # the lazy read gives the same bytes

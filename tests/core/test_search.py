@@ -163,27 +163,33 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
 
     from palinode_core import search
     from palinode_core.search import IndexCancelled
-    files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(400)}
+    # above 2,000 files the child's whoosh writer forks worker processes of its own
+    files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(2300)}
     root = make_git_store(tmp_path / "s", files)
     monkeypatch.setattr(search, "ISOLATE_ABOVE", 10)
     store = Store(root)
     cache = tmp_path / "cancel-cache"
     index = SearchIndex(store, Embedder(model_path=str(tmp_path / "none")), cache_dir=cache)
     outcome = []
+    started = threading.Event()
 
     def run():
         try:
-            index.update_lexical(memories=store.scan().memories, isolate=True)
+            index.update_lexical(lambda *e: started.set(), memories=store.scan().memories, isolate=True)
         except IndexCancelled:
             outcome.append("cancelled")
     worker = threading.Thread(target=run)
     worker.start()
-    for _ in range(200):
-        if _child_running(str(cache)):
-            break
-        threading.Event().wait(0.02)
-    assert _child_running(str(cache)), "the child never started"
+    assert started.wait(60), "the child never reported progress"
+    assert _child_running(str(cache))
     index.cancel()
     worker.join(10)
     assert outcome == ["cancelled"] and not worker.is_alive()
-    assert not _child_running(str(cache))
+    for _ in range(100):  # SIGKILL is delivered asynchronously: give the dying a moment
+        if not _child_running(str(cache)):
+            break
+        threading.Event().wait(0.05)
+    assert not _child_running(str(cache)), "a child or one of its workers outlived the cancel"
+    # and the index lock went with them: a new update can write at once
+    fresh = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=cache)
+    fresh._ix.writer(timeout=1.0).cancel()

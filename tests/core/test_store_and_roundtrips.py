@@ -223,3 +223,18 @@ def test_undo_is_a_plan_recorded_like_any_other(small):
     lifecycle.apply(store, undo)
     assert subjects(store.root)[0] == "palinode restore: people/ann.md <- people/bob.md"
     assert store.load("people/ann.md").meta["restored_from"] == "people/bob.md"
+
+
+_probe_word = st.sampled_from(["Zed", "zed", "ZED", "teas", "tea", "Tea.", "xZed", "zedx", "know", "K\u212anow"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_body, extra=st.lists(_probe_word, max_size=3), pref=st.sampled_from(
+    ["I know Zed Tea", "my tea habit", "I know ZED", "that I drink tea"]))
+def test_the_residue_prefilter_never_skips_a_mention(body, extra, pref):
+    """A memory the prefilter skips must have nothing find_mentions reports."""
+    body = body + " " + " ".join(extra)
+    matcher = Matcher.for_pref(pref)
+    spans, regions = find_mentions(body, matcher)
+    if spans or regions:
+        assert matcher.could_match(body)

@@ -48,3 +48,29 @@ async def test_incremental_relist_matches_a_full_relist(tmp_path):
             assert [r[1] for r in screen._listed] == [r[1] for r in full], (step, rel, action)
             assert [r[0] for r in screen._listed] == [r[0] for r in full]
             assert screen.rows == [r[1] for r in full][:len(screen.rows)]
+
+
+async def test_a_file_gone_since_the_cached_scan_is_reported_not_fatal(tmp_path, monkeypatch):
+    from textual.widgets import Static
+
+    from palinode_core import cache
+    from palinode_tui.screens.trace import MemoryViewScreen
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
+    root = copy_sample_store(tmp_path / "store")
+    # a reopen: the scan cache and the index are already there
+    from palinode_core.search import SearchIndex
+    store = PalinodeApp(root, vectors=False, watch=False, cache_dir=tmp_path / "cache").store
+    SearchIndex(store).update_lexical(memories=store.scan().memories)
+    app = PalinodeApp(root, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        rel = screen.rows[1]
+        assert not app.scan.memories[rel].text_read  # served from the cache, text not read yet
+        (root / rel).unlink()  # gone, and no watcher to say so
+        screen.show(rel)
+        await pilot.pause()
+        assert "cannot be read" in str(screen.query_one("#detail-fields", Static).render())
+        app.push_screen(MemoryViewScreen(rel, 1))
+        await pilot.pause()
+        assert "not readable" in str(app.screen.query_one("#view-body", Static).render())
