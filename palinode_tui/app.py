@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -25,6 +26,9 @@ from .actions import REGISTRY, bindings_for
 from .messages import ActivityEntry, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
 from .widgets import ErrorModal
+
+
+PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
 
 
 class PalinodeApp(App):
@@ -154,11 +158,27 @@ class PalinodeApp(App):
         self.record("error", f"{description}: {reason}")
         self.push_screen(ErrorModal(description, reason))
 
+    def _progress_reporter(self) -> Callable[[str, int, int], None]:
+        """Progress for the status line, at most a few times a second: a child
+        indexing 100,000 files reports dozens of times a second, and each report
+        repaints."""
+        last = {"at": 0.0, "phase": ""}
+
+        def report(phase: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if phase == last["phase"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
+                return
+            last["at"], last["phase"] = now, phase
+            self.post_message(WorkProgress(phase, done, total))
+        return report
+
     def scan_store(self, changed: set[str] | None = None) -> None:
         previous = self.scan
 
+        report = self._progress_reporter()
+
         def reading(done: int, total: int) -> None:
-            self.post_message(WorkProgress("reading", done, total))
+            report("reading", done, total)
 
         def work() -> tuple[ScanResult, dict]:
             scan = self.store.scan(reading) if previous is None else self.store.refresh(previous, changed)
@@ -219,8 +239,7 @@ class PalinodeApp(App):
             return
         self._index_running = True
 
-        def progress(phase: str, done: int, total: int) -> None:
-            self.post_message(WorkProgress(phase, done, total))
+        progress = self._progress_reporter()
 
         def work() -> tuple[str, str | None]:
             try:
