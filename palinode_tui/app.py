@@ -16,9 +16,9 @@ from textual.screen import Screen
 from textual.signal import Signal
 
 from palinode_core.embed import Embedder
-from palinode_core.errors import PalinodeError
+from palinode_core.errors import Cancelled, PalinodeError
 from palinode_core.sanitize import printable
-from palinode_core.search import IndexCancelled, SearchIndex
+from palinode_core.search import SearchIndex
 from palinode_core.store import ScanResult, Store, utc_now
 from palinode_core.watch import StoreWatcher
 
@@ -90,8 +90,9 @@ class PalinodeApp(App):
     def on_unmount(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+        self.store.cancel()  # neither a first scan nor a first index of a huge store may hold up quitting
         if self.index is not None:
-            self.index.cancel()  # a first index of a huge store must not hold up quitting
+            self.index.cancel()
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
@@ -138,7 +139,7 @@ class PalinodeApp(App):
         def job() -> None:
             try:
                 result = fn()
-            except IndexCancelled:
+            except Cancelled:
                 return  # the app is closing
             except PalinodeError as exc:
                 reason = str(exc)
@@ -181,7 +182,8 @@ class PalinodeApp(App):
             report("reading", done, total)
 
         def work() -> tuple[ScanResult, dict]:
-            scan = self.store.scan(reading) if previous is None else self.store.refresh(previous, changed)
+            scan = (self.store.scan(reading, isolate=True) if previous is None
+                    else self.store.refresh(previous, changed))
             return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
         self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),

@@ -88,6 +88,17 @@ class ScanCache:
             out[row[0]] = (row[1:5], row[5], summary)
         return out
 
+    def count(self) -> int:
+        """Rows cached (0 when the cache cannot be read)."""
+        try:
+            db = self._connect()
+            try:
+                return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError):
+            return 0
+
     def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
         racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
         rows = []

@@ -5,7 +5,10 @@ Errors exit non-zero with one line on stderr; nothing is ever half-written.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from . import lifecycle
@@ -40,9 +43,21 @@ def memory_summary(memory) -> dict[str, Any]:
     }
 
 
-@command("scan", "count the store's memories and report files that cannot be read")
+def _scan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache-dir", help="the scan cache's folder (default: the store's own under the user cache)")
+    p.add_argument("--progress", action="store_true", help="JSON progress lines on stdout before the result")
+    p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
+
+
+@command("scan", "count the store's memories and report files that cannot be read", _scan_args)
 def _scan(args: argparse.Namespace) -> dict[str, Any]:
-    scan = _open(args).scan()
+    if args.background:
+        os.nice(10)
+    store = Store(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None)
+
+    def progress(done: int, total: int) -> None:
+        print(json.dumps({"progress": "reading", "done": done, "total": total}), flush=True)
+    scan = store.scan(progress if args.progress else None)
     return {**scan.counts(), "errors": [{"path": e.path, "reason": e.reason} for e in scan.errors]}
 
 

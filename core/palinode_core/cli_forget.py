@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import audit, forget
-from .cli import _open, _path_arg, command
+from .cli import _open, _path_arg, _scan_args, command
 from .search import SearchIndex
 from .store import Store
 
@@ -31,9 +31,7 @@ def _index(store, lexical: bool = False) -> SearchIndex:
 
 def _index_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lexical", action="store_true", help="BM25 only; do not embed")
-    p.add_argument("--cache-dir", help="the index folder (default: the store's own under the user cache)")
-    p.add_argument("--progress", action="store_true", help="JSON progress lines on stdout before the result")
-    p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
+    _scan_args(p)
 
 
 @command("index", "build the search index, or bring it up to date with the store", _index_args)

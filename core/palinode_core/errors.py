@@ -32,3 +32,8 @@ class GitError(PalinodeError):
 
 class NotAForgetRequest(PalinodeError):
     """The named memory does not contain a forget request."""
+
+
+class Cancelled(Exception):
+    """Long work (a scan, an index update) stopped because its owner is shutting
+    down; nothing half-written is kept. Not a PalinodeError: nobody failed."""

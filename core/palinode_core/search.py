@@ -20,14 +20,14 @@ from typing import Callable
 
 import numpy as np
 
+from .child import ISOLATE_ABOVE, run_audit
 from .embed import Embedder
-from .errors import PalinodeError
+from .errors import Cancelled, PalinodeError
 from .markdown import project
 from .store import Memory, Store
 from .words import content_words
 
 RRF_K = 60
-ISOLATE_ABOVE = 2000  # an isolated update moves to a child process above this many changed files
 CHUNK_LIMIT = 2000
 _SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
@@ -112,21 +112,6 @@ class IndexStats:
     embedded_this_session: int = 0
     files_reindexed: int = 0  # BM25 files rewritten by the last update
     errors: list[str] = field(default_factory=list)
-
-
-def _end_group(child) -> None:
-    """Kill whatever is left of a child's process group: orphaned whoosh workers
-    would keep the index's write lock (a flock they inherited) held for good."""
-    import signal
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    child.wait()
-
-
-class IndexCancelled(Exception):
-    """An update stopped because the owner is shutting down; nothing half-written is kept."""
 
 
 class SearchIndex:
@@ -233,42 +218,10 @@ class SearchIndex:
         return self._known
 
     def _update_in_child(self, progress: Progress | None) -> None:
-        """``palinode-audit index --lexical`` in a child at nice 10, relaying its
-        progress; our own update afterwards reconciles what changed meanwhile."""
-        import select
-        import subprocess
-        import sys
-        import tempfile
-
-        command = [sys.executable, "-m", "palinode_core", "--json", "index", str(self.store.root), "--lexical",
-                   "--cache-dir", str(self.cache_dir), "--progress", "--background"]
-        env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
-        with tempfile.TemporaryFile() as errors:
-            # its own session: whoosh forks worker processes that share the index
-            # lock, and they must die with it (see _end_group)
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                     env=env, start_new_session=True)
-            try:
-                while True:
-                    if self._cancel.is_set():
-                        raise IndexCancelled()
-                    ready, _, _ = select.select([child.stdout], [], [], 0.2)
-                    if not ready:
-                        continue
-                    line = child.stdout.readline()
-                    if not line:
-                        break
-                    if progress and line.startswith(b'{"progress"'):  # then the (multi-line) result
-                        event = json.loads(line)
-                        progress(event["progress"], event["done"], event["total"])
-                code = child.wait()
-            finally:
-                _end_group(child)
-                child.stdout.close()
-            if code != 0:
-                errors.seek(0)
-                reason = errors.read().decode("utf-8", "replace").strip().splitlines()
-                raise PalinodeError(f"indexing in the background failed: {reason[-1] if reason else f'exit {code}'}")
+        """``palinode-audit index --lexical`` in a child; our own update
+        afterwards reconciles what changed meanwhile."""
+        run_audit(["index", str(self.store.root), "--lexical", "--cache-dir", str(self.cache_dir)],
+                  progress, self._cancel)
         with self._lock:
             self._known = None  # the child wrote the files table
             self._matrix = None
@@ -288,7 +241,7 @@ class SearchIndex:
                 writer.delete_by_term("path", rel)
             for done, memory in enumerate(changed, start=1):
                 if self._cancel.is_set():
-                    raise IndexCancelled()
+                    raise Cancelled()
                 if memory.rel in self._known:
                     writer.delete_by_term("path", memory.rel)
                 try:
@@ -321,7 +274,7 @@ class SearchIndex:
         batch = 256
         for start in range(0, len(missing), batch):
             if self._cancel.is_set():
-                raise IndexCancelled()
+                raise Cancelled()
             part = missing[start:start + batch]
             vecs = self.embedder.encode([text for _, text in part])
             with self._lock:

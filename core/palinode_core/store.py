@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
-from . import paths
+from . import child, paths
 from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
 from .detect import detect_forget_request
 from .document import Document, parse_document
-from .errors import MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
+from .errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from .gitstore import GitStore
 from .markdown import MARKER_RE
 from .textio import decode_memory, fingerprint, read_bytes_checked
@@ -295,6 +295,7 @@ class Store:
         self.config: StoreConfig = load_store_config(self.root)
         self.cache_dir = cache_dir or store_cache_dir(self.root)
         self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
+        self._cancel = threading.Event()
 
     # -- paths -------------------------------------------------------------
     def resolve(self, ref: str) -> tuple[str, Path]:
@@ -370,11 +371,23 @@ class Store:
         doc = parse_document(decode_memory(data))
         return Memory(rel, fingerprint(data), Summary.of(rel, doc), stamp_of(st), loaded=doc, via_link=via_link)
 
-    def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanResult:
+    def cancel(self) -> None:
+        """Stop a scan running in another thread (its owner is closing)."""
+        self._cancel.set()
+
+    def scan(self, progress: Callable[[int, int], None] | None = None, *, isolate: bool = False) -> ScanResult:
         """Every memory in the store. Files whose stat stamp matches the scan
         cache are not read at all (their text loads on first use). ``progress``
         hears (files done, total) now and then: a first open of a big store
-        parses every file."""
+        parses every file. With ``isolate``, when thousands of files are not
+        cached yet, they are parsed into the cache by a low-priority child
+        process first (see child.py), so the caller's UI keeps the GIL."""
+        if isolate and self.scan_cache is not None:
+            uncached = len(self.iter_markdown()) - self.scan_cache.count()
+            if uncached > child.ISOLATE_ABOVE:
+                child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
+                                (lambda phase, done, total: progress(done, total)) if progress else None,
+                                self._cancel)
         with _gc_paused():
             return self._scan(progress)
 
@@ -384,8 +397,11 @@ class Store:
         parsed: list[Memory] = []
         listed = self.iter_markdown()
         for done, (rel, abs_path, st) in enumerate(listed):
-            if progress is not None and done % 2000 == 0:
-                progress(done, len(listed))
+            if done % 2000 == 0:
+                if self._cancel.is_set():
+                    raise Cancelled()
+                if progress is not None:
+                    progress(done, len(listed))
             hit = cached.pop(rel, None)
             if st is None:
                 continue  # vanished while listing

@@ -151,3 +151,10 @@ def test_index_reports_progress_lines_then_the_result(sample, tmp_path):
     assert result["files"] == 7 and result["files_reindexed"] == 7 and result["mode"] == "lexical"
     again = json.loads(run("--json", "index", str(sample), "--lexical", "--cache-dir", str(tmp_path / "ix")).stdout)
     assert again["files_reindexed"] == 0 and again["chunks"] == result["chunks"] > 0
+
+
+def test_scan_can_report_progress_and_use_another_cache(sample, tmp_path):
+    proc = run("--json", "scan", str(sample), "--progress", "--cache-dir", str(tmp_path / "c"))
+    assert proc.stdout.startswith('{"progress": "reading", "done": 0, "total": 7}')
+    assert json.loads(proc.stdout[proc.stdout.index("{\n"):])["memories"] == 7
+    assert (tmp_path / "c" / "scan.sqlite3").exists()

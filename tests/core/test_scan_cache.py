@@ -158,3 +158,46 @@ def test_scan_reports_progress_against_the_listed_total(tmp_path):
     listed = len(scan.memories) + len(scan.history) + len(scan.errors)
     assert calls and calls[0] == (0, listed)
     assert all(total == listed and done < total for done, total in calls)
+
+
+def test_isolated_first_scan_fills_the_cache_in_a_child(tmp_path, monkeypatch):
+    import time
+
+    from palinode_core import child
+    files = {f"notes/n{i:03d}.md": palinode_file({"title": f"note {i}", "status": "archived" if i % 7 == 0
+                                                   else "active"}, f"note {i} body") for i in range(60)}
+    root = copy_sample_store(tmp_path / "store")
+    write_files(root, files)
+    time.sleep(cache.RACY_SECONDS + 0.2)  # the child applies the racy rule with its own, unpatched clock
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 10)
+    calls = []
+    scan = Store(root).scan(lambda done, total: calls.append((done, total)), isolate=True)
+    fresh = _fresh(root)
+    listed = len(fresh.memories) + len(fresh.history) + len(fresh.errors)
+    assert calls and all(total == listed for _, total in calls)
+    assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in fresh.memories.items()}
+    assert not any(m.text_read for m in scan.memories.values())  # the child parsed them, not us
+
+
+def test_cancelling_an_isolated_scan_stops_its_child(tmp_path, monkeypatch):
+    import threading
+
+    from palinode_core import child
+    from palinode_core.errors import Cancelled
+    root = tmp_path / "store"
+    write_files(root, {f"n/{i:04d}.md": palinode_file({"title": str(i)}, f"body {i}") for i in range(3000)})
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 10)
+    store = Store(root)
+    started, outcome = threading.Event(), []
+
+    def run():
+        try:
+            store.scan(lambda done, total: started.set(), isolate=True)
+        except Cancelled:
+            outcome.append("cancelled")
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert started.wait(60)
+    store.cancel()
+    worker.join(10)
+    assert outcome == ["cancelled"] and not worker.is_alive()

@@ -105,7 +105,7 @@ def test_two_stores_never_share_a_cache(tmp_path):
 
 
 def test_an_update_can_be_cancelled_from_another_thread(tmp_path):
-    from palinode_core.search import IndexCancelled
+    from palinode_core.errors import Cancelled
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about rivers") for i in range(300)}
     root = make_git_store(tmp_path / "s", files)
     index = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=tmp_path / "c")
@@ -115,7 +115,7 @@ def test_an_update_can_be_cancelled_from_another_thread(tmp_path):
         calls.append(done)
         if done >= 200:
             index.cancel()
-    with pytest.raises(IndexCancelled):
+    with pytest.raises(Cancelled):
         index.update_lexical(progress)
     assert max(calls) < 300
     fresh = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=tmp_path / "c")
@@ -162,7 +162,7 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     import threading
 
     from palinode_core import search
-    from palinode_core.search import IndexCancelled
+    from palinode_core.errors import Cancelled
     # above 2,000 files the child's whoosh writer forks worker processes of its own
     files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(2300)}
     root = make_git_store(tmp_path / "s", files)
@@ -176,7 +176,7 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     def run():
         try:
             index.update_lexical(lambda *e: started.set(), memories=store.scan().memories, isolate=True)
-        except IndexCancelled:
+        except Cancelled:
             outcome.append("cancelled")
     worker = threading.Thread(target=run)
     worker.start()

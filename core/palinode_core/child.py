@@ -1,0 +1,62 @@
+"""Long, CPU-bound work (a first scan or index of a huge store) run as a
+``palinode-audit`` command in a low-priority child process, so it competes
+with the caller's threads (an app's UI) for neither the GIL nor the CPU."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Callable
+
+from .errors import Cancelled, PalinodeError
+
+# Work moves to a child above this many files still to read or index.
+ISOLATE_ABOVE = 2000
+
+
+def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None, cancel: threading.Event) -> None:
+    """Run ``palinode-audit --json <args> --progress --background`` read-only,
+    relaying its progress lines; raise Cancelled when ``cancel`` is set (the
+    child and everything it forked are killed) and PalinodeError if it fails."""
+    command = [sys.executable, "-m", "palinode_core", "--json", *args, "--progress", "--background"]
+    env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
+    with tempfile.TemporaryFile() as errors:
+        # its own session, so its whole process group can be ended with it (see _end_group)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
+                                 env=env, start_new_session=True)
+        try:
+            while True:
+                if cancel.is_set():
+                    raise Cancelled()
+                ready, _, _ = select.select([child.stdout], [], [], 0.2)
+                if not ready:
+                    continue
+                line = child.stdout.readline()
+                if not line:
+                    break
+                if progress and line.startswith(b'{"progress"'):  # then the (multi-line) result
+                    event = json.loads(line)
+                    progress(event["progress"], event["done"], event["total"])
+            code = child.wait()
+        finally:
+            _end_group(child)
+            child.stdout.close()
+        if code != 0:
+            errors.seek(0)
+            reason = errors.read().decode("utf-8", "replace").strip().splitlines()
+            raise PalinodeError(f"{args[0]} in the background failed: {reason[-1] if reason else f'exit {code}'}")
+
+
+def _end_group(child: subprocess.Popen) -> None:
+    """Kill whatever is left of the child's process group: orphaned whoosh
+    workers would keep the index's write lock (a flock they inherited) held."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
