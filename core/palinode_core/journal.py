@@ -10,7 +10,6 @@ reads it. A withdraw, which is several commits, journals its progress too.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path

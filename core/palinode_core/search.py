@@ -8,8 +8,6 @@ reopening a store re-embeds only chunks whose text changed.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import shutil
 import sqlite3

@@ -14,7 +14,6 @@ from palinode_core.errors import PalinodeError
 
 from ..render import body_text, plain
 from .base import ModeScreen
-from .common import unified_diff
 
 
 class TraceScreen(ModeScreen):
