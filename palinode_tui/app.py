@@ -199,6 +199,9 @@ class PalinodeApp(App):
                         None if self.progress_phase == "reading" else self.progress)
         self.store_signal.publish(message.changed)
         if first:
+            problem = self.store.scan_cache.problem if self.store.scan_cache else None
+            if problem:  # the cache only saves time; say so, then carry on
+                self.notify(problem, title="Scan cache", severity="warning", markup=False)
             self.check_interrupted()
         if first or message.changed is None or any(p.endswith(".md") for p in message.changed):
             self.build_index()

@@ -22,13 +22,17 @@ ISOLATE_ABOVE = 2000
 def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None, cancel: threading.Event) -> None:
     """Run ``palinode-audit --json <args> --progress --background`` read-only,
     relaying its progress lines; raise Cancelled when ``cancel`` is set (the
-    child and everything it forked are killed) and PalinodeError if it fails."""
+    child and everything it forked are killed) and PalinodeError if it fails
+    (callers then do the work in-process: the child only ever saves time)."""
     command = [sys.executable, "-m", "palinode_core", "--json", *args, "--progress", "--background"]
     env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
     with tempfile.TemporaryFile() as errors:
         # its own session, so its whole process group can be ended with it (see _end_group)
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                 env=env, start_new_session=True)
+        try:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
+                                     env=env, start_new_session=True)
+        except OSError as exc:
+            raise PalinodeError(f"{args[0]} in the background could not start: {exc}") from None
         try:
             while True:
                 if cancel.is_set():

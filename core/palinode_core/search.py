@@ -180,7 +180,10 @@ class SearchIndex:
                 known = self._known_fingerprints()
                 pending = sum(1 for rel, m in memories.items() if known.get(rel) != m.fingerprint)
             if pending > ISOLATE_ABOVE:
-                self._update_in_child(progress)
+                try:
+                    self._update_in_child(progress)
+                except PalinodeError as exc:
+                    self.stats.errors.append(f"{exc}; indexed here instead")
         with self._lock:
             known = self._known_fingerprints()
             changed = [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]

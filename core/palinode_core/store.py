@@ -385,9 +385,12 @@ class Store:
         if isolate and self.scan_cache is not None:
             uncached = len(self.iter_markdown()) - self.scan_cache.count()
             if uncached > child.ISOLATE_ABOVE:
-                child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
-                                (lambda phase, done, total: progress(done, total)) if progress else None,
-                                self._cancel)
+                try:
+                    child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
+                                    (lambda phase, done, total: progress(done, total)) if progress else None,
+                                    self._cancel)
+                except PalinodeError as exc:
+                    self.scan_cache.problem = f"{exc}; parsed here instead"
         with _gc_paused():
             return self._scan(progress)
 

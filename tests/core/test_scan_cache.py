@@ -201,3 +201,16 @@ def test_cancelling_an_isolated_scan_stops_its_child(tmp_path, monkeypatch):
     store.cancel()
     worker.join(10)
     assert outcome == ["cancelled"] and not worker.is_alive()
+
+
+def test_a_child_that_cannot_run_means_parsing_here(tmp_path, monkeypatch):
+    import sys
+
+    from palinode_core import child
+    root = copy_sample_store(tmp_path / "store")
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 1)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    store = Store(root)
+    scan = store.scan(isolate=True)
+    assert "could not start" in store.scan_cache.problem
+    assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in _fresh(root).memories.items()}

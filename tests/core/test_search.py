@@ -193,3 +193,19 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     # and the index lock went with them: a new update can write at once
     fresh = SearchIndex(Store(root), Embedder(model_path=str(tmp_path / "none")), cache_dir=cache)
     fresh._ix.writer(timeout=1.0).cancel()
+
+
+def test_an_index_child_that_cannot_run_means_indexing_here(tmp_path, monkeypatch):
+    import sys
+
+    from palinode_core import search
+    files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(30)}
+    root = make_git_store(tmp_path / "s", files)
+    monkeypatch.setattr(search, "ISOLATE_ABOVE", 1)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    store = Store(root)
+    index = SearchIndex(store, Embedder(model_path=str(tmp_path / "none")), cache_dir=tmp_path / "ix")
+    index.update_lexical(memories=store.scan().memories, isolate=True)
+    assert any("could not start" in e for e in index.stats.errors)
+    assert index.stats.files_reindexed == 30
+    assert len(index.search("river kayaking", 50, lexical_only=True).hits) == 3
