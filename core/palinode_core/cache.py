@@ -88,28 +88,15 @@ class ScanCache:
             out[row[0]] = (row[1:5], row[5], summary)
         return out
 
-    def count(self) -> int:
-        """Rows cached (0 when the cache cannot be read)."""
-        try:
-            db = self._connect()
-            try:
-                return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-            finally:
-                db.close()
-        except (sqlite3.Error, OSError):
-            return 0
-
     def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
         racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
         rows = []
         for m in memories:
             if m.stamp[1] > racy_after:
                 continue
-            s = m.summary
-            rows.append((m.rel, *m.stamp, m.fingerprint, s.status, s.superseded_by,
-                         json.dumps(list(s.retracted_prefs)) if s.retracted_prefs else None, s.update_policy,
-                         s.created_at, s.restored_at, s.fact_id, s.category, s.title, s.lifecycle, s.struck,
-                         s.forget_pref))
+            prefs = m.summary.retracted_prefs
+            rows.append((m.rel, *m.stamp, m.fingerprint,
+                         *m.summary._replace(retracted_prefs=json.dumps(list(prefs)) if prefs else None)))
         gone = [(rel,) for rel in removed]
         if not rows and not gone:
             return

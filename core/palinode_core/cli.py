@@ -49,15 +49,21 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
 
 
-@command("scan", "count the store's memories and report files that cannot be read", _scan_args)
-def _scan(args: argparse.Namespace) -> dict[str, Any]:
+def _open_for_scan(args: argparse.Namespace) -> tuple[Store, Callable[[str, int, int], None] | None]:
+    """The store and a progress printer for ``_scan_args`` (how child.run_audit runs us)."""
     if args.background:
         os.nice(10)
     store = Store(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None)
 
-    def progress(done: int, total: int) -> None:
-        print(json.dumps({"progress": "reading", "done": done, "total": total}), flush=True)
-    scan = store.scan(progress if args.progress else None)
+    def progress(phase: str, done: int, total: int) -> None:
+        print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)
+    return store, progress if args.progress else None
+
+
+@command("scan", "count the store's memories and report files that cannot be read", _scan_args)
+def _scan(args: argparse.Namespace) -> dict[str, Any]:
+    store, progress = _open_for_scan(args)
+    scan = store.scan((lambda done, total: progress("reading", done, total)) if progress else None)
     return {**scan.counts(), "errors": [{"path": e.path, "reason": e.reason} for e in scan.errors]}
 
 

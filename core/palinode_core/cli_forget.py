@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from . import audit, forget
-from .cli import _open, _path_arg, _scan_args, command
+from .cli import _open, _open_for_scan, _path_arg, _scan_args, command
 from .search import SearchIndex
-from .store import Store
 
 
 def _index(store, lexical: bool = False) -> SearchIndex:
@@ -36,14 +32,8 @@ def _index_args(p: argparse.ArgumentParser) -> None:
 
 @command("index", "build the search index, or bring it up to date with the store", _index_args)
 def _index_cmd(args: argparse.Namespace) -> dict[str, Any]:
-    if args.background:
-        os.nice(10)
-    store = Store(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None)
+    store, progress = _open_for_scan(args)
     index = SearchIndex(store)
-
-    def progress(phase: str, done: int, total: int) -> None:
-        if args.progress:
-            print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)
     index.update_lexical(progress)
     if not args.lexical:
         index.update_vectors(progress)

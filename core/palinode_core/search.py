@@ -175,18 +175,18 @@ class SearchIndex:
             scan = self.store.scan()
             memories = scan.memories
             self.stats.errors = [f"{e.path}: {e.reason}" for e in scan.errors]
-        if isolate:
-            with self._lock:
-                known = self._known_fingerprints()
-                pending = sum(1 for rel, m in memories.items() if known.get(rel) != m.fingerprint)
-            if pending > ISOLATE_ABOVE:
-                try:
-                    self._update_in_child(progress)
-                except PalinodeError as exc:
-                    self.stats.errors.append(f"{exc}; indexed here instead")
+        with self._lock:
+            changed = self._changed(memories)
+        if isolate and len(changed) > ISOLATE_ABOVE:
+            try:
+                self._update_in_child(progress)
+            except PalinodeError as exc:
+                self.stats.errors.append(f"{exc}; indexed here instead")
+            else:
+                with self._lock:
+                    changed = self._changed(memories)  # what changed while the child worked
         with self._lock:
             known = self._known_fingerprints()
-            changed = [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]
             removed = [rel for rel in known if rel not in memories]
             total = len(changed) + len(removed)
             self.stats.files_reindexed = total
@@ -212,6 +212,10 @@ class SearchIndex:
             elif not self.stats.chunks:
                 self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             self.stats.files = len(memories)
+
+    def _changed(self, memories: dict[str, Memory]) -> list[Memory]:
+        known = self._known_fingerprints()
+        return [m for rel, m in memories.items() if known.get(rel) != m.fingerprint]
 
     def _known_fingerprints(self) -> dict[str, str]:
         if self._known is None:

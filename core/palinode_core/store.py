@@ -131,14 +131,6 @@ class Memory:
         return self.doc.text
 
     @property
-    def mtime_ns(self) -> int:
-        return self.stamp[0]
-
-    @property
-    def size(self) -> int:
-        return self.stamp[2]
-
-    @property
     def status(self) -> str:
         return self.summary.status
 
@@ -382,23 +374,26 @@ class Store:
         parses every file. With ``isolate``, when thousands of files are not
         cached yet, they are parsed into the cache by a low-priority child
         process first (see child.py), so the caller's UI keeps the GIL."""
-        if isolate and self.scan_cache is not None:
-            uncached = len(self.iter_markdown()) - self.scan_cache.count()
-            if uncached > child.ISOLATE_ABOVE:
-                try:
-                    child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
-                                    (lambda phase, done, total: progress(done, total)) if progress else None,
-                                    self._cancel)
-                except PalinodeError as exc:
-                    self.scan_cache.problem = f"{exc}; parsed here instead"
         with _gc_paused():
-            return self._scan(progress)
+            cached = self.scan_cache.load() if self.scan_cache else {}
+            listed = self.iter_markdown()
+        if isolate and self.scan_cache is not None and len(listed) - len(cached) > child.ISOLATE_ABOVE:
+            try:
+                child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
+                                (lambda phase, done, total: progress(done, total)) if progress else None,
+                                self._cancel)
+            except PalinodeError as exc:
+                self.scan_cache.problem = f"{exc}; parsed here instead"
+            else:
+                with _gc_paused():
+                    cached = self.scan_cache.load()  # now filled by the child
+        with _gc_paused():
+            return self._scan(listed, cached, progress)
 
-    def _scan(self, progress: Callable[[int, int], None] | None) -> ScanResult:
-        cached = self.scan_cache.load() if self.scan_cache else {}
+    def _scan(self, listed: list[tuple[str, str, os.stat_result | None]], cached: dict[str, Any],
+              progress: Callable[[int, int], None] | None) -> ScanResult:
         result = ScanResult()
         parsed: list[Memory] = []
-        listed = self.iter_markdown()
         for done, (rel, abs_path, st) in enumerate(listed):
             if done % 2000 == 0:
                 if self._cancel.is_set():
