@@ -71,7 +71,7 @@ def log(msg: str) -> None:
 
 # -- individual benchmarks ---------------------------------------------------------
 def bench_open(store_root: Path, size: int, cache: Path) -> list[Result]:
-    from palinode_core.store import Store
+    from palinode_core.storage.store import Store
     paths = [p for p in store_root.rglob("*.md") if ".git" not in p.parts]
     read_all = lambda: [p.read_bytes() for p in paths]  # noqa: E731
     read_all()  # warm the page cache
@@ -97,8 +97,9 @@ def bench_bm25(store_root: Path, size: int, cache: Path) -> list[Result]:
     from whoosh.analysis import LowercaseFilter, RegexTokenizer
     from whoosh.fields import ID, TEXT, Schema
 
-    from palinode_core.search import SearchIndex, chunk_memory
-    from palinode_core.store import Store
+    from palinode_core.search.chunks import chunk_memory
+    from palinode_core.search.index import SearchIndex
+    from palinode_core.storage.store import Store
     store = Store(store_root)
     memories = store.scan().memories
     chunks = [(c.chunk_id, m.rel, m.status.lower(), c.text) for m in memories.values() for c in chunk_memory(m)]
@@ -131,8 +132,8 @@ def bench_bm25(store_root: Path, size: int, cache: Path) -> list[Result]:
 
 
 def bench_embed(store_root: Path, size: int, cache: Path, embedder) -> tuple[list[Result], object]:
-    from palinode_core.search import SearchIndex
-    from palinode_core.store import Store
+    from palinode_core.search.index import SearchIndex
+    from palinode_core.storage.store import Store
     index = SearchIndex(Store(store_root), embedder, cache_dir=cache / "full")
     index.update_lexical()
     embedder.load()
@@ -155,14 +156,14 @@ def bench_embed(store_root: Path, size: int, cache: Path, embedder) -> tuple[lis
 
 
 def bench_plan(store_root: Path, size: int, index) -> list[Result]:
-    from palinode_core import forget
-    from palinode_core.store import Store
+    from palinode_core.forget import resolve
+    from palinode_core.storage.store import Store
     store = index.store
     memories = store.scan().memories
     query = lambda: index.search("I know Wilhelmina Cragg", 10)  # noqa: E731
     query()
     base = median_time(query)
-    plan = lambda: forget.plan_forget(store, index, "insights/forget-w.md", memories=memories)  # noqa: E731
+    plan = lambda: resolve.plan_forget(store, index, "insights/forget-w.md", memories)  # noqa: E731
     plan()
     ours = median_time(plan)
     mode = index.search("x", 1).mode
@@ -171,8 +172,9 @@ def bench_plan(store_root: Path, size: int, index) -> list[Result]:
 
 
 def bench_apply(store_root: Path, size: int) -> list[Result]:
-    from palinode_core import lifecycle
-    from palinode_core.store import Store
+    from palinode_core.ops import lifecycle
+    from palinode_core.ops.apply import apply
+    from palinode_core.storage.store import Store
     store = Store(store_root)
     env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "bench",
            "GIT_COMMITTER_EMAIL": "b@b"}
@@ -190,12 +192,12 @@ def bench_apply(store_root: Path, size: int) -> list[Result]:
     base = median_time(bare_commit, reps)
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
     rel = "insights/pref-tea.md"
-    archive = lambda: (lifecycle.apply(store, lifecycle.plan_archive(store, rel)),  # noqa: E731
-                       lifecycle.apply(store, lifecycle.plan_restore(store, rel)))
+    archive = lambda: (apply(store, lifecycle.plan_archive(store, rel)),  # noqa: E731
+                       apply(store, lifecycle.plan_restore(store, rel)))
     both_archive = median_time(archive, reps) / 2
     strike_rel, pref = "projects/moonrise-closeout.md", "I know Wilhelmina Cragg"
-    strike = lambda: (lifecycle.apply(store, lifecycle.plan_retract(store, strike_rel, pref)),  # noqa: E731
-                      lifecycle.apply(store, lifecycle.plan_unretract(store, strike_rel, pref)))
+    strike = lambda: (apply(store, lifecycle.plan_retract(store, strike_rel, pref)),  # noqa: E731
+                      apply(store, lifecycle.plan_unretract(store, strike_rel, pref)))
     both_strike = median_time(strike, reps) / 2
     return [ratio_result("apply one archive incl. commit vs a bare git commit", size, both_archive, base, 1.5),
             ratio_result("apply one strike incl. commit vs a bare git commit", size, both_strike, base, 1.5)]
@@ -307,9 +309,9 @@ async def _app_benches(store_root: Path, size: int, cache: Path, embedder) -> li
 def bench_memory(store_root: Path, size: int) -> list[Result]:
     code = """
 import sys
-from palinode_core.store import Store
-from palinode_core.search import SearchIndex
-from palinode_core.embed import Embedder
+from palinode_core.storage.store import Store
+from palinode_core.search.index import SearchIndex
+from palinode_core.search.embed import Embedder
 store = Store(sys.argv[1]); scan = store.scan()
 if sys.argv[2] == "model":
     e = Embedder(); e.load(); e.encode(["warm up the model with one sentence"] * 32)
@@ -328,7 +330,7 @@ print(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHW
 # -- driver ------------------------------------------------------------------------------
 def run(size: int) -> list[Result]:
     from palinode_core.demo import build_demo_store
-    from palinode_core.embed import Embedder
+    from palinode_core.search.embed import Embedder
     work = Path(tempfile.mkdtemp(prefix=f"palinode-bench-{size}-"))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
     store_root = work / "store"

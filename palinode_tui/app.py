@@ -15,12 +15,14 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.signal import Signal
 
-from palinode_core.embed import Embedder
 from palinode_core.errors import Cancelled, PalinodeError
-from palinode_core.sanitize import printable
-from palinode_core.search import SearchIndex
-from palinode_core.store import ScanResult, Store, utc_now
-from palinode_core.watch import StoreWatcher
+from palinode_core.search.embed import Embedder
+from palinode_core.search.index import SearchIndex
+from palinode_core.session import Session
+from palinode_core.storage.memory import ScanResult
+from palinode_core.storage.store import utc_now
+from palinode_core.storage.watch import StoreWatcher
+from palinode_core.text.sanitize import printable
 
 from .actions import REGISTRY, bindings_for
 from .messages import ActivityEntry, FilesChanged, IndexReady, ScanDone, WorkProgress
@@ -43,11 +45,12 @@ class PalinodeApp(App):
         from .screens import MODES
         self.MODES = MODES
         super().__init__()
-        self.store = Store(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
-                           cache_dir=cache_dir)
-        self.read_only = self.store.read_only
         # background embedding leaves a core to the UI
         self.embedder = embedder or Embedder(threads=max(1, (os.cpu_count() or 2) - 1))
+        self.session = Session.open(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
+                               cache_dir=cache_dir, embedder=self.embedder, vectors=vectors)
+        self.store = self.session.store
+        self.read_only = self.store.read_only
         self.want_vectors = vectors
         self.watch_files = watch
         self.display_name = display_name or str(self.store.root)
@@ -90,9 +93,7 @@ class PalinodeApp(App):
     def on_unmount(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
-        self.store.cancel()  # neither a first scan nor a first index of a huge store may hold up quitting
-        if self.index is not None:
-            self.index.cancel()
+        self.session.cancel()  # neither a first scan nor a first index of a huge store may hold up quitting
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
@@ -182,8 +183,8 @@ class PalinodeApp(App):
             report("reading", done, total)
 
         def work() -> tuple[ScanResult, dict]:
-            scan = (self.store.scan(reading, isolate=True) if previous is None
-                    else self.store.refresh(previous, changed))
+            scan = (self.session.rescan(reading, isolate=True) if previous is None
+                    else self.session.refresh(changed))
             return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
         self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),
@@ -208,11 +209,10 @@ class PalinodeApp(App):
 
     def check_interrupted(self) -> None:
         """Offer to repair operations a crash left half-done."""
-        from palinode_core import journal
 
         from .widgets import RecoveryModal
 
-        items = journal.pending(self.store)
+        items = self.session.interrupted()
         if not items:
             return
 
@@ -221,7 +221,7 @@ class PalinodeApp(App):
                 self.notify("Interrupted operations remain; Residue lists them under Integrity.",
                             severity="warning", markup=False)
                 return
-            self.run_blocking(lambda: journal.recover(self.store, "complete" if how == "complete" else "rollback"),
+            self.run_blocking(lambda: self.session.recover("complete" if how == "complete" else "rollback"),
                               lambda results: (self.record("action", f"recover ({how}): {len(results)} operation(s)",
                                                            [r.get("commit") or "" for r in results]),
                                                self.notify(f"Recovered {len(results)} operation(s) ({how}).",
@@ -250,10 +250,9 @@ class PalinodeApp(App):
             try:
                 while self._index_dirty:
                     self._index_dirty = False
-                    scan = self.scan
                     if self.index is None:
-                        self.index = SearchIndex(self.store, self.embedder)
-                    self.index.update_lexical(progress, memories=scan.memories if scan else None, isolate=True)
+                        self.index = self.session.search_index()
+                    self.index.update_lexical(progress, memories=self.session.memories, isolate=True)
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         self.index.update_vectors(progress)

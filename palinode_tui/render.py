@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from palinode_core.markdown import struck_spans
-from palinode_core.sanitize import printable
-from palinode_core.store import Memory
+from palinode_core.storage.memory import Memory
+from palinode_core.text.markdown import struck_spans
+from palinode_core.text.sanitize import printable
 
 STATUS_STYLE = {"active": "green", "archived": "yellow", "struck": "magenta", "history": "blue",
                 "unparseable": "red"}

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
 from palinode_core.demo import build_demo_store
-from palinode_core.embed import Embedder
+from palinode_core.search.embed import Embedder
 
 from .app import PalinodeApp
 

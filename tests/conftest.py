@@ -35,7 +35,7 @@ def clock() -> Clock:
 def embedder():
     """The real packaged model, loaded once per test session (per xdist worker;
     model tests share the ``model`` group so one worker runs them all)."""
-    from palinode_core.embed import Embedder
+    from palinode_core.search.embed import Embedder
     model = Embedder()
     assert model.load(), model.error
     return model

@@ -70,7 +70,7 @@ def test_interactive_commands_parse_and_make_targets_exist():
 
 
 def test_yaml_examples_are_understood(tmp_path):
-    from palinode_core.config import load_store_config
+    from palinode_core.storage.config import load_store_config
     from palinode_tui.settings import Settings
     yamls = [body for lang, body in BLOCKS if lang == "yaml"]
     store_cfg = next(b for b in yamls if "consolidation" in b)

@@ -20,8 +20,12 @@ from typing import Iterator
 
 import yaml
 
-from . import audit, lifecycle
-from .store import Store
+
+from .ops import lifecycle
+from .ops.apply import apply
+from .storage.store import Store
+from .text.detect import detect_forget_request
+from .undo.withdraw import apply_withdraw, plan_withdraw
 
 EPOCH = datetime(2031, 4, 1, 9, 0, tzinfo=timezone.utc)
 MOONRISE = (
@@ -228,20 +232,19 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
         when, clock = clock_at(days)
         store = Store(root, clock=clock)
         with _dated(when):
-            lifecycle.apply(store, lifecycle.plan_archive(store, f"decisions/db-choice-{old}.md",
+            apply(store, lifecycle.plan_archive(store, f"decisions/db-choice-{old}.md",
                                                           superseded_by=f"decisions/db-choice-{new}.md",
                                                           reason="decision revised"))
 
     # requests Palinode already applied itself: archive and strike, Palinode's subjects, no ledger
-    from .detect import detect_forget_request
     when, clock = clock_at(40)
     store = Store(root, clock=clock)
     poker = store.load("insights/forget-poker.md")
     pref = detect_forget_request(poker.body) or ""
     with _dated(when):
-        lifecycle.apply(store, lifecycle.plan_archive(store, "insights/pref-poker.md",
+        apply(store, lifecycle.plan_archive(store, "insights/pref-poker.md",
                                                       superseded_by=poker.rel, reason=f'forget request: "{pref}"'))
-        lifecycle.apply(store, lifecycle.plan_retract(store, "projects/weekly-plan.md", pref, superseded_by=poker.rel))
+        apply(store, lifecycle.plan_retract(store, "projects/weekly-plan.md", pref, superseded_by=poker.rel))
 
     # a request applied, then withdrawn
     when, clock = clock_at(41)
@@ -249,11 +252,11 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
     gym = store.load("insights/forget-gym.md")
     gym_pref = detect_forget_request(gym.body) or ""
     with _dated(when):
-        lifecycle.apply(store, lifecycle.plan_archive(store, "insights/pref-gym.md", superseded_by=gym.rel,
+        apply(store, lifecycle.plan_archive(store, "insights/pref-gym.md", superseded_by=gym.rel,
                                                       reason=f'forget request: "{gym_pref}"'))
     when, clock = clock_at(43)
     store = Store(root, clock=clock)
     with _dated(when):
-        audit.apply_withdraw(store, audit.plan_withdraw(store, gym.rel))
+        apply_withdraw(store, plan_withdraw(store, gym.rel, store.scan().memories))
     scan = Store(root).scan()
     return {"root": str(root), **scan.counts()}

@@ -7,7 +7,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from palinode_core import audit
 
 from ..render import plain
 from ..widgets import StatusLine
@@ -49,8 +48,7 @@ class ActivityScreen(ModeScreen):
         self.query_one("#activity-log", Static).update(text)
 
     def store_updated(self, changed: object) -> None:
-        store = self.app.store
-        self.app.run_blocking(lambda: audit.operations(store), self._fill, "read the timeline", "timeline",
+        self.app.run_blocking(lambda: self.app.session.operations(), self._fill, "read the timeline", "timeline",
                               exclusive=True)
 
     def _fill(self, ops) -> None:

@@ -10,9 +10,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from palinode_core import lifecycle
+from palinode_core.ops.apply import Applied
+from palinode_core.ops.plan import Plan
 from palinode_core.errors import PalinodeError
-from palinode_core.store import Memory, ScanResult
+from palinode_core.storage.memory import Memory, ScanResult
 
 from ..render import STATUS_STYLE, body_text, memory_status, plain
 from ..widgets import ConfirmModal, StatusLine
@@ -315,9 +316,8 @@ class BrowseScreen(ModeScreen):
         rel = self.selected
         if rel is None:
             return
-        store = self.app.store
         try:
-            plan = lifecycle.plan_restore(store, rel, reason="restored in palinode-tui")
+            plan = self.app.session.plan_op("restore", rel, reason="restored in palinode-tui")
         except Exception as exc:
             self.app.fail("plan the restore", str(exc))
             return
@@ -327,12 +327,10 @@ class BrowseScreen(ModeScreen):
         self.app.push_screen(ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"),
                              lambda ok: ok and self._apply(plan))
 
-    def _apply(self, plan: lifecycle.Plan) -> None:
-        store = self.app.store
-
-        def done(applied: lifecycle.Applied) -> None:
+    def _apply(self, plan: Plan) -> None:
+        def done(applied: Applied) -> None:
             self.app.record("action", f"{plan.op} {plan.target}", [applied.commit or ""])
             self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Committed", markup=False)
             self.app.scan_store({plan.target, plan.history_rel})
 
-        self.app.run_blocking(lambda: lifecycle.apply(store, plan), done, f"{plan.op} {plan.target}", "apply")
+        self.app.run_blocking(lambda: self.app.session.apply(plan), done, f"{plan.op} {plan.target}", "apply")

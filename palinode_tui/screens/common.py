@@ -5,14 +5,14 @@ import difflib
 
 from rich.text import Text
 
-from palinode_core import lifecycle
-from palinode_core.document import parse_document
-from palinode_core.markdown import struck_spans
+from palinode_core.ops.plan import Plan
+from palinode_core.text.document import parse_document
+from palinode_core.text.markdown import struck_spans
 
 from ..render import body_text, plain
 
 
-def field_changes(plan: lifecycle.Plan) -> Text:
+def field_changes(plan: Plan) -> Text:
     text = Text()
     for change in plan.field_changes:
         text.append(f"{change.key}: ", style="bold")
@@ -43,7 +43,7 @@ def unified_diff(old: str, new: str, name: str) -> Text:
     return text
 
 
-def plan_preview(plan: lifecycle.Plan) -> Text:
+def plan_preview(plan: Plan) -> Text:
     """What a plan will write: the frontmatter delta, the strikes, the history
     line, the commit subject."""
     text = Text()
@@ -69,7 +69,7 @@ def plan_preview(plan: lifecycle.Plan) -> Text:
     return text
 
 
-def after_body(plan: lifecycle.Plan) -> Text:
+def after_body(plan: Plan) -> Text:
     """The body as it will read after the plan: this plan's new strikes in
     bold red, earlier strikes as ordinary strikethrough."""
     body = parse_document(plan.new_text).body

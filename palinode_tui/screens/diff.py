@@ -8,8 +8,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from palinode_core import lifecycle
-from palinode_core.forget import Candidate
+from palinode_core.forget.resolve import Candidate
+from palinode_core.ops.plan import Plan
 
 from ..render import plain
 from .base import ModeScreen
@@ -40,15 +40,12 @@ class DiffScreen(ModeScreen):
         if self.candidate.route == "strike":
             self.query_one("#spans", OptionList).focus()
 
-    def _current_plan(self) -> lifecycle.Plan:
+    def _current_plan(self) -> Plan:
         plan = self.candidate.plan
         assert plan is not None
-        if plan.op != "retract" or self.chosen == set(plan.selected):
-            return plan
         if not self.chosen:
             return plan
-        return lifecycle.plan_retract(self.app.store, plan.target, plan.pref or "", superseded_by=plan.superseded_by,
-                                      selected=self.chosen, trailers=plan.trailers)
+        return self.app.session.narrow(plan, frozenset(self.chosen))
 
     def _redraw(self) -> None:
         cand = self.candidate

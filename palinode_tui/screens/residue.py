@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from palinode_core import audit
+from palinode_core.inspect.residue import Mention
 
 from ..render import plain
 from ..widgets import NoteModal, StatusLine
@@ -24,7 +24,7 @@ class ResidueScreen(ModeScreen):
     def __init__(self) -> None:
         super().__init__()
         self.pref = ""
-        self.mentions: list[audit.Mention] = []
+        self.mentions: list[Mention] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -65,24 +65,26 @@ class ResidueScreen(ModeScreen):
         self._run()
 
     def _run(self) -> None:
-        store, scan = self.app.store, self.app.scan
-        pref = self.pref
-        if scan is None:
+        session = self.app.session
+        if self.app.scan is None:
             return
-        if not pref:
-            states = audit.request_states(store, scan.memories)
-            if states:
-                pref = self.pref = states[0].pref
-                self.query_one("#residue-pref", Input).value = pref
+        asked = self.pref
 
         def work():
-            mentions = audit.residue(store, pref, scan.memories) if pref else []
-            return mentions, audit.integrity(store, scan.memories)
+            pref = asked
+            if not pref:
+                states = session.request_states()
+                pref = states[0].pref if states else ""
+            mentions = session.residue(pref) if pref else []
+            return pref, mentions, session.integrity()
 
         self.app.run_blocking(work, self._fill, "check residue", "residue", exclusive=True)
 
     def _fill(self, result) -> None:
-        mentions, problems = result
+        pref, mentions, problems = result
+        if not self.pref and pref:
+            self.pref = pref
+            self.query_one("#residue-pref", Input).value = pref
         order = {"live": 0, "unforgettable": 1, "struck": 2, "archived": 3, "request": 4}
         self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
         table = self.query_one("#mentions", DataTable)
@@ -112,7 +114,7 @@ class ResidueScreen(ModeScreen):
             plain(f"Integrity: {len(problems)} problem(s)" if problems else "Integrity: markers, records and history agree",
                   "bold red" if any(p.severity == "error" for p in problems) else "bold green"))
 
-    def _selected(self) -> audit.Mention | None:
+    def _selected(self) -> Mention | None:
         table = self.query_one("#mentions", DataTable)
         if not self.mentions or not (0 <= table.cursor_row < len(self.mentions)):
             return None
@@ -132,7 +134,6 @@ class ResidueScreen(ModeScreen):
         mention = self._selected()
         if mention is None:
             return
-        store = self.app.store
         context = Text()
         context.append(plain(f"{mention.path}:{mention.line} ({mention.kind})\n", "bold"))
         context.append(plain(mention.text))
@@ -141,7 +142,7 @@ class ResidueScreen(ModeScreen):
             if not note:
                 return
             self.app.run_blocking(
-                lambda: audit.flag(store, mention.path, mention.line, mention.kind, mention.text, note),
+                lambda: self.app.session.flag(mention.path, mention.line, mention.kind, mention.text, note),
                 lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
                              self.notify(f"Flagged {mention.path}:{mention.line}", markup=False)),
                 "flag", "apply")

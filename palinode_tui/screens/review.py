@@ -10,9 +10,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from palinode_core import audit, forget
-from palinode_core.config import ForgetKnobs
-from palinode_core.forget import Candidate, ForgetPlan
+from palinode_core.forget.requests import RequestState
+from palinode_core.forget.resolve import Candidate, ForgetPlan
+from palinode_core.forget.review import ForgetApplied
+from palinode_core.forget.selection import APPROVE_ALL, REJECT, Choice
+from palinode_core.storage.config import ForgetKnobs
 
 from ..render import ROUTE_STYLE, STATE_STYLE, coverage_gauge, plain
 from ..widgets import ConfirmModal, NoteModal, StatusLine
@@ -31,15 +33,15 @@ class Review:
     spans: dict[str, set[int]] = field(default_factory=dict)
     stale: bool = False
 
-    def selection(self) -> dict[str, "bool | set[int]"]:
-        out: dict[str, bool | set[int]] = {}
+    def selection(self) -> dict[str, Choice]:
+        out: dict[str, Choice] = {}
         for cand in self.plan.actionable:
             if not self.approved.get(cand.path, True):
-                out[cand.path] = False
+                out[cand.path] = REJECT
             elif cand.path in self.spans:
-                out[cand.path] = set(self.spans[cand.path])
+                out[cand.path] = Choice(spans=frozenset(self.spans[cand.path]))
             else:
-                out[cand.path] = True
+                out[cand.path] = APPROVE_ALL
         return out
 
 
@@ -49,7 +51,7 @@ class ReviewScreen(ModeScreen):
     def __init__(self) -> None:
         super().__init__()
         self.state_filter = "pending"
-        self.states: list[audit.RequestState] = []
+        self.states: list[RequestState] = []
         self.request_rows: list[str] = []
         self.candidate_rows: list[str] = []
         self.current: str | None = None
@@ -87,9 +89,7 @@ class ReviewScreen(ModeScreen):
 
     # -- requests ----------------------------------------------------------------
     def store_updated(self, changed: object) -> None:
-        scan = self.app.scan
-        store = self.app.store
-        self.app.run_blocking(lambda: audit.request_states(store, scan.memories), self._states_ready,
+        self.app.run_blocking(self.app.session.request_states, self._states_ready,
                               "list forget requests", "requests", exclusive=True)
         if self.review and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
@@ -107,7 +107,7 @@ class ReviewScreen(ModeScreen):
         paths = {self.review.plan.request.path} | {c.path for c in self.review.plan.candidates}
         return bool(paths & set(changed))  # type: ignore[arg-type]
 
-    def _states_ready(self, states: list[audit.RequestState]) -> None:
+    def _states_ready(self, states: list[RequestState]) -> None:
         self.states = states
         table = self.query_one("#requests", DataTable)
         keep = self.current
@@ -152,15 +152,14 @@ class ReviewScreen(ModeScreen):
         index = self.app.index
         if path is None or index is None:
             return
-        store, scan = self.app.store, self.app.scan
-        knobs = self.knobs or store.config.forget
+        session = self.app.session
+        knobs = self.knobs or session.forget_knobs()
         previous = self.review
 
         def work() -> ForgetPlan:
-            memories = scan.memories if scan else None
             if reroute_only and previous is not None and previous.plan.knobs.search_k == knobs.search_k:
-                return forget.route(store, previous.plan.resolution, knobs, memories)
-            return forget.plan_forget(store, index, path, knobs, memories)
+                return session.reroute(previous.plan.resolution, knobs)
+            return session.plan(path, knobs, index=index)
 
         self.app.run_blocking(work, lambda plan: self._plan_ready(plan, previous), f"plan {path}", "plan",
                               exclusive=True)
@@ -316,7 +315,7 @@ class ReviewScreen(ModeScreen):
             self.notify("This plan is being re-made because files changed.", severity="warning", markup=False)
             return
         selection = review.selection()
-        approved = [c for c in review.plan.actionable if selection.get(c.path) not in (False, set())]
+        approved = [c for c in review.plan.actionable if not selection[c.path].rejects]
         if not approved:
             self.notify("No target is approved.", severity="warning", markup=False)
             return
@@ -324,18 +323,12 @@ class ReviewScreen(ModeScreen):
         body.append(f"Request {review.plan.request.path}: \"", style="bold")
         body.append(plain(review.plan.request.pref, "bold"))
         body.append("\"\n\n", style="bold")
-        store = self.app.store
         for cand in approved:
-            plan = cand.plan
-            chosen = selection[cand.path]
-            if isinstance(chosen, set) and plan is not None:
-                from palinode_core import lifecycle
-                plan = lifecycle.plan_retract(store, cand.path, review.plan.request.pref,
-                                              superseded_by=review.plan.request.path, selected=chosen,
-                                              trailers=plan.trailers)
+            assert cand.plan is not None
+            plan = self.app.session.narrow(cand.plan, selection[cand.path].spans)
             body.append_text(plan_preview(plan))
             body.append("\n")
-        rejected = [p for p, v in selection.items() if v is False or v == set()]
+        rejected = [p for p, choice in selection.items() if choice.rejects]
         if rejected:
             body.append("Rejected (recorded, not changed): ", style="bold")
             body.append(plain(", ".join(rejected)))
@@ -345,10 +338,8 @@ class ReviewScreen(ModeScreen):
         self.app.push_screen(ConfirmModal("Apply this forget request?", body, "Apply"),
                              lambda ok: ok and self._apply(review, selection))
 
-    def _apply(self, review: Review, selection: dict) -> None:
-        store = self.app.store
-
-        def done(result: audit.ForgetApplied) -> None:
+    def _apply(self, review: Review, selection: dict[str, Choice]) -> None:
+        def done(result: ForgetApplied) -> None:
             commits = [c["commit"] for c in result.commits]
             self.app.record("action", f"apply {result.request}: {len(result.commits)} target(s)",
                             commits + [result.ledger_commit or ""])
@@ -360,19 +351,17 @@ class ReviewScreen(ModeScreen):
             self.review = None
             self.app.scan_store(None)
 
-        self.app.run_blocking(lambda: audit.apply_forget(store, review.plan, selection), done,
+        self.app.run_blocking(lambda: self.app.session.apply_forget(review.plan, selection), done,
                               f"apply {review.plan.request.path}", "apply")
 
     def action_dismiss_request(self) -> None:
         if self.current is None:
             return
         path = self.current
-        store = self.app.store
-
         def save(note: str | None) -> None:
             if not note:
                 return
-            self.app.run_blocking(lambda: audit.dismiss(store, path, note),
+            self.app.run_blocking(lambda: self.app.session.dismiss(path, note),
                                   lambda sha: (self.app.record("action", f"dismiss {path}: {note}", [sha or ""]),
                                                self.notify(f"Dismissed {path}", markup=False),
                                                self.app.scan_store(None)),

@@ -9,7 +9,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, Tree
 
-from palinode_core import audit
 from palinode_core.errors import PalinodeError
 
 from ..render import body_text, plain
@@ -41,8 +40,7 @@ class TraceScreen(ModeScreen):
         super().on_mount()
 
     def store_updated(self, changed: object) -> None:
-        store, scan = self.app.store, self.app.scan
-        self.app.run_blocking(lambda: audit.trace(store, self.path, scan.memories), self._fill, "trace", "trace",
+        self.app.run_blocking(lambda: self.app.session.trace(self.path).to_dict(), self._fill, "trace", "trace",
                               exclusive=True)
 
     def _fill(self, data: dict) -> None:

@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from palinode_core import audit, lifecycle
+from palinode_core.ops.apply import Applied
+from palinode_core.ops.plan import Plan
+from palinode_core.undo.withdraw import WithdrawPlan
 
 from ..render import STATE_STYLE, plain
 from ..widgets import ConfirmModal, StatusLine
@@ -25,7 +27,7 @@ class UndoScreen(ModeScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[tuple[str, object]] = []  # ("op", Operation) | ("request", RequestState)
-        self.preview: lifecycle.Plan | audit.WithdrawPlan | None = None
+        self.preview: Plan | WithdrawPlan | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -42,11 +44,11 @@ class UndoScreen(ModeScreen):
         self.query_one("#undo-ops", DataTable).focus()
 
     def store_updated(self, changed: object) -> None:
-        store, scan = self.app.store, self.app.scan
+        session = self.app.session
 
         def work():
-            states = [s for s in audit.request_states(store, scan.memories) if s.state in ("applied", "partial")]
-            return states, audit.operations(store)
+            states = [s for s in session.request_states() if s.state in ("applied", "partial")]
+            return states, session.operations()
 
         self.app.run_blocking(work, self._fill, "list operations", "undo-list", exclusive=True)
 
@@ -88,13 +90,13 @@ class UndoScreen(ModeScreen):
         if row is None:
             return
         kind, item = row
-        store, scan = self.app.store, self.app.scan
+        session = self.app.session
         self.preview = None
 
         def work():
             if kind == "request":
-                return audit.plan_withdraw(store, item.path, memories=scan.memories)
-            return audit.plan_undo(store, item)
+                return session.plan_withdraw(item.path)
+            return session.plan_undo(item)
 
         self.app.run_blocking(work, self._show_preview, "plan the undo", "undo-preview", exclusive=True,
                               on_error=lambda reason: self.query_one("#undo-preview", Static).update(
@@ -103,7 +105,7 @@ class UndoScreen(ModeScreen):
     def _show_preview(self, plan) -> None:
         self.preview = plan
         text = Text()
-        if isinstance(plan, audit.WithdrawPlan):
+        if isinstance(plan, WithdrawPlan):
             text.append("Withdraw ", style="bold")
             text.append(plain(plan.request, "bold"))
             text.append(" — ")
@@ -122,29 +124,26 @@ class UndoScreen(ModeScreen):
 
     def action_undo(self) -> None:
         plan = self.preview
-        if not isinstance(plan, lifecycle.Plan):
+        if not isinstance(plan, Plan):
             self.notify("Select an operation (W withdraws a whole request).", severity="warning", markup=False)
             return
         if not plan.changes:
             self.notify("Nothing to undo.", markup=False)
             return
-        store = self.app.store
-
-        def done(applied: lifecycle.Applied) -> None:
+        def done(applied: Applied) -> None:
             self.app.record("action", f"undo: {plan.op} {plan.target}", [applied.commit or ""])
             self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Undone", markup=False)
             self.app.scan_store(None)
 
         self.app.push_screen(ConfirmModal(f"Undo: {plan.op} {plan.target}?", plan_preview(plan), "Undo"),
-                             lambda ok: ok and self.app.run_blocking(lambda: lifecycle.apply(store, plan), done,
+                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply(plan), done,
                                                                      f"undo {plan.target}", "apply"))
 
     def action_withdraw(self) -> None:
         plan = self.preview
-        if not isinstance(plan, audit.WithdrawPlan):
+        if not isinstance(plan, WithdrawPlan):
             self.notify("Select a request row to withdraw it.", severity="warning", markup=False)
             return
-        store = self.app.store
         body = Text()
         for step in plan.steps:
             body.append_text(plan_preview(step))
@@ -161,5 +160,5 @@ class UndoScreen(ModeScreen):
             self.app.scan_store(None)
 
         self.app.push_screen(ConfirmModal(f"Withdraw {plan.request}?", body, "Withdraw"),
-                             lambda ok: ok and self.app.run_blocking(lambda: audit.apply_withdraw(store, plan), done,
+                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply_withdraw(plan), done,
                                                                      f"withdraw {plan.request}", "apply"))

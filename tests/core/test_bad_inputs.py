@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from helpers import ROOT, git, init_repo
-from palinode_core import audit
-from palinode_core.detect import detect_forget_request
-from palinode_core.sanitize import has_unsafe
-from palinode_core.store import Store
+from palinode_core.session import Session
+from palinode_core.text.detect import detect_forget_request
+from palinode_core.text.sanitize import has_unsafe
+from palinode_core.storage.store import Store
 
 DATA = ROOT / "tests" / "data" / "bad-inputs"
 EXPECTED: dict[str, dict] = yaml.safe_load((DATA / "expected.yaml").read_text())
@@ -87,15 +87,15 @@ def test_nothing_is_written_and_no_link_is_followed(corpus, capsys):
     before = snapshot(corpus)
     status = git(corpus, "status", "--porcelain")
     store = Store(corpus)
-    problems = audit.integrity(store)
+    problems = Session(store).integrity()
     assert {p.path for p in problems if p.kind == "dangling_superseded_by"} == {
         f"bad/{n}" for n, e in EXPECTED.items() if e.get("dangling")}
     for name, exp in EXPECTED.items():
         if exp.get("dangling"):
-            tr = audit.trace(store, f"bad/{name}")
+            tr = Session(store).trace(f"bad/{name}").to_dict()
             assert tr["chain_note"].startswith("dangling") and len(tr["chain_forward"]) == 1
-    audit.residue(store, "I know Zed Quill")
-    audit.request_states(store)
+    Session(store).residue("I know Zed Quill")
+    Session(store).request_states()
     outputs = []
     for name in [*EXPECTED, *RUNTIME]:
         for mode in ([], ["--json"]):

@@ -4,10 +4,12 @@ from __future__ import annotations
 import pytest
 
 from helpers import git
-from palinode_core import audit, forget
+from palinode_core.forget import resolve, review
+from palinode_core.session import Session
+from palinode_core.undo import withdraw
 from palinode_core.demo import build_demo_store
-from palinode_core.search import SearchIndex
-from palinode_core.store import Store
+from palinode_core.search.index import SearchIndex
+from palinode_core.storage.store import Store
 
 
 def test_same_seed_same_bytes(tmp_path):
@@ -27,14 +29,14 @@ def test_history_is_dated_across_weeks_and_states_are_set(tmp_path):
     dates = sorted(set(git(tmp_path / "d", "log", "--format=%ad", "--date=short").split()))
     assert len(dates) >= 15 and dates[0] < "2031-04-05" and dates[-1] > "2031-05-10"
     store = Store(tmp_path / "d")
-    states = {s.path: s.state for s in audit.request_states(store)}
+    states = {s.path: s.state for s in Session(store).request_states()}
     assert states["insights/forget-poker.md"] == "applied"
     assert states["insights/forget-gym.md"] == "withdrawn"
     assert [s for p, s in states.items() if s == "pending"] == ["pending"] * 5
     assert store.load("projects/weekly-plan.md").struck
-    chain = audit.trace(store, "decisions/db-choice-v1.md")["chain_forward"]
+    chain = Session(store).trace("decisions/db-choice-v1.md").to_dict()["chain_forward"]
     assert chain == ["decisions/db-choice-v2.md", "decisions/db-choice-v3.md", "decisions/db-choice-v4.md"]
-    assert audit.integrity(store) == []
+    assert Session(store).integrity() == []
     with pytest.raises(FileExistsError):
         build_demo_store(tmp_path / "d")
 
@@ -48,19 +50,19 @@ def test_every_pending_request_routes_as_designed(tmp_path, embedder):
     index.update()
 
     def routes(request: str) -> dict[str, str]:
-        return {c.path: c.route for c in forget.plan_forget(store, index, request).targets}
+        return {c.path: c.route for c in Session(store).plan(request, index=index).targets}
 
     assert routes("insights/forget-sneakers.md") == {"insights/pref-sneakers.md": "archive"}
     assert routes("insights/forget-w.md") == {"people/wilhelmina-fair.md": "archive",
                                               "projects/moonrise-closeout.md": "strike"}
-    tea = forget.plan_forget(store, index, "insights/forget-tea.md")
+    tea = Session(store).plan("insights/forget-tea.md", index=index)
     assert {c.path: c.route for c in tea.targets} == {"insights/pref-tea.md": "archive",
                                                        "projects/tea-club-status.md": "unforgotten"}
     assert "replace_doc" in tea.candidate("projects/tea-club-status.md").reason
-    ott = forget.plan_forget(store, index, "insights/forget-ottoline.md")
+    ott = Session(store).plan("insights/forget-ottoline.md", index=index)
     board = ott.candidate("projects/harbor-board.md")
     assert board.route == "unforgotten"
     assert sorted(r.kind for r in board.plan.regions) == ["fence", "heading", "table"]
-    berlin = forget.plan_forget(store, index, "insights/forget-berlin.md").candidate("people/me-profile.md")
+    berlin = Session(store).plan("insights/forget-berlin.md", index=index).candidate("people/me-profile.md")
     assert berlin.route == "strike"
     assert berlin.plan.spans[0].collateral == "work at Stripe"

@@ -2,7 +2,7 @@
 false positives. Each row: text -> expected pref (None = must not fire)."""
 import pytest
 
-from palinode_core.detect import detect_forget_request
+from palinode_core.text.detect import detect_forget_request
 
 CASES = [
     # Palinode's own forms

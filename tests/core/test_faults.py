@@ -13,26 +13,34 @@ import textwrap
 import pytest
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
-from palinode_core import audit, journal, lifecycle
+from palinode_core.forget import ledger, review
+from palinode_core.ops import journal, lifecycle
+from palinode_core.ops.apply import APPLY_STEPS, apply
+from palinode_core.session import Session
+from palinode_core.undo import recover, withdraw
 from palinode_core.errors import GitError, PalinodeError, StalePlan
-from palinode_core.store import Store
+from palinode_core.storage.store import Store
 
 ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
 KILL = textwrap.dedent("""
     import os, sys
-    from palinode_core import audit, lifecycle
-    from palinode_core.store import Store
+    from palinode_core.forget import review
+    from palinode_core.ops import lifecycle
+    from palinode_core.ops.apply import apply
+    from palinode_core.session import Session
+    from palinode_core.undo import withdraw
+    from palinode_core.storage.store import Store
     root, op, step = sys.argv[1:4]
     store = Store(root)
     def fault(name):
         if name == step:
             os._exit(9)
     if op == "archive":
-        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"), fault=fault)
+        apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"), fault=fault)
     elif op == "retract":
-        lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"), fault=fault)
+        apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"), fault=fault)
     elif op == "withdraw":
-        audit.apply_withdraw(store, audit.plan_withdraw(store, "insights/forget-ann.md"), fault=fault)
+        withdraw.apply_withdraw(store, Session(store).plan_withdraw("insights/forget-ann.md"), fault=fault)
 """)
 
 
@@ -91,8 +99,8 @@ def applied(tmp_path):
         "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann"}, "Please forget that I know Ann Lee."),
     })
     store = Store(root, clock=Clock())
-    lifecycle.apply(store, lifecycle.plan_archive(store, "insights/pref-ann.md", superseded_by="insights/forget-ann.md"))
-    lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee",
+    apply(store, lifecycle.plan_archive(store, "insights/pref-ann.md", superseded_by="insights/forget-ann.md"))
+    apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee",
                                                   superseded_by="insights/forget-ann.md"))
     return root
 
@@ -107,7 +115,7 @@ def test_withdraw_killed_between_commits(applied, how):
     cli("recover", str(applied), f"--{how}")
     store = Store(applied)
     assert journal.pending(store) == [] and cli("integrity", str(applied))["problems"] == []
-    states = {s.path: s.state for s in audit.request_states(store)}
+    states = {s.path: s.state for s in Session(store).request_states()}
     if how == "complete":
         assert states["insights/forget-ann.md"] == "withdrawn"
         assert not store.load("people/ann.md").struck and not store.load("insights/pref-ann.md").archived
@@ -122,7 +130,7 @@ def test_stale_plans_are_refused_in_every_interleaving(small):
     refused and the writer's bytes survive, every time."""
     rng = random.Random(20311201)
     store = Store(small, clock=Clock())
-    steps = ["before", *lifecycle.APPLY_STEPS]
+    steps = ["before", *APPLY_STEPS]
     for i in range(120):
         make = rng.choice([lambda: lifecycle.plan_archive(store, "people/ann.md"),
                            lambda: lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee")])
@@ -137,11 +145,11 @@ def test_stale_plans_are_refused_in_every_interleaving(small):
         if when == "before":
             writer("before")
         if when == "never":
-            lifecycle.apply(store, plan)
-            lifecycle.apply(store, lifecycle.plan_inverse(store, plan))
+            apply(store, plan)
+            apply(store, lifecycle.plan_inverse(store, plan.op, plan.target, pref=plan.pref, counterpart=plan.superseded_by))
             continue
         with pytest.raises(StalePlan):
-            lifecycle.apply(store, plan, fault=writer)
+            apply(store, plan, fault=writer)
         assert (small / "people/ann.md").read_text() == foreign, when
         assert journal.pending(store) == []
         git(small, "checkout", "--", "people/ann.md")
@@ -155,9 +163,9 @@ def test_disk_full_during_write_keeps_the_original(small, monkeypatch):
 
     def full(_fd):
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr("palinode_core.textio.os.fsync", full)
+    monkeypatch.setattr("palinode_core.storage.textio.os.fsync", full)
     with pytest.raises(PalinodeError, match="No space left on device; nothing was changed"):
-        lifecycle.apply(store, plan)
+        apply(store, plan)
     monkeypatch.undo()
     assert (small / "people/ann.md").read_bytes() == before
     assert not list((small / "people").glob(".*.tmp"))
@@ -247,18 +255,18 @@ def test_every_mutation_refuses_in_read_only_mode(small, monkeypatch):
     before = {p: p.read_bytes() for p in small.rglob("*") if p.is_file() and ".git" not in p.parts}
     head = git(small, "rev-parse", "HEAD")
     from palinode_core.errors import ReadOnlyError
-    from palinode_core.forget import ForgetPlan, Request, Resolution
+    from palinode_core.forget.resolve import ForgetPlan, Request, Resolution
     request = Request("insights/forget-ann.md", "I know Ann Lee", store.load("insights/forget-ann.md"))
     empty = ForgetPlan(request, store.config.forget, (), Resolution(request, (), 10, "lexical", None, None, ()))
     mutations = [
-        lambda: lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md")),
-        lambda: lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee")),
-        lambda: audit.apply_forget(store, empty),
-        lambda: audit.dismiss(store, "insights/forget-ann.md", "no"),
-        lambda: audit.flag(store, "people/ann.md", 1, "live", "x", "note"),
-        lambda: audit.record(store, {"action": "note"}),
-        lambda: audit.apply_withdraw(store, audit.plan_withdraw(store, "insights/forget-ann.md")),
-        lambda: journal.recover(store, "complete"),
+        lambda: apply(store, lifecycle.plan_archive(store, "people/ann.md")),
+        lambda: apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee")),
+        lambda: review.apply_forget(store, empty),
+        lambda: review.dismiss(store, "insights/forget-ann.md", "no"),
+        lambda: review.flag(store, "people/ann.md", 1, "live", "x", "note"),
+        lambda: ledger.record(store, {"action": "note"}),
+        lambda: withdraw.apply_withdraw(store, Session(store).plan_withdraw("insights/forget-ann.md")),
+        lambda: recover.recover(store, "complete"),
     ]
     for mutate in mutations:
         with pytest.raises(ReadOnlyError):

@@ -7,10 +7,13 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import MOONRISE, Clock, git, make_git_store, palinode_file, subjects
-from palinode_core import audit, forget
-from palinode_core.config import ForgetKnobs
-from palinode_core.search import SearchIndex
-from palinode_core.store import Store
+from palinode_core.forget import resolve, review
+from palinode_core.forget.selection import REJECT, Choice
+from palinode_core.session import Session
+from palinode_core.undo import withdraw
+from palinode_core.storage.config import ForgetKnobs
+from palinode_core.search.index import SearchIndex
+from palinode_core.storage.store import Store
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 
@@ -49,7 +52,7 @@ def opened(spec_store, embedder, tmp_path):
 
 def test_plan_routes_as_the_spec(opened):
     store, index = opened
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md")
+    fplan = Session(store).plan("insights/forget-w.md", index=index)
     assert fplan.request.pref == "I know Wilhelmina Cragg" and fplan.request.rid == "bcb56233"
     targets = {c.path: c for c in fplan.targets}
     assert set(targets) == {"people/wilhelmina-fair.md", "projects/moonrise-closeout.md"}
@@ -64,17 +67,17 @@ def test_plan_routes_as_the_spec(opened):
 
 def test_knobs_reroute_without_searching_again(opened):
     store, index = opened
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md")
+    fplan = Session(store).plan("insights/forget-w.md", index=index)
     calls = []
     original = index.search
     index.search = lambda *a, **k: calls.append(a) or original(*a, **k)
-    zero = forget.route(store, fplan.resolution, fplan.knobs.with_overrides(min_target_coverage=0.0))
+    zero = resolve.route(store, fplan.resolution, fplan.knobs.with_overrides(min_target_coverage=0.0), store.scan().memories)
     assert {c.path: c.route for c in zero.targets}["projects/moonrise-closeout.md"] == "archive"
-    high = forget.route(store, fplan.resolution, fplan.knobs.with_overrides(min_target_coverage=0.5))
+    high = resolve.route(store, fplan.resolution, fplan.knobs.with_overrides(min_target_coverage=0.5), store.scan().memories)
     assert {c.path: c.route for c in high.targets}["people/wilhelmina-fair.md"] == "strike"
-    capped = forget.route(store, fplan.resolution, fplan.knobs.with_overrides(max_targets=1))
+    capped = resolve.route(store, fplan.resolution, fplan.knobs.with_overrides(max_targets=1), store.scan().memories)
     assert [c.route for c in capped.candidates].count("not_taken") == 1
-    strict = forget.route(store, fplan.resolution, fplan.knobs.with_overrides(min_shared_words=3))
+    strict = resolve.route(store, fplan.resolution, fplan.knobs.with_overrides(min_shared_words=3), store.scan().memories)
     assert strict.targets == []
     assert calls == []
 
@@ -82,8 +85,8 @@ def test_knobs_reroute_without_searching_again(opened):
 def test_apply_writes_what_palinode_writes(opened):
     store, index = opened
     root = store.root
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md")
-    result = audit.apply_forget(store, fplan)
+    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    result = review.apply_forget(store, fplan)
     assert not result.failed and len(result.commits) == 2
     fair = (root / "people/wilhelmina-fair.md").read_text()
     assert "status: archived\nsuperseded_by: insights/forget-w.md\n" in fair
@@ -107,7 +110,7 @@ def test_apply_writes_what_palinode_writes(opened):
     assert "Forget-Request: insights/forget-w.md" in body and "Retraction-Id: bcb56233" in body
     ledger = [json.loads(l) for l in (root / ".palinode-audit/ledger.jsonl").read_text().splitlines()]
     assert ledger[-1]["action"] == "apply" and len(ledger[-1]["approved"]) == 2
-    states = {s.path: s.state for s in audit.request_states(store)}
+    states = {s.path: s.state for s in Session(store).request_states()}
     assert states["insights/forget-w.md"] == "applied"
     # the request stays active: it is the retraction record
     assert store.load("insights/forget-w.md").status == "active"
@@ -115,9 +118,9 @@ def test_apply_writes_what_palinode_writes(opened):
 
 def test_selection_rejects_one_target_and_narrows_spans(opened):
     store, index = opened
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md")
-    result = audit.apply_forget(store, fplan, {"projects/moonrise-closeout.md": {0},
-                                               "people/wilhelmina-fair.md": False}, note="keep the fair note")
+    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    result = review.apply_forget(store, fplan, {"projects/moonrise-closeout.md": Choice(spans=frozenset({0})),
+                                               "people/wilhelmina-fair.md": REJECT}, note="keep the fair note")
     assert result.rejected == ["people/wilhelmina-fair.md"]
     moon = store.load("projects/moonrise-closeout.md")
     assert moon.body.count("[RETRACTED") == 1
@@ -129,36 +132,37 @@ def test_selection_rejects_one_target_and_narrows_spans(opened):
 
 def test_stale_target_is_refused_during_apply(opened):
     store, index = opened
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md")
+    fplan = Session(store).plan("insights/forget-w.md", index=index)
     path = store.root / "projects/moonrise-closeout.md"
     path.write_text(path.read_text() + "\nAn agent appended this.\n")
     before = path.read_bytes()
-    result = audit.apply_forget(store, fplan)
+    result = review.apply_forget(store, fplan)
     assert any(f["path"] == "projects/moonrise-closeout.md" for f in result.failed)
     assert path.read_bytes() == before
-    assert {s.path: s.state for s in audit.request_states(store)}["insights/forget-w.md"] == "partial"
+    assert {s.path: s.state for s in Session(store).request_states()}["insights/forget-w.md"] == "partial"
 
 
 def test_withdraw_restores_only_what_this_request_did(opened):
     store, index = opened
     root = store.root
-    audit.apply_forget(store, forget.plan_forget(store, index, "insights/forget-w.md"))
+    review.apply_forget(store, Session(store).plan("insights/forget-w.md", index=index))
     # a strike for the same pref made by someone else, not this request
     other = root / "insights/notes.md"
     other.write_text(palinode_file({"id": "insights-notes"}, "Wilhelmina Cragg called twice."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "hand note")
-    from palinode_core import lifecycle
-    lifecycle.apply(store, lifecycle.plan_retract(store, "insights/notes.md", "I know Wilhelmina Cragg"))
+    from palinode_core.ops import lifecycle
+    from palinode_core.ops.apply import apply
+    apply(store, lifecycle.plan_retract(store, "insights/notes.md", "I know Wilhelmina Cragg"))
 
-    wplan = audit.plan_withdraw(store, "insights/forget-w.md")
+    wplan = Session(store).plan_withdraw("insights/forget-w.md")
     ops = sorted((s.op, s.target) for s in wplan.steps)
     assert ops == [("archive", "insights/forget-w.md"), ("restore", "people/wilhelmina-fair.md"),
                    ("unretract", "projects/moonrise-closeout.md")]
-    broad = audit.plan_withdraw(store, "insights/forget-w.md", broad=True)
+    broad = Session(store).plan_withdraw("insights/forget-w.md", broad=True)
     assert ("unretract", "insights/notes.md") in {(s.op, s.target) for s in broad.steps}
 
-    result = audit.apply_withdraw(store, wplan)
+    result = withdraw.apply_withdraw(store, wplan)
     assert result["status"] == "withdrawn" and len(result["commits"]) == 3
     assert (root / "projects/moonrise-closeout.md").read_text() == palinode_file(
         fm("projects/moonrise-closeout.md", STORE_FILES["projects/moonrise-closeout.md"][1]), MOONRISE)
@@ -166,7 +170,7 @@ def test_withdraw_restores_only_what_this_request_did(opened):
     assert fair.status == "active" and fair.meta["restored_from"] == "insights/forget-w.md"
     assert store.load("insights/notes.md").struck  # not this request's strike
     assert store.load("insights/forget-w.md").archived
-    assert {s.path: s.state for s in audit.request_states(store)}["insights/forget-w.md"] == "withdrawn"
+    assert {s.path: s.state for s in Session(store).request_states()}["insights/forget-w.md"] == "withdrawn"
     assert 'Unretracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" (reason: forget request withdrawn: ' \
            '"I know Wilhelmina Cragg")' in (root / "projects/moonrise-closeout-history.md").read_text()
 
@@ -181,10 +185,11 @@ def test_states_include_palinode_applied_and_dismissed(opened):
     git(root, "add", "-A")
     git(root, "commit", "-qm", "requests")
     # Palinode applied the tea request itself: only the frontmatter tells us
-    from palinode_core import lifecycle
-    lifecycle.apply(store, lifecycle.plan_archive(store, "insights/pref-tea.md", superseded_by="insights/forget-tea.md"))
-    audit.dismiss(store, "insights/forget-sneakers.md", note="I still collect them")
-    states = {s.path: s for s in audit.request_states(store)}
+    from palinode_core.ops import lifecycle
+    from palinode_core.ops.apply import apply
+    apply(store, lifecycle.plan_archive(store, "insights/pref-tea.md", superseded_by="insights/forget-tea.md"))
+    review.dismiss(store, "insights/forget-sneakers.md", note="I still collect them")
+    states = {s.path: s for s in Session(store).request_states()}
     assert states["insights/forget-tea.md"].state == "applied"
     assert states["insights/forget-tea.md"].archived_targets == ("insights/pref-tea.md",)
     assert states["insights/forget-sneakers.md"].state == "dismissed"
@@ -198,25 +203,25 @@ def test_residue_integrity_and_trace(opened):
         "## Wilhelmina Cragg panel\n\n| judge | Wilhelmina Cragg |\n\nOther text."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "board")
-    audit.apply_forget(store, forget.plan_forget(store, index, "insights/forget-w.md"))
+    review.apply_forget(store, Session(store).plan("insights/forget-w.md", index=index))
     kinds = {}
-    for m in audit.residue(store, "I know Wilhelmina Cragg"):
+    for m in Session(store).residue("I know Wilhelmina Cragg"):
         kinds.setdefault(m.kind, []).append(m.path)
     assert kinds["struck"] == ["projects/moonrise-closeout.md"] * 2
     assert kinds["archived"] == ["people/wilhelmina-fair.md"]
     assert sorted(kinds["unforgettable"]) == ["projects/board.md", "projects/board.md"]
     assert kinds["request"] == ["insights/forget-w.md"]
-    assert audit.integrity(store) == []
+    assert Session(store).integrity() == []
     # a hand edit that drops the record leaves orphan markers: flagged
     moon = root / "projects/moonrise-closeout.md"
     moon.write_text(moon.read_text().replace("retracted_prefs:\n- i know wilhelmina cragg\n", ""))
-    assert [p.kind for p in audit.integrity(store)] == ["marker_without_record"]
-    tr = audit.trace(store, "people/wilhelmina-fair.md")
+    assert [p.kind for p in Session(store).integrity()] == ["marker_without_record"]
+    tr = Session(store).trace("people/wilhelmina-fair.md").to_dict()
     assert tr["chain_forward"] == ["insights/forget-w.md"]
     assert tr["retired_by"]["pref"] == "I know Wilhelmina Cragg" and tr["retired_by"]["coverage"] == 0.2857
     assert tr["commits"][0]["trailers"]["Forget-Request"] == "insights/forget-w.md"
     assert any("Superseded by insights/forget-w.md" in h["text"] for h in tr["history"])
-    back = audit.trace(store, "insights/forget-w.md")
+    back = Session(store).trace("insights/forget-w.md").to_dict()
     assert [b["path"] for b in back["chain_backward"]] == ["people/wilhelmina-fair.md"]
 
 
@@ -228,10 +233,10 @@ def test_chain_cycles_and_dangling_links(tmp_path):
         "b/x.md": palinode_file({"status": "archived", "superseded_by": "b/gone.md"}, "x"),
     })
     store = Store(root)
-    tr = audit.trace(store, "a/one.md")
+    tr = Session(store).trace("a/one.md").to_dict()
     assert tr["chain_forward"] == ["a/two.md", "a/three.md", "a/one.md"] and tr["chain_note"].startswith("cycle")
-    assert audit.trace(store, "b/x.md")["chain_note"] == "dangling: b/gone.md does not exist"
-    assert any(p.kind == "dangling_superseded_by" for p in audit.integrity(store))
+    assert Session(store).trace("b/x.md").to_dict()["chain_note"] == "dangling: b/gone.md does not exist"
+    assert any(p.kind == "dangling_superseded_by" for p in Session(store).integrity())
 
 
 def test_resolution_boundary_skips_memories_created_after_the_request(opened):
@@ -240,6 +245,6 @@ def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     (root / "people/wilhelmina-later.md").write_text(palinode_file(
         fm("people/wilhelmina-later.md", "2031-07-01T10:00:00+00:00"), "Wilhelmina Cragg visited again."))
     index.update()
-    fplan = forget.plan_forget(store, index, "insights/forget-w.md", ForgetKnobs(max_targets=5))
+    fplan = Session(store).plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
     later = fplan.candidate("people/wilhelmina-later.md")
     assert later.route == "skipped" and "after the request" in later.reason

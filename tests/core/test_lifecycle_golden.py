@@ -7,9 +7,10 @@ import frontmatter
 import pytest
 
 from helpers import MOONRISE, Clock, git, make_git_store, palinode_file, subjects
-from palinode_core import lifecycle
-from palinode_core.store import Store
-from palinode_core.words import retraction_id
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.storage.store import Store
+from palinode_core.text.words import retraction_id
 
 MOONRISE_META = {"id": "projects-moonrise-closeout", "category": "projects", "type": "ProjectSnapshot",
                  "created_at": "2031-06-01T10:00:00+00:00"}
@@ -47,7 +48,7 @@ def test_retract_then_withdraw_writes_palinode_bytes(moonrise):
 
     plan = lifecycle.plan_retract(store, rel, "I know Wilhelmina Cragg", superseded_by="insights/forget-w.md")
     assert plan.status == "would_retract" and plan.mentions == 2 and plan.rid == "bcb56233"
-    lifecycle.apply(store, plan)
+    apply(store, plan)
 
     struck_body = MOONRISE.replace(
         "Handed the judging workflow to Wilhelmina Cragg after the June stage flood.",
@@ -75,7 +76,7 @@ def test_retract_then_withdraw_writes_palinode_bytes(moonrise):
     undo = lifecycle.plan_unretract(store, rel, "I know Wilhelmina Cragg",
                                     reason='forget request withdrawn: "I know Wilhelmina Cragg"')
     assert undo.mentions == 2
-    lifecycle.apply(store, undo)
+    apply(store, undo)
     assert (moonrise / rel).read_text() == original
     assert (moonrise / "projects/moonrise-closeout-history.md").read_text() == (
         "---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n"
@@ -107,7 +108,7 @@ def test_sneakers_example_exact_bytes_and_unforgotten_heading(tmp_path):
     store = Store(root, clock=Clock())
     plan = lifecycle.plan_retract(store, "insights/sneaks.md", "I collect vintage sneakers")
     assert [r.kind for r in plan.regions] == ["heading"]
-    lifecycle.apply(store, plan)
+    apply(store, plan)
     assert (root / "insights/sneaks.md").read_text() == (
         "---\nid: insights-sneaks\nretracted_prefs:\n- i collect vintage sneakers\n---\n\n"
         "I like tea. ~~Started collecting vintage\n"
@@ -117,7 +118,7 @@ def test_sneakers_example_exact_bytes_and_unforgotten_heading(tmp_path):
         "# vintage sneakers heading\n"
         "~~> Quoted vintage sneakers line.~~ [RETRACTED 2031-06-01 r:ea106bc2].\n"
     )
-    lifecycle.apply(store, lifecycle.plan_unretract(store, "insights/sneaks.md", "I collect vintage sneakers"))
+    apply(store, lifecycle.plan_unretract(store, "insights/sneaks.md", "I collect vintage sneakers"))
     assert (root / "insights/sneaks.md").read_text() == palinode_file({"id": "insights-sneaks"}, SNEAKERS_BODY)
 
 
@@ -126,10 +127,10 @@ def test_user_strikethrough_on_the_same_line_survives_unretract(tmp_path):
     root = make_git_store(tmp_path / "s", {"people/a.md": palinode_file({"id": "a"}, body)})
     store = Store(root, clock=Clock())
     plan = lifecycle.plan_retract(store, "people/a.md", "I know Alice Lives")
-    lifecycle.apply(store, plan)
+    apply(store, plan)
     text = (root / "people/a.md").read_text()
     assert "We ~~thought~~ knew it. ~~Alice lives in Paris.~~ [RETRACTED 2031-06-01 r:" in text
-    lifecycle.apply(store, lifecycle.plan_unretract(store, "people/a.md", "I know Alice Lives"))
+    apply(store, lifecycle.plan_unretract(store, "people/a.md", "I know Alice Lives"))
     assert (root / "people/a.md").read_text() == palinode_file({"id": "a"}, body)
 
 
@@ -142,7 +143,7 @@ def test_archive_and_restore_on_canonical_file_match_palinode(tmp_path):
     original = (root / rel).read_text()
     plan = lifecycle.plan_archive(store, rel, superseded_by="insights/forget-tea.md",
                                   reason='forget request: "I drink tea"')
-    lifecycle.apply(store, plan)
+    apply(store, plan)
     assert (root / rel).read_text() == palinode_rewrite(original, status="archived",
                                                         superseded_by="insights/forget-tea.md")
     assert subjects(root)[0] == "palinode supersede: insights/pref-tea.md -> insights/forget-tea.md"
@@ -152,7 +153,7 @@ def test_archive_and_restore_on_canonical_file_match_palinode(tmp_path):
     archived = (root / rel).read_text()
 
     clock.when = datetime(2031, 6, 2, 9, 0, tzinfo=timezone.utc)
-    lifecycle.apply(store, lifecycle.plan_restore(store, rel))
+    apply(store, lifecycle.plan_restore(store, rel))
     assert (root / rel).read_text() == palinode_rewrite(
         archived, status="active", superseded_by=None, restored_from="insights/forget-tea.md",
         restored_at="2031-06-02T09:00:00+00:00")
@@ -164,13 +165,13 @@ def test_archive_and_restore_on_canonical_file_match_palinode(tmp_path):
 def test_plain_archive_subject_and_line(tmp_path):
     root = make_git_store(tmp_path / "s", {"insights/x.md": palinode_file({"id": "insights-x"}, "x")})
     store = Store(root, clock=Clock())
-    lifecycle.apply(store, lifecycle.plan_archive(store, "insights/x.md", reason="stale", actor="lint"))
+    apply(store, lifecycle.plan_archive(store, "insights/x.md", reason="stale", actor="lint"))
     assert subjects(root)[0] == "palinode archive: insights/x.md (actor: lint)"
     assert "Archived: insights/x.md (reason: stale) [actor: lint] <!-- fact:insights-x -->" in (
         root / "insights/x-history.md").read_text()
     again = lifecycle.plan_archive(store, "insights/x.md")
     assert again.status == "already_archived" and not again.changes
-    lifecycle.apply(store, lifecycle.plan_restore(store, "insights/x.md"))
+    apply(store, lifecycle.plan_restore(store, "insights/x.md"))
     assert subjects(root)[0] == "palinode restore: insights/x.md"
     assert "Restored: insights/x.md (was archived)" in (root / "insights/x-history.md").read_text()
 
@@ -181,7 +182,7 @@ def test_commit_prefix_comes_from_store_config(tmp_path):
         "palinode.config.yaml": "git:\n  commit_prefix: memory\n",
     })
     store = Store(root, clock=Clock())
-    lifecycle.apply(store, lifecycle.plan_archive(store, "insights/x.md"))
+    apply(store, lifecycle.plan_archive(store, "insights/x.md"))
     assert subjects(root)[0] == "memory archive: insights/x.md"
 
 
@@ -193,7 +194,7 @@ def test_history_sibling_of_status_file_and_legacy_sibling(tmp_path):
     store = Store(root, clock=Clock())
     plan = lifecycle.plan_retract(store, "projects/foo-status.md", "I know Alice Smith")
     assert plan.history_rel == "projects/foo-history.md"
-    lifecycle.apply(store, plan)
+    apply(store, plan)
     text = (root / "projects/foo-history.md").read_text()
     assert text.startswith("---\ncategory: history\nstatus: archived\n---\n")
     assert text.count("\n- [") == 2

@@ -10,9 +10,9 @@ import pytest
 
 from helpers import copy_sample_store, palinode_file, write_files
 
-from palinode_core import cache
+from palinode_core.storage import cache
 from palinode_core.errors import UnreadableMemory
-from palinode_core.store import ScanResult, Store
+from palinode_core.storage.store import ScanResult, Store
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_scan_reports_progress_against_the_listed_total(tmp_path):
 def test_isolated_first_scan_fills_the_cache_in_a_child(tmp_path, monkeypatch):
     import time
 
-    from palinode_core import child
+    from palinode_core.storage import child
     files = {f"notes/n{i:03d}.md": palinode_file({"title": f"note {i}", "status": "archived" if i % 7 == 0
                                                    else "active"}, f"note {i} body") for i in range(60)}
     root = copy_sample_store(tmp_path / "store")
@@ -182,7 +182,7 @@ def test_isolated_first_scan_fills_the_cache_in_a_child(tmp_path, monkeypatch):
 def test_cancelling_an_isolated_scan_stops_its_child(tmp_path, monkeypatch):
     import threading
 
-    from palinode_core import child
+    from palinode_core.storage import child
     from palinode_core.errors import Cancelled
     root = tmp_path / "store"
     write_files(root, {f"n/{i:04d}.md": palinode_file({"title": str(i)}, f"body {i}") for i in range(3000)})
@@ -206,7 +206,7 @@ def test_cancelling_an_isolated_scan_stops_its_child(tmp_path, monkeypatch):
 def test_a_child_that_cannot_run_means_parsing_here(tmp_path, monkeypatch):
     import sys
 
-    from palinode_core import child
+    from palinode_core.storage import child
     root = copy_sample_store(tmp_path / "store")
     monkeypatch.setattr(child, "ISOLATE_ABOVE", 1)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))

@@ -4,11 +4,13 @@ from __future__ import annotations
 import pytest
 
 from helpers import make_git_store, palinode_file
-from palinode_core import lifecycle
-from palinode_core.embed import Embedder
-from palinode_core.cache import store_cache_dir
-from palinode_core.search import SearchIndex, chunk_memory
-from palinode_core.store import Store
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.search.embed import Embedder
+from palinode_core.storage.cache import store_cache_dir
+from palinode_core.search.chunks import chunk_memory
+from palinode_core.search.index import SearchIndex
+from palinode_core.storage.store import Store
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 
@@ -57,8 +59,8 @@ def test_struck_text_is_projected_out_and_archived_excluded(tmp_path, embedder):
     index = SearchIndex(store, embedder, cache_dir=tmp_path / "c")
     index.update()
     assert {h.path for h in index.search("Zebulon Quark", 5, lexical_only=True).hits} == {"p/a.md", "p/b.md"}
-    lifecycle.apply(store, lifecycle.plan_retract(store, "p/a.md", "I know Zebulon Quark"))  # crosses a line break
-    lifecycle.apply(store, lifecycle.plan_archive(store, "p/b.md"))
+    apply(store, lifecycle.plan_retract(store, "p/a.md", "I know Zebulon Quark"))  # crosses a line break
+    apply(store, lifecycle.plan_archive(store, "p/b.md"))
     index.update()
     assert index.search("Zebulon Quark", 5, lexical_only=True).hits == []
     assert [h.path for h in index.search("Zebulon Quark", 5, lexical_only=True, include_archived=True).hits] == ["p/b.md"]
@@ -138,7 +140,7 @@ def _child_running(marker: str) -> bool:
 
 
 def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch):
-    from palinode_core import search
+    from palinode_core.search import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(60)}
     root = make_git_store(tmp_path / "s", files)
     no_model = Embedder(model_path=str(tmp_path / "none"))
@@ -161,7 +163,7 @@ def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch)
 def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     import threading
 
-    from palinode_core import search
+    from palinode_core.search import index as search
     from palinode_core.errors import Cancelled
     # above 2,000 files the child's whoosh writer forks worker processes of its own
     files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(2300)}
@@ -198,7 +200,7 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
 def test_an_index_child_that_cannot_run_means_indexing_here(tmp_path, monkeypatch):
     import sys
 
-    from palinode_core import search
+    from palinode_core.search import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(30)}
     root = make_git_store(tmp_path / "s", files)
     monkeypatch.setattr(search, "ISOLATE_ABOVE", 1)

@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from helpers import SAMPLE_STORE, Clock, copy_sample_store, git, make_git_store, palinode_file, subjects
-from palinode_core import lifecycle
-from palinode_core.document import parse_document
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.text.document import parse_document
 from palinode_core.errors import GitError, PathError, ReadOnlyError, StalePlan
-from palinode_core.markdown import Matcher, find_mentions, marker_for, strike, unstrike
-from palinode_core.store import Store
+from palinode_core.text.markdown import Matcher, find_mentions, marker_for, strike, unstrike
+from palinode_core.storage.store import Store
 
 SAMPLE_FILES = sorted(p.relative_to(SAMPLE_STORE).as_posix() for p in SAMPLE_STORE.rglob("*.md"))
 
@@ -50,9 +51,9 @@ def test_retract_then_unretract_returns_original_bytes(tmp_path, rel):
     pref = f"I know {_first_name(store.load(rel).body)}"
     plan = lifecycle.plan_retract(store, rel, pref)
     assert plan.status == "would_retract" and plan.mentions >= 1
-    lifecycle.apply(store, plan)
+    apply(store, plan)
     assert (root / rel).read_bytes() != original
-    lifecycle.apply(store, lifecycle.plan_unretract(store, rel, pref))
+    apply(store, lifecycle.plan_unretract(store, rel, pref))
     assert (root / rel).read_bytes() == original
     assert subjects(root)[:2] == [f"palinode unretract: {rel} ({plan.mentions} mentions)",
                                   f"palinode retract: {rel} ({plan.mentions} mentions)"]
@@ -63,8 +64,8 @@ def test_archive_then_restore_changes_only_restore_fields(tmp_path, rel):
     root = copy_sample_store(tmp_path / "sample")
     store = Store(root, clock=Clock())
     original = (root / rel).read_text()
-    lifecycle.apply(store, lifecycle.plan_archive(store, rel))
-    lifecycle.apply(store, lifecycle.plan_restore(store, rel))
+    apply(store, lifecycle.plan_archive(store, rel))
+    apply(store, lifecycle.plan_restore(store, rel))
     after = (root / rel).read_text()
     before_doc, after_doc = parse_document(original), parse_document(after)
     assert after_doc.body == before_doc.body
@@ -129,7 +130,7 @@ def test_stale_plan_is_refused_and_nothing_written(small):
     edited = (small / "people/ann.md").read_bytes()
     head = git(small, "rev-parse", "HEAD")
     with pytest.raises(StalePlan):
-        lifecycle.apply(store, plan)
+        apply(store, plan)
     assert (small / "people/ann.md").read_bytes() == edited
     assert not (small / "people/ann-history.md").exists()
     assert git(small, "rev-parse", "HEAD") == head
@@ -144,12 +145,12 @@ def test_users_staged_and_unstaged_work_survives(small):
     cached_before = git(small, "diff", "--cached")
     diff_before = git(small, "diff")
     store = Store(small, clock=Clock())
-    done = lifecycle.apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    done = apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
     assert done.commit
     assert git(small, "status", "--porcelain") == status_before
     assert git(small, "diff", "--cached") == cached_before
     assert git(small, "diff") == diff_before
-    lifecycle.apply(store, lifecycle.plan_inverse(store, done.plan))
+    apply(store, lifecycle.plan_inverse(store, done.plan.op, done.plan.target, pref=done.plan.pref, counterpart=done.plan.superseded_by))
     assert git(small, "status", "--porcelain") == status_before
     assert git(small, "diff", "--cached") == cached_before
 
@@ -158,10 +159,10 @@ def test_read_only_store_refuses_every_mutation(small, monkeypatch):
     store = Store(small, read_only=True, clock=Clock())
     plan = lifecycle.plan_archive(store, "people/ann.md")  # planning is reading
     with pytest.raises(ReadOnlyError):
-        lifecycle.apply(store, plan)
+        apply(store, plan)
     monkeypatch.setenv("PALINODE_AUDIT_READ_ONLY", "1")
     with pytest.raises(ReadOnlyError):
-        lifecycle.apply(Store(small), plan)
+        apply(Store(small), plan)
     assert git(small, "status", "--porcelain") == ""
 
 
@@ -177,7 +178,7 @@ def test_failed_commit_rolls_back_both_files(small, monkeypatch, tmp_path):
     store = Store(small, clock=Clock())
     before = (small / "people/ann.md").read_bytes()
     with pytest.raises(GitError, match="identity"):
-        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert (small / "people/ann.md").read_bytes() == before
     assert not (small / "people/ann-history.md").exists()
 
@@ -190,7 +191,7 @@ def test_fault_after_write_before_commit_leaves_files_rolled_back(small):
         if step == "before_commit":
             raise OSError(28, "No space left on device")
     with pytest.raises(Exception, match="nothing was changed"):
-        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"), fault=boom)
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"), fault=boom)
     assert (small / "people/ann.md").read_bytes() == before
     assert git(small, "status", "--porcelain") == ""
 
@@ -217,10 +218,10 @@ def test_symlink_escaping_store_is_reported_not_followed(small, tmp_path):
 
 def test_undo_is_a_plan_recorded_like_any_other(small):
     store = Store(small, clock=Clock())
-    done = lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"))
-    undo = lifecycle.plan_inverse(store, done.plan, reason="wrong target")
+    done = apply(store, lifecycle.plan_archive(store, "people/ann.md", superseded_by="people/bob.md"))
+    undo = lifecycle.plan_inverse(store, done.plan.op, done.plan.target, pref=done.plan.pref, counterpart=done.plan.superseded_by, reason="wrong target")
     assert undo.op == "restore" and "status" in undo.diff()
-    lifecycle.apply(store, undo)
+    apply(store, undo)
     assert subjects(store.root)[0] == "palinode restore: people/ann.md <- people/bob.md"
     assert store.load("people/ann.md").meta["restored_from"] == "people/bob.md"
 

@@ -5,9 +5,10 @@ import threading
 import time
 
 from helpers import Clock, make_git_store, palinode_file
-from palinode_core import lifecycle
-from palinode_core.store import Store
-from palinode_core.watch import StoreWatcher, is_relevant
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.storage.store import Store
+from palinode_core.storage.watch import StoreWatcher, is_relevant
 
 
 def wait_for(predicate, timeout: float = 10.0) -> bool:
@@ -61,7 +62,7 @@ def test_a_commit_fires_no_refresh_beyond_the_files_it_wrote(tmp_path):
     try:
         time.sleep(0.2)  # let the observer settle before acting
         store = Store(root, clock=Clock())
-        lifecycle.apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"))
         assert wait_for(lambda: bool(batches))
         time.sleep(0.4)
         assert set().union(*batches) == {"people/ann.md", "people/ann-history.md"}

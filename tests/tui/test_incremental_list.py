@@ -53,12 +53,12 @@ async def test_incremental_relist_matches_a_full_relist(tmp_path):
 async def test_a_file_gone_since_the_cached_scan_is_reported_not_fatal(tmp_path, monkeypatch):
     from textual.widgets import Static
 
-    from palinode_core import cache
+    from palinode_core.storage import cache
     from palinode_tui.screens.trace import MemoryViewScreen
     monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
     root = copy_sample_store(tmp_path / "store")
     # a reopen: the scan cache and the index are already there
-    from palinode_core.search import SearchIndex
+    from palinode_core.search.index import SearchIndex
     store = PalinodeApp(root, vectors=False, watch=False, cache_dir=tmp_path / "cache").store
     SearchIndex(store).update_lexical(memories=store.scan().memories)
     app = PalinodeApp(root, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")

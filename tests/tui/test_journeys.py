@@ -229,10 +229,11 @@ async def test_read_only_disables_mutations_in_ui_and_core(tmp_path, embedder, s
         await settle(app, pilot)
         assert not isinstance(app.screen, (ConfirmModal, NoteModal))
         assert app.screen.check_action("apply", ()) is False
-        from palinode_core import lifecycle
+        from palinode_core.ops import lifecycle
+        from palinode_core.ops.apply import apply
         from palinode_core.errors import ReadOnlyError
         with pytest.raises(ReadOnlyError):
-            lifecycle.apply(app.store, lifecycle.plan_archive(app.store, "insights/pref-tea.md"))
+            apply(app.store, lifecycle.plan_archive(app.store, "insights/pref-tea.md"))
     assert subjects(spec_store) == ["initial"]
 
 
@@ -313,10 +314,10 @@ async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, embed
     import subprocess
     import sys
     from palinode_tui.widgets import RecoveryModal
-    script = ("import os, sys\nfrom palinode_core import lifecycle\nfrom palinode_core.store import Store\n"
+    script = ("import os, sys\nfrom palinode_core.ops import lifecycle\nfrom palinode_core.ops.apply import apply\nfrom palinode_core.storage.store import Store\n"
               "s = Store(sys.argv[1])\n"
               "def f(step):\n    if step == 'after_file_write': os._exit(9)\n"
-              "lifecycle.apply(s, lifecycle.plan_archive(s, 'insights/pref-tea.md'), fault=f)\n")
+              "apply(s, lifecycle.plan_archive(s, 'insights/pref-tea.md'), fault=f)\n")
     original = (spec_store / "insights/pref-tea.md").read_bytes()
     assert subprocess.run([sys.executable, "-c", script, str(spec_store)]).returncode == 9
     assert (spec_store / "insights/pref-tea.md").read_bytes() != original

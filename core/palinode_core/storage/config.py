@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .errors import PalinodeError
+from ..errors import PalinodeError
 
 CONFIG_NAME = "palinode.config.yaml"
 

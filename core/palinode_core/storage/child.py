@@ -13,7 +13,7 @@ import tempfile
 import threading
 from typing import Callable
 
-from .errors import Cancelled, PalinodeError
+from ..errors import Cancelled, PalinodeError
 
 # Work moves to a child above this many files still to read or index.
 ISOLATE_ABOVE = 2000

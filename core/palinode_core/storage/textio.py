@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import UnreadableMemory
+from ..errors import UnreadableMemory
 
 # A memory is a note, not a data dump; anything larger is reported, not parsed.
 MAX_MEMORY_BYTES = 8 * 1024 * 1024

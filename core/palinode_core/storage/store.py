@@ -12,236 +12,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
+from ..errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
+from ..text.document import parse_document
 from . import child, paths
 from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
-from .detect import detect_forget_request
-from .document import Document, parse_document
-from .errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from .gitstore import GitStore
-from .markdown import MARKER_RE
+from .memory import Memory, ScanError, ScanResult, Summary, stamp_of, tally
 from .textio import decode_memory, fingerprint, read_bytes_checked
+from .walk import Listing, iter_markdown
 
 # Our own durable state lives in a dot-directory with no .md files, so
 # Palinode's watcher and indexer never see it.
 AUDIT_DIR = ".palinode-audit"
-RETIRED_STATUSES = frozenset({"archived", "deprecated", "superseded", "retracted"})
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
-
-
-Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode): a file is unchanged while all match
-
-
-def stamp_of(st: os.stat_result) -> Stamp:
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
-
-class Summary(NamedTuple):
-    """What listing, counting and finding requests need, derived once when the
-    file is parsed; the scan cache persists it so a reopen needs no parse.
-    (A NamedTuple: a 100,000-memory reopen builds one per file.)"""
-    status: str
-    superseded_by: str | None
-    retracted_prefs: tuple[str, ...] | None  # None when there are none (as the cache stores it)
-    update_policy: str | None
-    created_at: str | None
-    restored_at: str | None
-    fact_id: str
-    category: str
-    title: str
-    lifecycle: str
-    struck: bool
-    forget_pref: str | None  # the preference this memory asks to forget, if it is a request
-
-    @classmethod
-    def of(cls, rel: str, doc: Document) -> Summary:
-        meta, body = doc.meta, doc.body
-        status = meta.get("status")
-        prefs = meta.get("retracted_prefs")
-        fact_id = str(meta.get("id") or "").strip()
-        category = meta.get("category")
-        return cls(
-            status=str(status).strip() if status not in (None, "") else "active",
-            superseded_by=_as_text(meta.get("superseded_by")),
-            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list) and prefs
-                             else (prefs,) if isinstance(prefs, str) and prefs else None),
-            update_policy=_as_text(meta.get("update_policy")),
-            created_at=_as_text(meta.get("created_at")),
-            restored_at=_as_text(meta.get("restored_at")),
-            fact_id=fact_id or Path(rel).stem,
-            category=category if isinstance(category, str) and category else paths.category_of(rel),
-            title=_title(rel, meta, body),
-            lifecycle=str(meta.get("lifecycle") or "").lower(),
-            struck=bool(MARKER_RE.search(body)),
-            forget_pref=detect_forget_request(body),
-        )
-
-
-def _title(rel: str, meta: dict[str, Any], body: str) -> str:
-    value = meta.get("title") or meta.get("name")
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    for line in body.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return Path(rel).stem
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One memory file: its summary always, its text when asked. A memory from
-    the scan cache reads its file on first use of ``doc`` (through the store's
-    checks, so a link retargeted since is still refused)."""
-    rel: str
-    fingerprint: str
-    summary: Summary
-    stamp: Stamp = (0, 0, 0, 0)
-    loaded: Document | None = field(default=None, repr=False, compare=False)
-    reload: Callable[[], "Memory"] | None = field(default=None, repr=False, compare=False)
-    via_link: bool = False  # read through a symlink: its stamp does not cover the target, so never cached
-
-    @cached_property
-    def doc(self) -> Document:
-        if self.loaded is not None:
-            return self.loaded
-        if self.reload is None:
-            raise MemoryNotFound(f"{self.rel} has no text loaded")
-        return self.reload().doc
-
-    @property
-    def text_read(self) -> bool:
-        """Has this file's text been read (at scan time or since)?"""
-        return self.loaded is not None or "doc" in self.__dict__
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.doc.meta
-
-    @property
-    def body(self) -> str:
-        return self.doc.body
-
-    @property
-    def text(self) -> str:
-        return self.doc.text
-
-    @property
-    def status(self) -> str:
-        return self.summary.status
-
-    @property
-    def archived(self) -> bool:
-        return self.summary.status.lower() == "archived"
-
-    @property
-    def superseded_by(self) -> str | None:
-        return self.summary.superseded_by
-
-    @property
-    def retracted_prefs(self) -> list[str]:
-        return list(self.summary.retracted_prefs or ())
-
-    @property
-    def update_policy(self) -> str | None:
-        return self.summary.update_policy
-
-    @property
-    def is_replace_doc(self) -> bool:
-        return (self.update_policy or "").strip().lower() == "replace"
-
-    @property
-    def created_at(self) -> str | None:
-        return self.summary.created_at
-
-    @property
-    def effective_created_at(self) -> str | None:
-        """``restored_at`` wins: a restored memory counts as created then."""
-        return self.summary.restored_at or self.summary.created_at
-
-    @property
-    def fact_id(self) -> str:
-        """The id tagging history entries: frontmatter ``id``, else the stem."""
-        return self.summary.fact_id
-
-    @property
-    def struck(self) -> bool:
-        return bool(self.summary.struck)  # the cache stores it as 0/1
-
-    @property
-    def forget_pref(self) -> str | None:
-        return self.summary.forget_pref
-
-    @property
-    def is_history(self) -> bool:
-        return paths.is_history(self.rel)
-
-    @property
-    def special_dir(self) -> str | None:
-        return paths.special_dir(self.rel)
-
-    @property
-    def category(self) -> str:
-        return self.summary.category
-
-    @property
-    def title(self) -> str:
-        return self.summary.title
-
-    @property
-    def retired_reason(self) -> str | None:
-        """Palinode's lifecycle eligibility, first matching rule (spec §2)."""
-        status = self.status.lower()
-        if status in RETIRED_STATUSES:
-            return f"status:{status}"
-        if self.summary.lifecycle in RETIRED_STATUSES:
-            return f"lifecycle:{self.summary.lifecycle}"
-        if "archive" in self.rel.split("/")[:-1]:
-            return "path:archive"
-        if self.superseded_by:
-            return "superseded_by"
-        return None
-
-    @cached_property
-    def body_line_offset(self) -> int:
-        """Lines before the body, so body line N is file line N + offset."""
-        return self.text[: len(self.text) - len(self.body)].count("\n")
-
-
-@dataclass(frozen=True)
-class ScanError:
-    path: str
-    reason: str
-
-
-def _tally(counts: dict[str, int], memory: Memory, sign: int) -> None:
-    key = "archived" if memory.archived else "active"
-    counts[key] += sign
-    if memory.struck:
-        counts["struck"] += sign
-
-
-@dataclass
-class ScanResult:
-    memories: dict[str, Memory] = field(default_factory=dict)
-    history: dict[str, Memory] = field(default_factory=dict)
-    errors: list[ScanError] = field(default_factory=list)
-    # status tallies, kept incrementally by Store.refresh (a full pass over
-    # 100,000 memories per refreshed file would show in the UI)
-    _tallies: dict[str, int] | None = field(default=None, repr=False)
-
-    def counts(self) -> dict[str, int]:
-        if self._tallies is None:
-            tallies = {"active": 0, "archived": 0, "struck": 0}
-            for memory in self.memories.values():
-                _tally(tallies, memory, 1)
-            self._tallies = tallies
-        return {"memories": len(self.memories), **self._tallies, "history": len(self.history),
-                "errors": len(self.errors)}
 
 
 _gc_lock = threading.Lock()
@@ -298,42 +81,8 @@ class Store:
             raise ReadOnlyError("the store is open read-only; no change was made")
 
     # -- reading -----------------------------------------------------------
-    def iter_markdown(self) -> list[tuple[str, str, os.stat_result | None]]:
-        """(rel, absolute path, lstat) of every ``*.md`` Palinode could treat as
-        memory, sorted, pruning skipped and dot directories, never descending
-        through directory links. The lstat is None when the file vanished.
-        (A list built without generators: this runs over every file on open.)"""
-        found: list[tuple[str, str, os.stat_result | None]] = []
-
-        def walk(folder: str, prefix: str) -> None:
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError:
-                return
-            subdirs = []
-            for entry in entries:
-                name = entry.name
-                if name[0] == ".":
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    if name not in paths.ALWAYS_SKIP:
-                        subdirs.append(entry)
-                elif name.endswith(".md"):
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        st = None
-                    found.append((prefix + name, entry.path, st))
-            for entry in subdirs:
-                walk(entry.path, f"{prefix}{entry.name}/")
-
-        walk(str(self.root), "")
-        return found
+    def iter_markdown(self) -> Listing:
+        return iter_markdown(str(self.root))
 
     def load(self, ref: str) -> Memory:
         rel, abs_path = self.resolve(ref)
@@ -446,7 +195,7 @@ class Store:
             old_memory = result.memories.pop(rel, None)
             result.history.pop(rel, None)
             if tallies is not None and old_memory is not None:
-                _tally(tallies, old_memory, -1)
+                tally(tallies, old_memory, -1)
             if not rel.endswith(".md") or paths.is_skipped(rel) or any(
                     seg.startswith(".") for seg in rel.split("/")):
                 continue
@@ -460,7 +209,7 @@ class Store:
                 if memory is not None:
                     parsed.append(memory)
                     if tallies is not None and not memory.is_history:
-                        _tally(tallies, memory, 1)
+                        tally(tallies, memory, 1)
         result._tallies = tallies
         result.errors.sort(key=lambda e: e.path)
         self._save_cache(parsed, [rel for rel in changed if rel not in result.memories and rel not in result.history])

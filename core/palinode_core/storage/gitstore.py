@@ -12,7 +12,7 @@ from typing import Callable
 
 import git
 
-from .errors import GitError
+from ..errors import GitError
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()

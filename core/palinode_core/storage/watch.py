@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable
 
 from . import paths as store_paths
-
 DEFAULT_DEBOUNCE = 0.1
 CHANGING_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from .errors import PathError
+from ..errors import PathError
 
 # Directory segments that are never memory on any Palinode surface.
 ALWAYS_SKIP = frozenset({"specs", "prompts", "logs", ".palinode", ".obsidian", ".git"})

@@ -1,19 +1,23 @@
-"""Forget requests (detected in detect.py): resolve
-targets by the store's own search (§4.4), measure coverage (§4.5), and route
-each target (§4.6) into a plan a reviewer can read before anything is written.
-"""
+"""Resolve a forget request's targets by the store's own search, measure
+coverage, and route each target into a plan a reviewer can read before
+anything is written (Palinode's resolution; docs/format.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Mapping
 
-from . import lifecycle
-from .config import ForgetKnobs
-from .detect import detect_forget_request
-from .markdown import MARKER_RE
-from .search import Hit, SearchIndex
-from .store import Memory, Store
-from .words import content_words, normalize_pref, retraction_id
+from ..ops import lifecycle
+from ..ops.plan import Plan
+from ..search.index import Hit, SearchIndex
+from ..storage.config import ForgetKnobs
+from ..storage.memory import Memory
+from ..storage.store import Store
+from ..text.detect import detect_forget_request
+from ..text.markdown import MARKER_RE
+from ..text.words import content_words, normalize_pref
+from .requests import Request, request_at
+
+Route = Literal["archive", "strike", "unforgotten", "skipped", "not_taken"]
 
 
 def coverage(pref: str, body: str) -> float:
@@ -26,39 +30,15 @@ def coverage(pref: str, body: str) -> float:
 
 
 @dataclass(frozen=True)
-class Request:
-    path: str
-    pref: str
-    memory: Memory
-
-    @property
-    def norm(self) -> str:
-        return normalize_pref(self.pref)
-
-    @property
-    def rid(self) -> str:
-        return retraction_id(self.pref)
-
-
-def find_requests(memories: dict[str, Memory]) -> list[Request]:
-    out = []
-    for rel, memory in sorted(memories.items()):
-        pref = memory.forget_pref  # detected when the file was parsed
-        if pref:
-            out.append(Request(rel, pref, memory))
-    return out
-
-
-@dataclass(frozen=True)
 class Candidate:
     path: str
     rank: int  # 1-based position in the search hits
     arms: str
     shared_words: tuple[str, ...]
     coverage: float | None
-    route: str  # archive | strike | unforgotten | skipped | not_taken
+    route: Route
     reason: str
-    plan: lifecycle.Plan | None = None
+    plan: Plan | None = None
 
     @property
     def actionable(self) -> bool:
@@ -122,10 +102,8 @@ class ForgetPlan:
         }
 
 
-def resolve(store: Store, index: SearchIndex, request: Request, search_k: int,
-            memories: dict[str, Memory] | None = None) -> Resolution:
+def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory]) -> Resolution:
     result = index.search(request.pref, limit=search_k, per_file=1)
-    memories = memories if memories is not None else store.scan().memories
     boundary = request.memory.created_at
     priors: list[str] = []
     for hit in result.hits:
@@ -140,8 +118,7 @@ def resolve(store: Store, index: SearchIndex, request: Request, search_k: int,
     return Resolution(request, tuple(result.hits), search_k, result.mode, result.notice, boundary, tuple(priors))
 
 
-def route(store: Store, resolution: Resolution, knobs: ForgetKnobs,
-          memories: dict[str, Memory] | None = None) -> ForgetPlan:
+def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Mapping[str, Memory]) -> ForgetPlan:
     """Walk the hits in rank order through Palinode's guards, then route each
     survivor by coverage. Cheap: no search."""
     request = resolution.request
@@ -159,7 +136,7 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs,
         def skip(reason: str, route_name: str = "skipped") -> None:
             candidates.append(Candidate(hit.path, rank, hit.arms, shared, None, route_name, reason))
 
-        memory = (memories or {}).get(hit.path)
+        memory = memories.get(hit.path)
         if memory is None:
             try:
                 memory = store.load(hit.path)
@@ -213,13 +190,8 @@ def _route_one(store: Store, request: Request, hit: Hit, rank: int, shared: tupl
     return Candidate(memory.rel, rank, hit.arms, shared, cov, "archive", why, plan)
 
 
-def plan_forget(store: Store, index: SearchIndex, request_path: str, knobs: ForgetKnobs | None = None,
-                memories: dict[str, Memory] | None = None) -> ForgetPlan:
-    from .errors import NotAForgetRequest
-    memory = store.load(request_path)
-    pref = detect_forget_request(memory.body)
-    if not pref:
-        raise NotAForgetRequest(f"{memory.rel} contains no forget request")
+def plan_forget(store: Store, index: SearchIndex, request_path: str, memories: Mapping[str, Memory],
+                knobs: ForgetKnobs | None = None) -> ForgetPlan:
+    request = request_at(store, request_path)
     knobs = knobs or store.config.forget
-    request = Request(memory.rel, pref, memory)
-    return route(store, resolve(store, index, request, knobs.search_k, memories), knobs, memories)
+    return route(store, resolve(index, request, knobs.search_k, memories), knobs, memories)

@@ -9,12 +9,10 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-from . import __version__
-
-if TYPE_CHECKING:
-    from .store import Memory, Stamp, Summary
+from .. import __version__
+from .memory import Memory, Stamp, Summary
 
 # Bump when Summary's fields or how they are derived change: old rows are dropped.
 # The entries columns after the stamp and fingerprint are Summary's fields in order.
@@ -39,7 +37,7 @@ _KEY_COLUMNS = ("rel", "mtime_ns", "ctime_ns", "size", "ino", "fingerprint")
 
 
 def _columns() -> tuple[str, ...]:
-    from .store import Summary  # the rest of a row is a Summary, field for field
+    # the rest of a row is a Summary, field for field
     return _KEY_COLUMNS + Summary._fields
 
 
@@ -69,7 +67,6 @@ class ScanCache:
 
     def load(self) -> dict[str, tuple[Stamp, str, Summary]]:
         """rel -> (stamp, fingerprint, summary) for every cached memory."""
-        from .store import Summary
         try:
             db = self._connect()
             try:

@@ -14,69 +14,22 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
-from .child import ISOLATE_ABOVE, run_audit
+from ..errors import Cancelled, PalinodeError
+from ..storage.child import ISOLATE_ABOVE, run_audit
+from ..storage.memory import Memory
+from ..storage.store import Store
+from ..text.words import content_words
+from .chunks import Chunk, chunk_memory
 from .embed import Embedder
-from .errors import Cancelled, PalinodeError
-from .markdown import project
-from .store import Memory, Store
-from .words import content_words
 
+SearchMode = Literal["hybrid", "lexical"]
 RRF_K = 60
-CHUNK_LIMIT = 2000
-_SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-def _slugify(text: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return slug or "section"
-
-
-@dataclass(frozen=True)
-class Chunk:
-    chunk_id: str
-    path: str
-    section: str
-    text: str
-
-    @property
-    def content_hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-
-def chunk_memory(memory: Memory) -> list[Chunk]:
-    """Palinode's chunking: one ``root`` chunk under 2000 characters, else the
-    preamble plus one chunk per ``##``/``###`` section; struck text projected out."""
-    body = memory.body.strip()
-    question = memory.meta.get("canonical_question")
-    sections: list[tuple[str, str]] = []
-    if len(body) < CHUNK_LIMIT:
-        sections.append(("root", body))
-    else:
-        matches = list(_SECTION_RE.finditer(body))
-        sections.append(("root", body[: matches[0].start()] if matches else body))
-        seen: dict[str, int] = {}
-        for i, match in enumerate(matches):
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
-            slug = _slugify(match.group(2))
-            seen[slug] = seen.get(slug, 0) + 1
-            sid = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
-            sections.append((sid, body[match.start():end]))
-    chunks = []
-    for index, (sid, text) in enumerate(sections):
-        text = project(text).strip()
-        if index == 0 and isinstance(question, str) and question.strip():
-            text = f"{question.strip()}\n\n{text}".strip()
-        if not text:
-            continue
-        cid = hashlib.md5(f"{memory.rel}#{sid}".encode(), usedforsecurity=False).hexdigest()
-        chunks.append(Chunk(cid, memory.rel, sid, text))
-    return chunks
 
 
 @dataclass(frozen=True)
@@ -98,7 +51,7 @@ class Hit:
 @dataclass
 class SearchResult:
     hits: list[Hit]
-    mode: str  # "hybrid" | "lexical"
+    mode: SearchMode
     notice: str | None = None
 
 

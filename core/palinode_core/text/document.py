@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .errors import UnreadableMemory
+from ..errors import UnreadableMemory
 
 try:  # the C loader is ~7x faster on large stores
     _Loader: Any = yaml.CSafeLoader

@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PalinodeError
-from .textio import atomic_write
+from ..storage.store import Store
+from ..storage.textio import atomic_write
 
 
-def journal_dir(store) -> Path | None:
+def journal_dir(store: Store) -> Path | None:
     if store.git.repo is None:
         return None
     return Path(store.git.repo.git_dir) / "palinode-audit" / "journal"
 
 
-def write_entry(store, entry: dict[str, Any]) -> Path | None:
+def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
     folder = journal_dir(store)
     if folder is None:
         return None
@@ -69,7 +69,7 @@ def _state(current: str | None, old: str | None, new: str) -> str:
     return "other"
 
 
-def pending(store) -> list[Interrupted]:
+def pending(store: Store) -> list[Interrupted]:
     folder = journal_dir(store)
     if folder is None or not folder.is_dir():
         return []
@@ -90,7 +90,7 @@ def pending(store) -> list[Interrupted]:
     return out
 
 
-def _describe_apply(store, path: Path, entry: dict[str, Any]) -> Interrupted:
+def _describe_apply(store: Store, path: Path, entry: dict[str, Any]) -> Interrupted:
     target, sibling = entry["target"], entry["history_rel"]
     current, _ = store.read_optional(target)
     history, _ = store.read_optional(sibling)
@@ -111,77 +111,3 @@ def _describe_apply(store, path: Path, entry: dict[str, Any]) -> Interrupted:
              ("new", "new"): "after the history write (not committed)",
              ("old", "new"): "after the history write but with the file put back (not committed)"}
     return Interrupted(path, entry, f"{op} was interrupted {steps[(file_state, hist_state)]}", True, True)
-
-
-def complete_apply(store, item: Interrupted) -> str | None:
-    entry = item.entry
-    _, target_abs = store.resolve(entry["target"])
-    _, history_abs = store.resolve(entry["history_rel"])
-    current, _ = store.read_optional(entry["target"])
-    if current != entry["new_text"]:
-        atomic_write(target_abs, entry["new_text"])
-    history, _ = store.read_optional(entry["history_rel"])
-    if history != entry["history_after"]:
-        atomic_write(history_abs, entry["history_after"])
-    sha = store.git.commit([entry["target"], entry["history_rel"]], entry["subject"], entry.get("trailers") or {})
-    clear(item.path)
-    return sha
-
-
-def roll_back_apply(store, item: Interrupted) -> None:
-    from .lifecycle import restore_files
-    entry = item.entry
-    _, target_abs = store.resolve(entry["target"])
-    _, history_abs = store.resolve(entry["history_rel"])
-    restore_files(target_abs, entry["old_text"], history_abs, entry["history_before"])
-    clear(item.path)
-
-
-def recover(store, how: str) -> list[dict[str, Any]]:
-    """Complete or roll back every interrupted operation ("complete" | "rollback")."""
-    from . import audit, lifecycle
-    store.check_writable()
-    store.git.preflight()
-    results = []
-    # withdraws first: their own half-done step is completed or rolled back with them
-    items = sorted(pending(store), key=lambda i: i.kind != "withdraw")
-    for item in items:
-        if how == "complete" and not item.can_complete or how == "rollback" and not item.can_roll_back:
-            if item.kind == "apply" and "committed" in item.summary:
-                clear(item.path)
-                results.append({**item.to_dict(), "result": "journal cleared"})
-                continue
-            raise PalinodeError(f"cannot {how}: {item.summary}")
-        if item.kind == "apply":
-            if not item.path.exists():
-                continue  # handled as part of a withdraw
-            if how == "complete":
-                results.append({**item.to_dict(), "result": "completed", "commit": complete_apply(store, item)})
-            else:
-                roll_back_apply(store, item)
-                results.append({**item.to_dict(), "result": "rolled back"})
-            continue
-        entry = item.entry
-        for inner in pending(store):  # the step it was in the middle of
-            if inner.kind == "apply" and inner.entry.get("parent") == entry.get("id"):
-                if how == "complete" and inner.can_complete:
-                    complete_apply(store, inner)
-                else:
-                    roll_back_apply(store, inner)
-        if how == "complete":
-            out = audit.apply_withdraw(store, audit.plan_withdraw(store, entry["request"], broad=entry.get("broad", False)))
-            results.append({**item.to_dict(), "result": out["status"], "commits": out["commits"]})
-        else:
-            undone = []
-            for step in reversed(entry.get("done", [])):
-                inverse = {"restore": lambda s: lifecycle.plan_archive(store, s["path"], superseded_by=s.get("superseded_by"),
-                                                                        reason="withdraw rolled back"),
-                           "unretract": lambda s: lifecycle.plan_retract(store, s["path"], entry["pref"],
-                                                                         superseded_by=entry["request"]),
-                           "archive": lambda s: lifecycle.plan_restore(store, s["path"], reason="withdraw rolled back")}
-                plan = inverse[step["op"]](step)
-                if plan.changes:
-                    undone.append(lifecycle.apply(store, plan).commit)
-            results.append({**item.to_dict(), "result": "rolled back", "commits": undone})
-        clear(item.path)
-    return results

@@ -1,0 +1,46 @@
+"""``palinode-audit``: every action of the app, scriptable, JSON on ``--json``.
+
+Errors exit non-zero with one line on stderr; nothing is ever half-written.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import PalinodeError
+from . import forget_cmds, review_cmds, store_cmds
+from .output import error_line, render
+from .registry import Command
+
+COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds)
+                                for c in module.COMMANDS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="palinode-audit", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON (the scripting contract)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, spec in COMMANDS.items():
+        p = sub.add_parser(name, help=spec.help, description=spec.help)
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        if spec.takes_store:
+            p.add_argument("store", help="the store's root folder")
+        spec.configure(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        data = COMMANDS[args.command].run(args)
+    except PalinodeError as exc:
+        print(error_line(str(exc)), file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(error_line(str(exc) or exc.__class__.__name__), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("palinode-audit: interrupted", file=sys.stderr)
+        return 130
+    print(render(data, args.json))
+    return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way

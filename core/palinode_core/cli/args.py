@@ -1,0 +1,80 @@
+"""Argument helpers shared by the command modules, and how a command opens
+its store."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..errors import PalinodeError
+from ..session import Session
+from ..storage.config import ForgetKnobs
+
+
+def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
+    return Session.open(args.store, vectors=not lexical)
+
+
+def path_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="memory path relative to the store")
+
+
+def dry_run_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="print the plan and its diff; write nothing")
+
+
+def scan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache-dir", help="the scan cache's folder (default: the store's own under the user cache)")
+    p.add_argument("--progress", action="store_true", help="JSON progress lines on stdout before the result")
+    p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
+
+
+def open_for_scan(args: argparse.Namespace, *, lexical: bool = False
+                  ) -> tuple[Session, Callable[[str, int, int], None] | None]:
+    """The session and a progress printer for ``scan_args`` (how a child runs us)."""
+    if args.background:
+        os.nice(10)
+    session = Session.open(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
+                      vectors=not lexical)
+
+    def progress(phase: str, done: int, total: int) -> None:
+        print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)
+    return session, progress if args.progress else None
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {text}")
+        return value
+    return parse
+
+
+def knob_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("request", help="the forget request's store-relative path")
+    p.add_argument("--floor", type=_fraction, help="min_target_coverage, between 0 and 1")
+    p.add_argument("--max-targets", type=_count(0))
+    p.add_argument("--min-shared", type=_count(0), help="min_shared_words")
+    p.add_argument("--search-k", type=_count(1))
+    p.add_argument("--lexical", action="store_true", help="resolve with BM25 only")
+
+
+def knobs_from(args: argparse.Namespace, session: Session) -> ForgetKnobs:
+    return session.forget_knobs().with_overrides(
+        min_target_coverage=args.floor, max_targets=args.max_targets, min_shared_words=args.min_shared,
+        search_k=args.search_k)
+
+
+def require(condition: bool, message: str) -> None:
+    if not condition:
+        raise PalinodeError(message)

@@ -1,0 +1,113 @@
+"""Search and forget-request commands: index, search, requests, plan, apply, dismiss."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..forget.selection import APPROVE_ALL, Choice
+from ..search.index import SearchIndex
+from ..session import Session
+from .args import knob_args, knobs_from, open_for_scan, open_session, require, scan_args
+from .registry import Command
+
+
+def updated_index(session: Session, lexical: bool) -> SearchIndex:
+    """The store's index brought up to date, progress on stderr when it is a terminal."""
+    verbose = sys.stderr.isatty()
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if verbose:
+            print(f"\rindexing {phase}: {done}/{total}", end="", file=sys.stderr, flush=True)
+    index = session.update_index(progress, vectors=not lexical)
+    if verbose:
+        print(file=sys.stderr)
+    return index
+
+
+def _index_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lexical", action="store_true", help="BM25 only; do not embed")
+    scan_args(p)
+
+
+def _index(args: argparse.Namespace) -> dict[str, Any]:
+    session, progress = open_for_scan(args, lexical=args.lexical)
+    index = session.update_index(progress)
+    stats = index.stats
+    return {"files": stats.files, "chunks": stats.chunks, "files_reindexed": stats.files_reindexed,
+            "vectors": stats.vectors, "embedded": stats.embedded_this_session, "unreadable": stats.errors,
+            "mode": "hybrid" if index.vectors_ready else "lexical"}
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--lexical", action="store_true", help="BM25 only; do not load the embedding model")
+    p.add_argument("--include-archived", action="store_true")
+
+
+def _search(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args, lexical=args.lexical)
+    index = updated_index(session, args.lexical)
+    result = index.search(args.query, limit=args.limit, include_archived=args.include_archived,
+                          lexical_only=args.lexical)
+    return {"query": args.query, "mode": result.mode, "notice": result.notice, "hits": [
+        {"path": h.path, "chunk": h.section, "bm25_rank": h.bm25_rank, "vector_rank": h.vector_rank,
+         "arms": h.arms, "score": round(h.score, 4)} for h in result.hits]}
+
+
+def _requests(args: argparse.Namespace) -> dict[str, Any]:
+    return {"requests": [s.to_dict() for s in open_session(args).request_states()]}
+
+
+def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
+    session = open_session(args, lexical=args.lexical)
+    knobs = knobs_from(args, session)
+    return session, session.plan(args.request, knobs, index=updated_index(session, args.lexical))
+
+
+def _plan(args: argparse.Namespace) -> dict[str, Any]:
+    return _planned(args)[1].to_dict()
+
+
+def _apply_args(p: argparse.ArgumentParser) -> None:
+    knob_args(p)
+    p.add_argument("--only", nargs="+", metavar="PATH", help="approve only these targets (others are deferred)")
+    p.add_argument("--yes", action="store_true", help="really apply; without it the plan is only shown")
+    p.add_argument("--note")
+
+
+def _apply(args: argparse.Namespace) -> dict[str, Any]:
+    session, fplan = _planned(args)
+    if not args.yes:
+        return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
+    selection: dict[str, Choice] | None = None
+    if args.only:
+        selection = {}
+        for ref in args.only:
+            rel, _ = session.store.resolve(ref)
+            selection[rel] = APPROVE_ALL
+    result = session.apply_forget(fplan, selection, note=args.note)
+    return {"applied": True, **result.to_dict()}
+
+
+def _dismiss_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("request")
+    p.add_argument("--note", required=True)
+
+
+def _dismiss(args: argparse.Namespace) -> dict[str, Any]:
+    require(bool(args.note.strip()), "a dismissal needs a note saying why")
+    return {"request": args.request, "dismissed": True,
+            "commit": open_session(args).dismiss(args.request, args.note)}
+
+
+COMMANDS = (
+    Command("index", "build the search index, or bring it up to date with the store", _index, _index_args),
+    Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
+    Command("requests", "every forget request in the store and its state", _requests),
+    Command("plan", "what a forget request would do, target by target (writes nothing)", _plan, knob_args),
+    Command("apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply,
+            _apply_args),
+    Command("dismiss", "reject a forget request, with a note, recorded in the ledger", _dismiss, _dismiss_args),
+)

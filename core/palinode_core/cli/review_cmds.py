@@ -1,0 +1,68 @@
+"""Undo and inspection commands: withdraw, recover, residue, integrity, trace."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .args import open_session, path_arg
+from .registry import Command
+
+
+def _withdraw_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("request")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--broad", action="store_true",
+                   help="Palinode 0.23's behaviour: undo every same-pref record and strike, not only this request's")
+
+
+def _withdraw(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args)
+    wplan = session.plan_withdraw(args.request, broad=args.broad)
+    if args.dry_run:
+        return {"status": "would_withdraw", **wplan.to_dict()}
+    return session.apply_withdraw(wplan)
+
+
+def _recover_args(p: argparse.ArgumentParser) -> None:
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--complete", action="store_true", help="finish every interrupted operation")
+    how.add_argument("--rollback", action="store_true", help="put back what every interrupted operation wrote")
+
+
+def _recover(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args)
+    if not (args.complete or args.rollback):
+        return {"interrupted": [i.to_dict() for i in session.interrupted()]}
+    return {"recovered": session.recover("complete" if args.complete else "rollback")}
+
+
+def _residue_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pref", required=True)
+
+
+def _residue(args: argparse.Namespace) -> dict[str, Any]:
+    mentions = open_session(args).residue(args.pref)
+    counts: dict[str, int] = {}
+    for m in mentions:
+        counts[m.kind] = counts.get(m.kind, 0) + 1
+    return {"pref": args.pref, "counts": counts, "mentions": [m.to_dict() for m in mentions]}
+
+
+def _integrity(args: argparse.Namespace) -> dict[str, Any]:
+    problems = open_session(args).integrity()
+    return {"ok": not any(p.severity == "error" for p in problems), "problems": [p.to_dict() for p in problems]}
+
+
+def _trace(args: argparse.Namespace) -> dict[str, Any]:
+    return open_session(args).trace(args.path).to_dict()
+
+
+COMMANDS = (
+    Command("withdraw", "take a forget request back: restore, unstrike, archive the record", _withdraw,
+            _withdraw_args),
+    Command("recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover,
+            _recover_args),
+    Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args),
+    Command("integrity", "markers, records and history lines that disagree", _integrity),
+    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg),
+)

@@ -1,0 +1,59 @@
+"""Residue: every surviving mention of a preference, classified by whether
+recall would still surface it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+from ..storage.memory import Memory
+from ..text.markdown import Matcher, find_mentions, struck_spans
+from ..text.words import normalize_pref, retraction_id
+
+MentionKind = Literal["live", "struck", "archived", "unforgettable", "request"]
+
+
+@dataclass(frozen=True)
+class Mention:
+    path: str
+    line: int  # file line number
+    kind: MentionKind
+    reason: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "kind": self.kind, "reason": self.reason, "text": self.text}
+
+
+def residue(pref: str, memories: Mapping[str, Memory]) -> list[Mention]:
+    """Every surviving mention of ``pref``, classified by whether recall would
+    still surface it."""
+    matcher = Matcher.for_pref(pref)
+    rid = retraction_id(pref)
+    norm = normalize_pref(pref)
+    found: list[Mention] = []
+    kind: MentionKind
+    for rel, memory in sorted(memories.items()):
+        offset = memory.body_line_offset
+        request_pref = memory.forget_pref
+        if request_pref and normalize_pref(request_pref) == norm:
+            found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
+                                 memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
+            continue
+        if not memory.struck and not matcher.could_match(memory.body):
+            continue  # nothing to segment: none of the pref's words, no strike marker
+        spans, regions = find_mentions(memory.body, matcher)
+        for span in spans:
+            if memory.archived:
+                kind, reason = "archived", "in an archived memory (out of default recall)"
+            elif memory.is_replace_doc:
+                kind, reason = "unforgettable", "living update_policy: replace document"
+            else:
+                kind, reason = "live", "unstruck in an active memory: recall would surface it"
+            found.append(Mention(rel, span.line + offset, kind, reason, span.text))
+        for region in regions:
+            kind = "archived" if memory.archived else "unforgettable"
+            found.append(Mention(rel, region.line + offset, kind, f"inside a {region.kind}", region.text))
+        for struck in struck_spans(memory.body, rid):
+            found.append(Mention(rel, struck.line + offset, "struck",
+                                 "struck in place: kept in the file, projected out of search", struck.text))
+    return found

@@ -1,0 +1,217 @@
+"""A Session: one store opened for auditing. It holds the store's latest scan,
+its search index, the request states of that scan, and the store's config
+(read again when ``palinode.config.yaml`` changes). The app and the CLI talk
+to a Session; the layers below it never hold state between calls."""
+from __future__ import annotations
+
+import os
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from .forget import requests as forget_requests
+from .forget import resolve as forget_resolve
+from .forget import review as forget_review
+from .forget.requests import RequestState
+from .forget.resolve import ForgetPlan, Resolution
+from .forget.review import ForgetApplied
+from .forget.selection import Selection, narrow
+from .inspect import integrity as inspect_integrity
+from .inspect import residue as inspect_residue
+from .inspect import trace as inspect_trace
+from .inspect.integrity import Problem
+from .inspect.residue import Mention
+from .inspect.trace import Trace
+from .ops import journal, lifecycle
+from .ops.apply import Applied, apply
+from .ops.journal import Interrupted
+from .ops.plan import Plan
+from .search.embed import Embedder
+from .search.index import SearchIndex
+from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
+from .storage.memory import Memory, ScanResult
+from .storage.store import Store, utc_now
+from .undo import operations as undo_operations
+from .undo import recover as undo_recover
+from .undo import withdraw as undo_withdraw
+from .undo.operations import Operation
+from .undo.withdraw import WithdrawPlan
+
+Progress = Callable[[str, int, int], None]
+
+
+def _config_stamp(root: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(root / CONFIG_NAME)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class Session:
+    def __init__(self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.embedder = embedder
+        self._scan: ScanResult | None = None
+        self._index: SearchIndex | None = None
+        self._states: tuple[ScanResult, list[RequestState]] | None = None
+        self._config_stamp = _config_stamp(store.root)
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str], *, read_only: bool = False,
+             clock: Callable[[], datetime] = utc_now, on_git: Callable[[str], None] | None = None,
+             cache_dir: Path | None = None, embedder: Embedder | None = None, vectors: bool = True,
+             use_scan_cache: bool = True) -> Session:
+        store = Store(root, read_only=read_only, clock=clock, on_git=on_git, cache_dir=cache_dir,
+                      use_scan_cache=use_scan_cache)
+        return cls(store, embedder=embedder, vectors=vectors)
+
+    # -- the store as last read ---------------------------------------------------
+    @property
+    def read_only(self) -> bool:
+        return self.store.read_only
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
+
+    @property
+    def latest(self) -> ScanResult | None:
+        """The latest scan, or None before the first one."""
+        return self._scan
+
+    @property
+    def memories(self) -> dict[str, Memory]:
+        return self.scanned().memories
+
+    def scanned(self) -> ScanResult:
+        """The latest scan, scanning first if there is none."""
+        return self._scan if self._scan is not None else self.rescan()
+
+    def rescan(self, progress: Callable[[int, int], None] | None = None, *, isolate: bool = False) -> ScanResult:
+        """Read the store from scratch (unchanged files come from the scan cache)."""
+        self.reload_config()
+        scan = self.store.scan(progress, isolate=isolate)
+        self._scan = scan
+        return scan
+
+    def refresh(self, changed: set[str] | None = None) -> ScanResult:
+        """The latest scan brought up to date: only ``changed`` paths, or every
+        file's stat when None."""
+        if self._scan is None:
+            return self.rescan()
+        if changed is None or CONFIG_NAME in changed:
+            self.reload_config()
+        scan = self.store.refresh(self._scan, changed)
+        self._scan = scan
+        return scan
+
+    def reload_config(self) -> bool:
+        """Read ``palinode.config.yaml`` again if it changed; True if it did.
+        A config that cannot be read raises, and the previous one stays."""
+        stamp = _config_stamp(self.store.root)
+        if stamp == self._config_stamp:
+            return False
+        config = load_store_config(self.store.root)
+        self.store.config = config
+        self._config_stamp = stamp
+        return True
+
+    def cancel(self) -> None:
+        """Stop a scan or an index update running in another thread (closing)."""
+        self.store.cancel()
+        if self._index is not None:
+            self._index.cancel()
+
+    # -- search ----------------------------------------------------------------------
+    def search_index(self) -> SearchIndex:
+        """The index object (not updated; see ``update_index``)."""
+        with self._lock:
+            if self._index is None:
+                self._index = SearchIndex(self.store, self.embedder)
+            return self._index
+
+    def update_index(self, progress: Progress | None = None, *, isolate: bool = False,
+                     vectors: bool | None = None) -> SearchIndex:
+        index = self.search_index()
+        index.update_lexical(progress, memories=self.memories, isolate=isolate)
+        if self.vectors if vectors is None else vectors:
+            index.update_vectors(progress)
+        return index
+
+    # -- forget requests ------------------------------------------------------------------
+    def request_states(self) -> list[RequestState]:
+        """Every request's state, computed once per scan."""
+        scan = self.scanned()
+        if self._states is None or self._states[0] is not scan:
+            self._states = (scan, forget_requests.request_states(self.store, scan.memories))
+        return self._states[1]
+
+    def forget_knobs(self) -> ForgetKnobs:
+        self.reload_config()
+        return self.store.config.forget
+
+    def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+        index = index or self.search_index()
+        return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
+                                          knobs or self.forget_knobs())
+
+    def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
+        """Route an earlier resolution with other knobs: no search."""
+        return forget_resolve.route(self.store, resolution, knobs, self.memories)
+
+    def narrow(self, plan: Plan, spans: frozenset[int] | None) -> Plan:
+        return narrow(self.store, plan, spans)
+
+    def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
+                     note: str | None = None) -> ForgetApplied:
+        return forget_review.apply_forget(self.store, fplan, selection, note)
+
+    def dismiss(self, request_path: str, note: str) -> str | None:
+        return forget_review.dismiss(self.store, request_path, note)
+
+    def flag(self, path: str, line: int, kind: str, text: str, note: str,
+             request_path: str | None = None) -> str | None:
+        return forget_review.flag(self.store, path, line, kind, text, note, request_path)
+
+    # -- single operations and their undo ---------------------------------------------------
+    def plan_op(self, op: str, target: str, **kw: Any) -> Plan:
+        return lifecycle.plan_op(self.store, op, target, **kw)
+
+    def apply(self, plan: Plan) -> Applied:
+        return apply(self.store, plan)
+
+    def operations(self, limit: int = 500) -> list[Operation]:
+        return undo_operations.operations(self.store, limit)
+
+    def plan_undo(self, operation: Operation) -> Plan:
+        return undo_operations.plan_undo(self.store, operation)
+
+    def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
+        return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)
+
+    def apply_withdraw(self, wplan: WithdrawPlan) -> dict[str, Any]:
+        return undo_withdraw.apply_withdraw(self.store, wplan)
+
+    def interrupted(self) -> list[Interrupted]:
+        return journal.pending(self.store)
+
+    def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
+        return undo_recover.recover(self.store, how)
+
+    # -- inspection ----------------------------------------------------------------------------
+    def residue(self, pref: str) -> list[Mention]:
+        return inspect_residue.residue(pref, self.memories)
+
+    def integrity(self) -> list[Problem]:
+        return inspect_integrity.integrity(self.store, self.memories)
+
+    def trace(self, ref: str) -> Trace:
+        return inspect_trace.trace(self.store, ref, self.memories)
+
+    def load(self, ref: str) -> Memory:
+        return self.store.load(ref)
+
