@@ -187,8 +187,8 @@ class Session:
     def operations(self, limit: int = 500) -> list[Operation]:
         return undo_operations.operations(self.store, limit)
 
-    def plan_undo(self, operation: Operation) -> Plan:
-        return undo_operations.plan_undo(self.store, operation)
+    def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
+        return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)

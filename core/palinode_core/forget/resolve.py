@@ -133,7 +133,7 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
         seen.add(hit.path)
         shared = tuple(sorted(pref_words & content_words(hit.text)))
 
-        def skip(reason: str, route_name: str = "skipped") -> None:
+        def skip(reason: str, route_name: Route = "skipped") -> None:
             candidates.append(Candidate(hit.path, rank, hit.arms, shared, None, route_name, reason))
 
         memory = memories.get(hit.path)
