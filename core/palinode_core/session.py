@@ -157,7 +157,7 @@ class Session:
     def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
-                                          knobs or self.forget_knobs())
+                                          knobs or self.forget_knobs(), lexical=not self.vectors)
 
     def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search."""

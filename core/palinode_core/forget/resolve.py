@@ -102,8 +102,9 @@ class ForgetPlan:
         }
 
 
-def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory]) -> Resolution:
-    result = index.search(request.pref, limit=search_k, per_file=1)
+def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory],
+            lexical: bool = False) -> Resolution:
+    result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical)
     boundary = request.memory.created_at
     priors: list[str] = []
     for hit in result.hits:
@@ -191,7 +192,7 @@ def _route_one(store: Store, request: Request, hit: Hit, rank: int, shared: tupl
 
 
 def plan_forget(store: Store, index: SearchIndex, request_path: str, memories: Mapping[str, Memory],
-                knobs: ForgetKnobs | None = None) -> ForgetPlan:
+                knobs: ForgetKnobs | None = None, lexical: bool = False) -> ForgetPlan:
     request = request_at(store, request_path)
     knobs = knobs or store.config.forget
-    return route(store, resolve(index, request, knobs.search_k, memories), knobs, memories)
+    return route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)
