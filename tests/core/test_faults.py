@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
-from palinode_core.forget.resolve import ledger, review
+from palinode_core.forget import ledger, review
 from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import APPLY_STEPS, apply
 from palinode_core.session import Session
@@ -27,7 +27,7 @@ from palinode_core.storage.store import Store
 ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
 KILL = textwrap.dedent("""
     import os, sys
-    from palinode_core.forget.resolve import review
+    from palinode_core.forget import review
     from palinode_core.ops import lifecycle
     from palinode_core.ops.apply import apply
     from palinode_core.session import Session

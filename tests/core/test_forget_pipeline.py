@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import MOONRISE, Clock, git, make_git_store, palinode_file, subjects
-from palinode_core.forget.resolve import resolve, review
+from palinode_core.forget import resolve, review
 from palinode_core.forget.selection import REJECT, Choice
 from palinode_core.session import Session
 from palinode_core.undo import withdraw
@@ -266,3 +266,27 @@ def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     fplan = Session(store).plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
     later = fplan.candidate("people/wilhelmina-later.md")
     assert later.route == "skipped" and "after the request" in later.reason
+
+
+def test_another_request_is_never_a_target(tmp_path, clock):
+    """Two requests sharing a word: Palinode would archive the other request's
+    record; ours lists it as a retraction record and leaves it alone."""
+    root = make_git_store(tmp_path / "s", {
+        "insights/forget-oboe.md": palinode_file({"id": "insights-forget-oboe", "created_at": "2031-05-20T09:00:00+00:00"},
+                                                 "Please forget that I play the oboe."),
+        "insights/forget-poker.md": palinode_file({"id": "insights-forget-poker",
+                                                   "created_at": "2031-05-01T09:00:00+00:00"},
+                                                  "Please forget that I play poker with my oboe teacher."),
+        "people/me.md": palinode_file({"id": "people-me", "created_at": "2031-04-01T09:00:00+00:00"},
+                                      "I play the oboe in a quartet."),
+    })
+    store = Store(root, clock=clock)
+    session = Session(store, vectors=False)
+    index = session.update_index()
+    plan = session.plan("insights/forget-oboe.md", index=index)
+    poker = plan.candidate("insights/forget-poker.md")
+    assert poker.route == "skipped" and poker.plan is None
+    assert "retraction record is never a target" in poker.reason
+    assert "people/me.md" in [c.path for c in plan.targets]
+    review.apply_forget(store, plan)
+    assert store.load("insights/forget-poker.md").status == "active"

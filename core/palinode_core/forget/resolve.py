@@ -163,6 +163,12 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
                                         "not_taken", f"passed the guards but max_targets={knobs.max_targets} was reached"))
             continue
         taken += 1
+        if memory.forget_pref:
+            # Palinode 0.23 would take another request's record here (it counts toward the cap,
+            # so the rest of this plan stays Palinode's); a retraction record is never a target.
+            skip(f'is a forget request ("{memory.forget_pref}"): a retraction record is never a target; '
+                 "Palinode 0.23 would have taken it here")
+            continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
     return ForgetPlan(request, knobs, tuple(candidates), resolution)
 
