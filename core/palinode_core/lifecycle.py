@@ -224,7 +224,7 @@ def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
         return _base(store, memory, "unretract", "not_retracted", pref=pref, rid=rid, reason=reason)
     new_body, count = unstrike(memory.body, rid)
     raw = memory.meta.get("retracted_prefs")
-    remaining = [p for p in raw if str(p) != norm] if isinstance(raw, list) else []
+    remaining = [p for p in raw if p != norm] if isinstance(raw, list) else []
     if remaining:
         new_text = memory.doc.edit({"retracted_prefs": remaining}, body=new_body)
     else:

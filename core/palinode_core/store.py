@@ -66,10 +66,12 @@ class Summary(NamedTuple):
         fact_id = str(meta.get("id") or "").strip()
         category = meta.get("category")
         return cls(
-            status=str(status).strip() if status not in (None, "") else "active",
+            # exact, as Palinode compares it: `Archived` or a quoted `"archived "` is not archived
+            status=str(status) if status not in (None, "") else "active",
             superseded_by=_as_text(meta.get("superseded_by")),
-            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list) and prefs
-                             else (prefs,) if isinstance(prefs, str) and prefs else None),
+            # only a list is a record for Palinode; a scalar is not (it strikes and replaces it)
+            retracted_prefs=(tuple(v for v in prefs if isinstance(v, str)) or None
+                             if isinstance(prefs, list) else None),
             update_policy=_as_text(meta.get("update_policy")),
             created_at=_as_text(meta.get("created_at")),
             restored_at=_as_text(meta.get("restored_at")),
@@ -136,7 +138,7 @@ class Memory:
 
     @property
     def archived(self) -> bool:
-        return self.summary.status.lower() == "archived"
+        return self.summary.status == "archived"
 
     @property
     def superseded_by(self) -> str | None:
@@ -152,7 +154,7 @@ class Memory:
 
     @property
     def is_replace_doc(self) -> bool:
-        return (self.update_policy or "").strip().lower() == "replace"
+        return self.update_policy == "replace"  # exact, as Palinode's replace-guard compares it
 
     @property
     def created_at(self) -> str | None:
@@ -195,7 +197,7 @@ class Memory:
     @property
     def retired_reason(self) -> str | None:
         """Palinode's lifecycle eligibility, first matching rule (spec §2)."""
-        status = self.status.lower()
+        status = self.status.strip().lower()
         if status in RETIRED_STATUSES:
             return f"status:{status}"
         if self.summary.lifecycle in RETIRED_STATUSES:
