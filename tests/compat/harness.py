@@ -223,6 +223,9 @@ def classify(step: Step) -> list[tuple[str, str]]:
             out.append(("target", _layout_reason(before)))
         elif pt is not None and ot is not None and ours.palinode_canonical(ot) == ours.palinode_canonical(pt):
             out.append(("target", _layout_reason(before)))
+        elif pt is not None and ot is not None and "\r\n" in before \
+                and ours.palinode_canonical(ot.replace("\r\n", "\n")) == pt:
+            out.append(("target", "keep-layout:crlf"))
         else:
             out.append(("target", _body_reason(step, before, pt or "", ot or "")))
     hist = step.target[:-3] + "-history.md"
@@ -231,6 +234,8 @@ def classify(step: Step) -> list[tuple[str, str]]:
         hb = step.before.get(hist)
         if hb is not None and not hb.endswith("\n"):
             out.append(("history", "history:no-glue-onto-unterminated-line"))
+        elif hb is not None and "\r\n" in hb and ho is not None and ho.replace("\r\n", "\n") == hp:
+            out.append(("history", "keep-layout:crlf-history"))
         elif hb is not None and "\r\n" in hb:
             out.append(("history", "history:crlf-sibling"))
         else:

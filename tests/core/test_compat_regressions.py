@@ -1,0 +1,110 @@
+"""Regressions for the divergences from palinode==0.23.0 that issue 13 lists as
+bugs on our side; each expected text is what the package writes (checked by
+the differential suite in tests/compat)."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import Clock, make_git_store
+from palinode_core import lifecycle
+from palinode_core.document import parse_document
+from palinode_core.history import with_entry
+from palinode_core.markdown import unstrike
+from palinode_core.store import Store
+from palinode_core.words import retraction_id
+
+REL = "notes/m.md"
+PREF = "I love Zanzibar coffee"
+RID = retraction_id(PREF)
+MARK = f"[RETRACTED 2031-06-01 r:{RID}]."
+
+
+def _store(tmp_path, text: str, extra: dict[str, str] | None = None) -> Store:
+    root = make_git_store(tmp_path / "store", {REL: text, **(extra or {})})
+    return Store(root, clock=Clock(), use_scan_cache=False)
+
+
+def _apply(store: Store, plan: lifecycle.Plan) -> str:
+    assert plan.status.startswith("would_"), plan.status
+    lifecycle.apply(store, plan)
+    return (store.root / REL).read_bytes().decode("utf-8")
+
+
+def test_empty_braces_frontmatter_is_read_and_archived(tmp_path):
+    # Palinode writes `---\n{}\n---` when an unretract empties the frontmatter
+    store = _store(tmp_path, "---\n{}\n---\n\nCoffee notes.\n")
+    assert _apply(store, lifecycle.plan_archive(store, REL)) == "---\nstatus: archived\n---\n\nCoffee notes.\n"
+
+
+def test_unretract_that_empties_the_frontmatter_writes_empty_braces(tmp_path):
+    store = _store(tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~I love Zanzibar coffee.~~ {MARK}\n")
+    text = _apply(store, lifecycle.plan_unretract(store, REL, PREF))
+    assert text == "---\n{}\n---\n\nI love Zanzibar coffee.\n"
+    assert parse_document(text).meta == {}
+
+
+@pytest.mark.parametrize("value", ["Archived", "ARCHIVED", '"archived "'])
+def test_status_is_compared_exactly(tmp_path, value):
+    store = _store(tmp_path, f"---\nstatus: {value}\n---\n\nBody.\n")
+    assert lifecycle.plan_restore(store, REL).status == "not_archived"
+    assert lifecycle.plan_archive(store, REL).status == "would_archive"
+
+
+def test_update_policy_is_compared_exactly(tmp_path):
+    store = _store(tmp_path, "---\nupdate_policy: Replace\n---\n\nI love Zanzibar coffee.\n")
+    assert lifecycle.plan_retract(store, REL, PREF).status == "would_retract"
+
+
+def test_scalar_retracted_prefs_is_not_a_record(tmp_path):
+    store = _store(tmp_path, "---\nretracted_prefs: i love zanzibar coffee\n---\n\nI love Zanzibar coffee.\n")
+    assert lifecycle.plan_unretract(store, REL, PREF).status == "not_retracted"
+    text = _apply(store, lifecycle.plan_retract(store, REL, PREF))
+    assert text == f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~I love Zanzibar coffee.~~ {MARK}\n"
+
+
+def test_empty_flow_list_becomes_a_block_list(tmp_path):
+    store = _store(tmp_path, "---\nretracted_prefs: []\n---\n\nI love Zanzibar coffee.\n")
+    text = _apply(store, lifecycle.plan_retract(store, REL, PREF))
+    assert text.startswith("---\nretracted_prefs:\n- i love zanzibar coffee\n---\n")
+
+
+@pytest.mark.parametrize("opener", ["--- ", "----", "\n---", "  \n---"])
+def test_frontmatter_openers_palinode_accepts(tmp_path, opener):
+    text = f"{opener}\ntitle: I love Zanzibar coffee\n---\n\nI love Zanzibar coffee.\n"
+    store = _store(tmp_path, text)
+    plan = lifecycle.plan_retract(store, REL, PREF)
+    assert plan.mentions == 1  # never the title inside the frontmatter
+    out = _apply(store, plan)
+    assert out == text.replace("title:", "retracted_prefs:\n- i love zanzibar coffee\ntitle:").replace(
+        "\n\nI love Zanzibar coffee.", f"\n\n~~I love Zanzibar coffee.~~ {MARK}")
+
+
+def test_crlf_history_sibling_keeps_its_frontmatter():
+    sibling = "---\r\ncategory: history\r\nstatus: archived\r\n---\r\n\r\n# History\r\n\r\n- [x] old\r\n"
+    out = with_entry(sibling, "- [2031-06-01 11:00] new <!-- fact:m -->\n")
+    assert out == sibling + "- [2031-06-01 11:00] new <!-- fact:m -->\r\n"
+    assert out.count("---") == 2
+
+
+def test_unretract_after_a_long_whitespace_run():
+    body = "First sentence." + " " * 300 + f"~~I love Zanzibar coffee.~~ {MARK}\n"
+    assert unstrike(body, RID) == ("First sentence." + " " * 300 + "I love Zanzibar coffee.\n", 1)
+
+
+def test_unretract_after_a_tilde_yaml_fence_line():
+    # the walker toggles on any fence line, so ```` ``` ```` opens and `~~~yaml` closes
+    body = f"```\ncode\n~~~yaml\n~~I love Zanzibar coffee.~~ {MARK}\n"
+    assert unstrike(body, RID) == ("```\ncode\n~~~yaml\nI love Zanzibar coffee.\n", 1)
+
+
+def test_hand_made_strike_is_not_paired_with_a_tilde_paragraphs_above():
+    body = f"~~Old plan.~~ Kept.\n\nSome words ~~I love Zanzibar coffee.~~ {MARK}\n"
+    assert unstrike(body, RID) == ("~~Old plan.~~ Kept.\n\nSome words I love Zanzibar coffee.\n", 1)
+
+
+def test_restore_of_a_case_variant_is_refused_as_palinode_does(tmp_path):
+    store = _store(tmp_path, "---\nstatus: Archived\n---\n\nBody.\n")
+    assert store.load(REL).archived is False
+    # Palinode's lifecycle eligibility lowercases it (core/lifecycle.py); only the
+    # archive/restore ops and the search exclusion compare exactly
+    assert store.load(REL).retired_reason == "status:archived"
