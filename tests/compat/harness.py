@@ -31,6 +31,11 @@ def venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
+def venv_ready() -> bool:
+    """Built completely (the Makefile stamps it last)."""
+    return (VENV / ".installed").exists() and venv_python().exists()
+
+
 class Driver:
     """The package side: one long-lived process speaking JSON lines."""
 
