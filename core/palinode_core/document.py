@@ -30,9 +30,15 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+# Keys Palinode adds after a re-dump without sorting (its backed_by merge):
+# a new one goes last, and its mappings keep their own key order.
+APPENDED_KEYS = frozenset({"stale_backing"})
+
+
 def render_key(key: str, value: Any) -> str:
     """One top-level key as Palinode's dumper writes it (block style, unicode)."""
-    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True, sort_keys=True)
+    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True,
+                          sort_keys=key not in APPENDED_KEYS)
 
 
 def palinode_layout(meta: dict[str, Any], body: str) -> str:
@@ -214,7 +220,7 @@ def _set_key(fm_text: str, key: str, value: Any, newline: str) -> str:
             return "".join(lines)
     names = [name for name, _, _ in blocks]
     rendered = _render(key, value, newline, flow=False)
-    if names == sorted(names):
+    if names == sorted(names) and key not in APPENDED_KEYS:
         for name, start, _ in blocks:
             if name > key:
                 lines[start:start] = rendered

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import journal
+from . import backing, journal
 from .errors import GitError, PalinodeError, StalePlan
 from .history import history_line, with_entry
 from .markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
@@ -51,6 +51,8 @@ class Plan:
     superseded_by: str | None = None
     reason: str | None = None
     body_line_offset: int = 0
+    flags: tuple[backing.Flag, ...] = ()  # dependents flagged in a commit of their own, after this one
+    flags_subject: str | None = None
 
     @property
     def changes(self) -> bool:
@@ -72,6 +74,10 @@ class Plan:
             "spans": [_span_dict(s, s.index in self.selected, self.body_line_offset) for s in self.spans],
             "unforgotten": [_region_dict(r, self.body_line_offset) for r in self.regions],
             "diff": self.diff(),
+            "dependents": [{"path": f.rel, "diff": "".join(difflib.unified_diff(
+                f.old_text.splitlines(keepends=True), f.new_text.splitlines(keepends=True),
+                fromfile=f"a/{f.rel}", tofile=f"b/{f.rel}"))} for f in self.flags],
+            "dependents_subject": self.flags_subject,
         }
         if with_text:
             data.update(old_text=self.old_text, new_text=self.new_text)
@@ -102,6 +108,8 @@ class Applied:
     plan: Plan
     commit: str | None
     history_rel: str
+    flags_commit: str | None = None
+    flags_error: str | None = None  # the flags were put back; the operation itself landed
 
 
 # Fault-injection points, in order, for the reliability tests.
@@ -116,6 +124,18 @@ def _base(store: Store, memory: Memory, op: str, status: str, **kw: Any) -> Plan
     return Plan(op=op, target=memory.rel, status=status, old_text=memory.text,
                 new_text=kw.pop("new_text", memory.text), fingerprint=memory.fingerprint,
                 history_rel=history_rel_for(memory.rel), body_line_offset=memory.body_line_offset, **kw)
+
+
+def _with_flags(store: Store, plan: Plan, op: str, reason: str) -> Plan:
+    """Palinode flags the live dependents of a retired source (backing.py)."""
+    from dataclasses import replace
+
+    flags = backing.plan_flags(store, plan.target, op, reason)
+    if not flags:
+        return plan
+    ref = backing.source_refs(plan.target)[-1]
+    subject = _subject(store, f"backed_by review: {ref} {op} -> {len(flags)} dependent(s)")
+    return replace(plan, flags=flags, flags_subject=subject)
 
 
 def _reason_suffix(reason: str | None) -> str:
@@ -141,12 +161,12 @@ def plan_archive(store: Store, ref: str, superseded_by: str | None = None, reaso
         subject = f"archive: {memory.rel}"
     if actor:
         subject += f" (actor: {actor})"
-    return _base(
+    return _with_flags(store, _base(
         store, memory, "archive", "would_archive", new_text=memory.doc.edit(updates),
         history_line=history_line(line_text, memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=tuple(FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()),
-        superseded_by=superseded_by, reason=reason)
+        superseded_by=superseded_by, reason=reason), "supersede" if superseded_by else "archive", line_text)
 
 
 def plan_restore(store: Store, ref: str, reason: str | None = None,
@@ -156,16 +176,23 @@ def plan_restore(store: Store, ref: str, reason: str | None = None,
         return _base(store, memory, "restore", "not_archived", reason=reason)
     successor = memory.superseded_by
     restored_at = store.now().isoformat()
-    updates = {"status": "active", "restored_from": successor or "archived", "restored_at": restored_at}
+    updates: dict[str, Any] = {"status": "active", "restored_from": successor or "archived",
+                               "restored_at": restored_at}
     removed = ("superseded_by",) if "superseded_by" in memory.meta else ()
     was = f"was superseded by {successor}" if successor else "was archived"
+    stale = backing.restore_checks(store, memory.meta)
+    if stale:  # Palinode re-checks the memory's own backing on the way back
+        updates[backing.FIELD] = [*backing.entries(memory.meta), *stale]
+        was_tail = "; stale backing: " + ", ".join(e["ref"] for e in stale)
+    else:
+        was_tail = ""
     subject = f"restore: {memory.rel}" + (f" <- {successor}" if successor else "")
     changes = [FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()]
     changes += [FieldChange(k, memory.meta.get(k), None) for k in removed]
     return _base(
         store, memory, "restore", "would_restore",
         new_text=memory.doc.edit(updates, delete_keys=removed),
-        history_line=history_line(f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}",
+        history_line=history_line(f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}{was_tail}",
                                   memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=tuple(changes), superseded_by=successor, reason=reason)
@@ -205,14 +232,14 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     if superseded_by:
         line_text += f" \u2014 superseded by {superseded_by}"
         subject += f" <- {superseded_by}"
-    return _base(
+    return _with_flags(store, _base(
         store, memory, "retract", "would_retract",
         new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
         history_line=history_line(line_text, memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=(FieldChange("retracted_prefs", raw_prefs, prefs),),
         mentions=count, spans=tuple(spans), selected=tuple(s.index for s in chosen),
-        regions=tuple(regions), **common)
+        regions=tuple(regions), **common), "retract", f"retracted {count} mention(s) r:{rid}")
 
 
 def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
@@ -310,7 +337,36 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
             raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
         raise
     journal.clear(entry)
+    if plan.flags:
+        flags_commit, flags_error = _apply_flags(store, plan)
+        return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
     return Applied(plan, sha, plan.history_rel)
+
+
+def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
+    """Write and commit the dependents' flags, best effort as Palinode does:
+    the operation has landed and is never failed by its side effect. A
+    dependent changed since the plan is skipped; a failed commit puts the
+    written flags back."""
+    written = []
+    try:
+        for flag in plan.flags:
+            if store.read_optional(flag.rel)[1] != flag.fingerprint:
+                continue
+            _, abs_path = store.resolve(flag.rel)
+            atomic_write(abs_path, flag.new_text)
+            written.append((flag, abs_path))
+        if not written:
+            return None, None
+        subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(written)} dependent")
+        return store.git.commit([f.rel for f, _ in written], subject, plan.trailers), None
+    except (GitError, OSError) as exc:
+        for flag, abs_path in written:
+            try:
+                atomic_write(abs_path, flag.old_text)
+            except OSError:
+                pass
+        return None, f"dependents were not flagged: {exc}"
 
 
 def restore_history(history_abs: Path, history_before: str | None) -> None:

@@ -23,6 +23,8 @@ INTENTIONAL = {
     "keep-layout:crlf": "a CRLF file stays CRLF; the package writes its frontmatter with LF",
     "keep-layout:crlf-history": "a CRLF history sibling stays CRLF (its frontmatter found, our line "
                                 "appended in CRLF); the package rewrites the whole sibling with LF",
+    "keep-layout:dependent": "a flagged dependent gets its stale_backing entry in its own layout; the "
+                             "package re-dumps the dependent's whole frontmatter and strips its body",
     "keep-layout:trailing-blank-lines": "we keep a file's own trailing blank lines; the package strips them",
     "keep-layout:unterminated-last-line": "we keep a last line without newline as it is; the package adds one",
     "refuse:bom": "a BOM file is refused; the package reads its frontmatter as body and re-dumps it",
@@ -37,11 +39,7 @@ INTENTIONAL = {
 }
 
 # Bugs on our side issue 13 lists that are still open, with why.
-KNOWN_OPEN: dict[str, str] = {
-    "backed_by:": "issue 13: archive/retract flag each live dependent (stale_backing, own commit) and restore "
-                  "re-checks backing (restore-check entry, '; stale backing:' in the history line); ours does "
-                  "neither yet (it needs multi-file plans, previews and undo)",
-}
+KNOWN_OPEN: dict[str, str] = {}
 
 
 def verdict(signature: str) -> str:

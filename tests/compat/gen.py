@@ -143,6 +143,13 @@ def _meta(rng: random.Random, case: Case, pref: str, others: list[str]) -> dict:
         meta["retracted_prefs"] = " ".join(pref.lower().split())
     if others and rng.random() < 0.5:
         meta["backed_by"] = [o[:-3] for o in rng.sample(others, rng.randint(1, len(others)))]
+        if rng.random() < 0.3:
+            meta["backed_by"].append("insights/gone")  # a source that is missing
+        if rng.random() < 0.3:
+            meta["stale_backing"] = [{"ref": meta["backed_by"][0], "op": "archive",
+                                      "at": "2031-05-01T00:00:00+00:00"}]
+    elif others and rng.random() < 0.2:
+        meta["backed_by"] = others[0][:-3] + ".md"  # a scalar, spelled with .md
     if rng.random() < 0.3:
         meta["tags"] = ["alpha", "beta"]
     if rng.random() < 0.2:

@@ -215,7 +215,7 @@ def classify(step: Step) -> list[tuple[str, str]]:
         if o.reply.get("refused") and trouble:
             return [("refusal", f"refuse:{trouble}")]
         kind = "refused" if o.reply.get("refused") else "crash"
-        return [("error", f"{kind}:ours:{o.reply.get('error', '')[:60]}")]
+        return [("error", f"{kind}:ours:{o.reply.get('error', '').splitlines()[0][:60]}")]
     if not p.reply.get("ok"):
         return [("error", f"crash:palinode:{p.reply.get('error', '')[:60]}")]
     if p.reply.get("status") != o.reply.get("status"):
@@ -245,9 +245,15 @@ def classify(step: Step) -> list[tuple[str, str]]:
             out.append(("history", "history:crlf-sibling"))
         else:
             out.append(("history", f"history:{step.op}"))
-    others = sorted(set(p.files) | set(o.files) - {step.target, hist})
-    if any(p.files.get(r) != o.files.get(r) for r in others if r not in (step.target, hist)):
-        out.append(("dependents", f"backed_by:{step.op}"))
+    for rel in sorted((set(p.files) | set(o.files)) - {step.target, hist}):
+        pd, od = p.files.get(rel), o.files.get(rel)
+        if pd == od:
+            continue
+        if pd is not None and od is not None and ours.palinode_canonical(pd) == ours.palinode_canonical(od):
+            out.append(("dependents", "keep-layout:dependent"))
+        else:
+            out.append(("dependents", f"backed_by:{step.op}"))
+        break
     if p.commits != o.commits and not out:
         out.append(("commits", f"commits:{step.op}"))
     return out
