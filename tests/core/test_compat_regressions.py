@@ -108,3 +108,51 @@ def test_restore_of_a_case_variant_is_refused_as_palinode_does(tmp_path):
     # Palinode's lifecycle eligibility lowercases it (core/lifecycle.py); only the
     # archive/restore ops and the search exclusion compare exactly
     assert store.load(REL).retired_reason == "status:archived"
+
+
+def _subjects(store: Store) -> list[str]:
+    return [c.subject for c in store.git.log()]
+
+
+def test_archive_flags_live_dependents_in_a_commit_of_their_own(tmp_path):
+    dep = "---\nbacked_by:\n- notes/m\ncategory: insights\n---\n\nRests on m.\n"
+    store = _store(tmp_path, "---\nid: m\n---\n\nBody.\n", {
+        "insights/dep.md": dep,
+        "insights/asleep.md": "---\nbacked_by: notes/m.md\nstatus: archived\n---\n\nArchived: skipped.\n",
+        "archive/old.md": "---\nbacked_by: [notes/m]\n---\n\nUnder archive/: never a dependent.\n"})
+    plan = lifecycle.plan_archive(store, REL)
+    assert [f.rel for f in plan.flags] == ["insights/dep.md"]
+    assert plan.to_dict()["dependents"][0]["path"] == "insights/dep.md"  # previewed
+    applied = lifecycle.apply(store, plan)
+    assert applied.flags_commit and applied.flags_error is None
+    assert (store.root / "insights/dep.md").read_text() == dep.replace(
+        "category: insights\n", "category: insights\nstale_backing:\n- ref: notes/m\n  op: archive\n"
+        "  at: '2031-06-01T11:00:00+00:00'\n  reason: 'Archived: notes/m.md'\n")
+    assert _subjects(store)[:2] == ["palinode backed_by review: notes/m archive -> 1 dependent(s)",
+                                    "palinode archive: notes/m.md"]
+    # one flag per source: a second retirement of m flags nothing new
+    assert not lifecycle.plan_retract(store, REL, "body notes").flags
+
+
+def test_retract_flags_dependents_with_the_opaque_reason(tmp_path):
+    store = _store(tmp_path, "---\nid: m\n---\n\nI love Zanzibar coffee.\n",
+                   {"insights/dep.md": "---\nbacked_by: [notes/m]\n---\n\nRests on m.\n"})
+    lifecycle.apply(store, lifecycle.plan_retract(store, REL, PREF))
+    text = (store.root / "insights/dep.md").read_text()
+    assert f"  reason: retracted 1 mention(s) r:{RID}\n" in text and "Zanzibar" not in text
+
+
+def test_restore_rechecks_its_own_backing(tmp_path):
+    store = _store(tmp_path, "---\nbacked_by:\n- insights/src\n- insights/gone\n- insights/live\nstatus: archived\n---\n\nBody.\n", {
+        "insights/src.md": "---\nstatus: archived\nsuperseded_by: insights/new.md\n---\n\nOld.\n",
+        "insights/live.md": "---\nstatus: active\n---\n\nLive.\n"})
+    text = _apply(store, lifecycle.plan_restore(store, REL))
+    assert text == (
+        "---\nbacked_by:\n- insights/src\n- insights/gone\n- insights/live\nrestored_at: '2031-06-01T11:00:00+00:00'\n"
+        "restored_from: archived\nstatus: active\nstale_backing:\n- ref: insights/src\n  op: restore-check\n"
+        "  at: '2031-06-01T11:00:00+00:00'\n  reason: insights/src is archived, superseded by insights/new.md\n"
+        "- ref: insights/gone\n  op: restore-check\n  at: '2031-06-01T11:00:00+00:00'\n"
+        "  reason: insights/gone is missing\n---\n\nBody.\n")
+    history = (store.root / "notes/m-history.md").read_text()
+    assert history.endswith("Restored: notes/m.md (was archived); stale backing: insights/src, insights/gone"
+                            " <!-- fact:m -->\n")
