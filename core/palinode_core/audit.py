@@ -16,7 +16,7 @@ from typing import Any
 from . import lifecycle
 from .errors import NotAForgetRequest, PalinodeError, StalePlan
 from .detect import detect_forget_request
-from .forget import ForgetPlan, Request, coverage, find_requests
+from .forget import PALINODE_ONLY_NOTE, ForgetPlan, Request, coverage, find_requests
 from .history import parse_entries
 from .markdown import MARKER_RE, Matcher, find_mentions, struck_spans
 from .paths import history_rel_for
@@ -163,11 +163,12 @@ class RequestState:
     struck_targets: tuple[str, ...]
     created_at: str | None
     last_decision: dict[str, Any] | None
+    note: str | None = None  # PALINODE_ONLY_NOTE for a request only Palinode's detector takes
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "pref": self.pref, "rid": self.rid, "state": self.state,
                 "archived_targets": list(self.archived_targets), "struck_targets": list(self.struck_targets),
-                "created_at": self.created_at, "last_decision": self.last_decision}
+                "created_at": self.created_at, "last_decision": self.last_decision, "note": self.note}
 
 
 def request_states(store: Store, memories: dict[str, Memory] | None = None) -> list[RequestState]:
@@ -190,7 +191,8 @@ def request_states(store: Store, memories: dict[str, Memory] | None = None) -> l
         else:
             state = "pending"
         states.append(RequestState(request.path, request.pref, request.rid, state, archived, struck,
-                                   request.memory.created_at, last))
+                                   request.memory.created_at, last,
+                                   PALINODE_ONLY_NOTE if request.palinode_only else None))
     return states
 
 
@@ -228,10 +230,12 @@ def plan_withdraw(store: Store, request_path: str, broad: bool = False,
     archive the request record. By default only what *this* request did;
     ``broad`` reproduces Palinode 0.23 (every same-pref record and strike)."""
     memory = store.load(request_path)
+    memories = memories if memories is not None else store.scan().memories
     pref = detect_forget_request(memory.body)
+    if not pref:  # a request Palinode applied although our detector declines it
+        pref = next((r.pref for r in find_requests(memories) if r.path == memory.rel and r.palinode_only), None)
     if not pref:
         raise NotAForgetRequest(f"{memory.rel} contains no forget request")
-    memories = memories if memories is not None else store.scan().memories
     request = Request(memory.rel, pref, memory)
     records = [memory.rel]
     if broad:
@@ -319,7 +323,7 @@ def residue(store: Store, pref: str, memories: dict[str, Memory] | None = None) 
     found: list[Mention] = []
     for rel, memory in sorted(memories.items()):
         offset = memory.body_line_offset
-        request_pref = memory.forget_pref
+        request_pref = memory.forget_pref or memory.palinode_pref
         if request_pref and normalize_pref(request_pref) == norm:
             found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
                                  memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
@@ -439,7 +443,8 @@ def trace(store: Store, ref: str, memories: dict[str, Memory] | None = None) -> 
 
     retired_by = None
     if memory.superseded_by and memory.superseded_by in memories:
-        pref = memories[memory.superseded_by].forget_pref
+        successor = memories[memory.superseded_by]
+        pref = successor.forget_pref or successor.palinode_pref  # it retired this file: Palinode took it
         if pref:
             retired_by = {"request": memory.superseded_by, "pref": pref, "rid": retraction_id(pref),
                           "coverage": round(coverage(pref, memory.body), 4), "route": "archive"}

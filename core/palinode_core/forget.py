@@ -30,6 +30,9 @@ class Request:
     path: str
     pref: str
     memory: Memory
+    # applied by Palinode (another memory's superseded_by or retracted_prefs
+    # points at it) although our detector declines it
+    palinode_only: bool = False
 
     @property
     def norm(self) -> str:
@@ -40,12 +43,23 @@ class Request:
         return retraction_id(self.pref)
 
 
+PALINODE_ONLY_NOTE = "applied by Palinode; not a request by our rules"
+
+
 def find_requests(memories: dict[str, Memory]) -> list[Request]:
     out = []
+    applied: set[str] | None = None
+    retracted: set[str] = set()
     for rel, memory in sorted(memories.items()):
         pref = memory.forget_pref  # detected when the file was parsed
         if pref:
             out.append(Request(rel, pref, memory))
+        elif memory.palinode_pref:
+            if applied is None:  # built once, only when some file needs it
+                applied = {m.superseded_by for m in memories.values() if m.superseded_by}
+                retracted = {p for m in memories.values() for p in m.retracted_prefs}
+            if rel in applied or normalize_pref(memory.palinode_pref) in retracted:
+                out.append(Request(rel, memory.palinode_pref, memory, palinode_only=True))
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from . import child, paths
 from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
-from .detect import detect_forget_request
+from .detect import detect_forget_request, detect_palinode_request
 from .document import Document, parse_document
 from .errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from .gitstore import GitStore
@@ -57,6 +57,7 @@ class Summary(NamedTuple):
     lifecycle: str
     struck: bool
     forget_pref: str | None  # the preference this memory asks to forget, if it is a request
+    palinode_pref: str | None  # what Palinode's own detector extracts where ours declines (else None)
 
     @classmethod
     def of(cls, rel: str, doc: Document) -> Summary:
@@ -80,7 +81,8 @@ class Summary(NamedTuple):
             title=_title(rel, meta, body),
             lifecycle=str(meta.get("lifecycle") or "").lower(),
             struck=bool(MARKER_RE.search(body)),
-            forget_pref=detect_forget_request(body),
+            forget_pref=(pref := detect_forget_request(body)),
+            palinode_pref=None if pref else detect_palinode_request(body),
         )
 
 
@@ -177,6 +179,10 @@ class Memory:
     @property
     def forget_pref(self) -> str | None:
         return self.summary.forget_pref
+
+    @property
+    def palinode_pref(self) -> str | None:
+        return self.summary.palinode_pref
 
     @property
     def is_history(self) -> bool:

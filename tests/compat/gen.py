@@ -173,7 +173,10 @@ def _render_meta(rng: random.Random, meta: dict, case: Case) -> str:
     lines = []
     for key in keys:
         value = meta[key]
-        if isinstance(value, list):
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            lines.append(yaml.safe_dump({key: value}, default_flow_style=rng.random() < 0.5,
+                                        allow_unicode=True, sort_keys=False).rstrip("\n"))
+        elif isinstance(value, list):
             if not value:
                 lines.append(f"{key}: []")
             elif rng.random() < 0.5:

@@ -156,3 +156,42 @@ def test_restore_rechecks_its_own_backing(tmp_path):
     history = (store.root / "notes/m-history.md").read_text()
     assert history.endswith("Restored: notes/m.md (was archived); stale backing: insights/src, insights/gone"
                             " <!-- fact:m -->\n")
+
+
+# A request Palinode's regex took ("Wiki want" holds "i want you to forget") and
+# applied, which our detector declines: it must still be listed, traced and withdrawable.
+REQ = "notes/req.md"
+PAL_PREF = "my old address"
+PAL_RID = retraction_id(PAL_PREF)
+
+
+@pytest.fixture
+def palinode_applied(tmp_path):
+    from palinode_core import audit
+
+    store = _store(tmp_path, "---\nstatus: archived\nsuperseded_by: notes/req.md\n---\n\nMy old address is 4 Elm Row.\n", {
+        REQ: "---\ncategory: notes\n---\n\nWiki want you to forget my old address.\n",
+        "notes/struck.md": (f"---\nretracted_prefs:\n- my old address\n---\n\n"
+                            f"~~The old address was on Elm Row.~~ [RETRACTED 2031-06-01 r:{PAL_RID}]. Kept.\n"),
+        "notes/struck-history.md": ("---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n"
+                                    f'- [2031-06-01 11:00] Retracted 1 mention(s) [r:{PAL_RID}]: "my old address"'
+                                    " \u2014 superseded by notes/req.md <!-- fact:struck -->\n")})
+    return store, audit
+
+
+def test_a_request_only_palinode_takes_is_listed(palinode_applied):
+    store, audit = palinode_applied
+    assert store.load(REQ).forget_pref is None  # ours declines it
+    states = {s.path: s for s in audit.request_states(store)}
+    assert states[REQ].note == "applied by Palinode; not a request by our rules"
+    assert states[REQ].pref == PAL_PREF and states[REQ].state == "applied"
+    assert states[REQ].archived_targets == (REL,) and states[REQ].struck_targets == ("notes/struck.md",)
+
+
+def test_a_request_only_palinode_takes_is_traced_and_withdrawable(palinode_applied):
+    store, audit = palinode_applied
+    assert audit.trace(store, REL)["retired_by"]["request"] == REQ
+    assert audit.trace(store, "notes/struck.md")["retractions"][0]["request"] == REQ
+    wplan = audit.plan_withdraw(store, REQ)
+    assert sorted((s.op, s.target) for s in wplan.steps) == [
+        ("archive", REQ), ("restore", REL), ("unretract", "notes/struck.md")]
