@@ -16,7 +16,7 @@ pytestmark = [
     pytest.mark.skipif(not venv_ready(), reason="COMPAT SUITE NOT RUN: .venv-compat is missing "
                        "(make compat-venv builds it from PyPI)"),
 ]
-SMALL = int(os.environ.get("COMPAT_CASES", "40"))
+SMALL = int(os.environ.get("COMPAT_CASES", "30"))
 REL = "notes/m.md"
 PREF = "I love Zanzibar coffee"
 
