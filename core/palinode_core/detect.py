@@ -42,6 +42,9 @@ _STAMP_RE = re.compile(r"[ \t]{0,4}(?:\[[^\]\n]{1,24}\][ \t]{0,4})?"
 _SPEAKER_RE = re.compile(r"(?:\*\*|__)?(?P<name>[A-Za-z][\w'-]{0,24}(?: [A-Z][\w'-]{0,24})?)"
                          r"(?:\*\*|__)?[ \t]{0,2}:(?:\*\*|__)?[ \t]{1,8}")
 _ASSISTANTS = frozenset("assistant ai bot system claude chatgpt gpt copilot gemini model agent palinode".split())
+# Labels of a note, not speakers: what follows them is the note's text.
+_NOT_SPEAKERS = frozenset("todo note notes reminder goal goals tip idea task summary context example q a "
+                          "question answer fact preference update warning nb ps lyrics title quote".split())
 _ENDS_UNIT = tuple(".!?:;")
 _CONTINUES = frozenset(
     "i a an the my me to of in on at for about and or but with from where what who when by "
@@ -70,7 +73,7 @@ def _line_shape(line: str) -> Shape:
         if m and m.group().strip():
             content, unit = content[m.end():], True
     m = _SPEAKER_RE.match(content)
-    if m:
+    if m and m.group("name").lower() not in _NOT_SPEAKERS:
         if m.group("name").lower() in _ASSISTANTS:
             return "assistant", "", True, quoted
         content, unit = content[m.end():], True
@@ -91,9 +94,10 @@ def _joins(prev: str, prev_quoted: bool, shape: Shape) -> bool:
     return last in _CONTINUES
 
 
-def _logical_line(text: str, s: int, e: int) -> tuple[str, int] | None:
-    """The forget token's hard-wrapped line joined into one, with the token's index
-    in it; None when the token sits in a heading, table, assistant turn or code."""
+def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
+    """The forget token's hard-wrapped line joined into one, the token's index in it
+    and where the token's own line starts in it; None when the token sits in a
+    heading, table, assistant turn or code."""
     lo, hi = max(0, s - _BEFORE), min(len(text), e + _AFTER)
     ls = text.rfind("\n", lo, s) + 1 or lo
     le = text.find("\n", e, hi)
@@ -140,7 +144,7 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int] | None:
         parts.append(n_shape[1])
         budget -= n_end - end
         end = n_end
-    return " ".join(parts), pos
+    return " ".join(parts), pos, pos - ((s - ls) - offset)
 
 
 def _content_offset(line: str, content: str) -> int:
@@ -213,6 +217,9 @@ _CLAUSE_RE = re.compile(
       | i(?:['’]m|\s+am)\s+asking\s+you\s+to\s+
       | (?:please\s+)?(?:go\s+ahead\s+and|make\s+sure\s+(?:to|you)|(?:delete|erase|remove|drop)\s+and)\s+
     )""", _I | re.VERBOSE)
+_BARE_HEAD_RE = re.compile(
+    rf"\s*(?:{_OPENER}[\s,!.]*){{0,3}}(?:(?:(?:hey|hi|hello)\s+)?(?:claude|palinode|assistant|bot|chatgpt)"
+    r"|(?:hey|hi|hello)\s+[a-z][\w-]{0,20})?[\s,!.]*(?:please|kindly|pls|plz)?[\s,!.]*", _I)
 _BARE_ADV = frozenset("just also now simply completely totally really actually finally".split())
 _CLAUSE_BREAK_RE = re.compile(r"[,;:(\"“—–]|\s-\s")
 _REPORTED_RE = re.compile(
@@ -239,7 +246,9 @@ def _frame(prefix: str) -> str | None:
     if words & {"please", "kindly", "pls", "plz"} or not words <= _BARE_ADV \
             or re.search(r"\b(?:please|kindly)\W*$", head, _I):
         return "polite"
-    return "bare"
+    # A bare imperative after a label or a clause ("Goals: forget my ex") is a note,
+    # not a request; only greetings and openers may come before it.
+    return "bare" if not head.strip() or _BARE_HEAD_RE.fullmatch(head) else None
 
 
 # --- the object after "forget" -------------------------------------------------------
@@ -359,6 +368,9 @@ def detect_forget_request(text: str) -> str | None:
     if not text or "forget" not in text.lower():
         return None
     fences = None
+    # The physical line of the current token, found once per line (tokens come in
+    # order, so each line is scanned once however long it is), and its backticks so far.
+    line_start = line_end = ticks_at = ticks = 0
     for m in _FORGET_RE.finditer(text):
         s, e = m.span()
         # Cheap rejections first, so a body of a million tokens stays fast.
@@ -372,14 +384,23 @@ def detect_forget_request(text: str) -> str | None:
             fences = _fences(text)
         if bisect.bisect_right(fences, s) % 2:
             continue  # inside a fenced code block
+        if s >= line_end:
+            line_start = text.rfind("\n", 0, s) + 1
+            line_end = text.find("\n", s) % (len(text) + 1)
+            ticks_at, ticks = line_start, 0
+        ticks, ticks_at = ticks + text.count("`", ticks_at, s), s
+        if ticks % 2:
+            continue  # inside inline code
+        if s - line_start > _BEFORE and _line_shape(text[line_start:line_start + _BEFORE])[0] != "text":
+            continue  # a long heading, table row or assistant turn
         found = _logical_line(text, s, e)
         if found is None:
             continue
-        line, pos = found
-        if line.count("`", 0, pos) % 2:
-            continue  # inside inline code
+        line, pos, own = found
         start, end = _sentence(line, pos)
         frame = _frame(line[start:pos])
+        if frame is None and own > start and not _REPORTED_RE.search(line, start, own):
+            frame = _frame(line[own:pos])  # "Notes\nplease forget ...": the join was wrong
         if frame is None:
             continue
         pref = _preference(line[pos + 6:end], frame)
