@@ -1,5 +1,5 @@
 """Forget detection is linear on hostile memory text (issue 11 item 9): each shape
-below is timed at 200 KB and at 2 MB in the same run (CPU time, best of 3); the 10x input must cost at
+below is timed at 200 KB and at 2 MB in the same run (CPU time, best of 5); the 10x input must cost at
 most 12x the time. Never part of the test suite.
 
     python -m bench.linear_detect
@@ -30,12 +30,12 @@ SHAPES = {
     "wrapped requests": lambda n: ("please forget that\nI\n" * n)[:n],
     "quoted wrapped": lambda n: ("> could you forget\n> me\n" * n)[:n],
     "headings": lambda n: ("# please forget that I smoke\n" * n)[:n],
-    "fences": lambda n: ("```\nplease forget that I smoke\n" * n)[:n],
+    "inside one fence": lambda n: "```\n" + ("please forget that I smoke\n" * n)[:n],
     "speaker labels": lambda n: ("Assistant: please forget my address\n" * n)[:n],
 }
 
 
-def best_of(fn, reps: int = 3) -> float:
+def best_of(fn, reps: int = 5) -> float:
     """Best CPU time of ``reps`` runs: on a shared machine wall time mostly measures
     the neighbours; CPU time of this process is what the input costs."""
     best = float("inf")
