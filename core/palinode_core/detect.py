@@ -280,18 +280,18 @@ _CORRECTION_RE = re.compile(
 _I_MEANT_RE = re.compile(r",\s*i\s+meant\b", _I)
 _CAPABILITY_RE = re.compile(r"\b(?:if\s+i|eventually|automatically|over\s+time|after\s+a\s+while|someday|"
                             r"one\s+day|by\s+default|on\s+your\s+own)\b", _I)
-_VERB = (r"(?:remember|remind|note|keep|save|store|add|update|record|tell|show|give|write|help|call|"
-         r"focus|let['’]?s|let\s+us|don['’]t|do\s+not|make\s+sure|could\s+you|can\s+you|would\s+you|"
-         r"will\s+you|use|instead)")
+# Instructions to the assistant that may follow a request ("and remind me to ...");
+# content verbs ("I write and record music") must not cut the preference.
+_VERB = (r"(?:remember|remind|tell\s+me|show\s+me|give\s+me|help\s+me|let['’]?s|let\s+us|don['’]t|do\s+not|"
+         r"make\s+sure|could\s+you|can\s+you|would\s+you|will\s+you|note\s+that|instead)")
 _CUT_RE = re.compile(  # the lookahead lets the engine skip most positions at once
     rf"""(?=[;,\-–—abtABT])(?:;
       | ,\s*(?:(?:and|but|then|also|so)\s+){{0,2}}(?:(?:please|just|also|now|then)\s+){{0,2}}{_VERB}\b
-      | ,\s*(?:thanks|thank\s+you|cheers|ta|please)\b
+      | ,\s*(?:thanks|thank\s+you|cheers|ta|please|it['’]s|that['’]s|this\s+is)\b
       | (?<=\s)[-–—]+\s
       | \b(?:and|but|then)\s+(?:(?:also|then|please|just|now)\s+){{0,2}}{_VERB}\b)""", _I | re.VERBOSE)
 _RHETORIC_RE = re.compile(
-    r",\s*(?:let['’]?s|let\s+us|just|we|what|how|why|who|where|it['’]?s|that['’]?s|there['’]?s|"
-    r"focus|go|tell|give|show|ship|merge|do)\b", _I)
+    r",\s*(?:let['’]?s|let\s+us|just|we|what|how|why|who|where|focus|tell|give|show|ship|merge)\b", _I)
 _TAILS_RE = re.compile(
     r"(?:^|\s)(?:from\s+(?:your|the)\s+(?:memory|memories|records|notes)|from\s+memory|from\s+now\s+on|"
     r"for\s+good|permanently|forever|please|for\s+me|thanks|thank\s+you|completely|entirely)$", _I)
