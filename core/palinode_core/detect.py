@@ -275,7 +275,7 @@ _CONVO = (r"(?:message|msg|repl(?:y|ies)|response|question|comment|sentence|text
 # ("my mistake at work" is a fact, "my typo above" is the chat).
 _CORRECTION_RE = re.compile(
     rf"(?:(?:my|the|that|this|those|these)\s+)?(?:(?:(?:last|previous|earlier|prior|above|other|latest|"
-    rf"recent|first|few)\s+){{1,2}}{_CONVO}\b|{_CONVO}(?=\s*(?:$|[,.;:!?)]|(?:above|earlier|before|there|"
+    rf"recent|first|few|couple\s+of|two|three|\d{{1,2}})\s+){{1,3}}{_CONVO}\b|{_CONVO}(?=\s*(?:$|[,.;:!?)]|(?:above|earlier|before|there|"
     rf"again|here|and)\b|(?:about|on|regarding)\s+(?!(?:my|me|i)\b))))", _I)
 _I_MEANT_RE = re.compile(r",\s*i\s+meant\b", _I)
 _CAPABILITY_RE = re.compile(r"\b(?:if\s+i|eventually|automatically|over\s+time|after\s+a\s+while|someday|"
