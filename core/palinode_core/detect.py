@@ -115,7 +115,8 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
         kind, content = shape[:2]
         if kind != "text":
             return None
-        offset = _content_offset(line, content)  # the prefix is structure, not text
+        # Where the content starts: the line's prefix is structure, not text.
+        offset = len(line.rstrip()) - len(content) if content else len(line)
     else:
         content, offset, shape = line, 0, ("text", line, True, False)
     parts, pos = [content], (s - ls) - offset
@@ -145,13 +146,6 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
         budget -= n_end - end
         end = n_end
     return " ".join(parts), pos, pos - ((s - ls) - offset)
-
-
-def _content_offset(line: str, content: str) -> int:
-    """Index of ``content`` (the stripped tail of ``line``) inside ``line``."""
-    if not content:
-        return len(line)
-    return len(line.rstrip()) - len(content)
 
 
 # --- sentences --------------------------------------------------------------------
@@ -233,7 +227,7 @@ def _frame(prefix: str) -> str | None:
     request frame said by the user, else None."""
     breaks = list(_CLAUSE_BREAK_RE.finditer(prefix))
     head, clause = (prefix[:breaks[-1].start()], prefix[breaks[-1].end():]) if breaks else ("", prefix)
-    m = _CLAUSE_RE.fullmatch(clause)
+    m = _CLAUSE_RE.fullmatch(clause.replace("*", " ").replace("_", " "))  # **Please** forget
     if not m:
         return None
     for r in _REPORTED_RE.finditer(head):
@@ -286,7 +280,8 @@ _VERB = (r"(?:remember|remind|tell\s+me|show\s+me|give\s+me|help\s+me|let['’]?
          r"make\s+sure|could\s+you|can\s+you|would\s+you|will\s+you|note\s+that|instead)")
 _CUT_RE = re.compile(  # the lookahead lets the engine skip most positions at once
     rf"""(?=[;,\-–—abtABT])(?:;
-      | ,\s*(?:(?:and|but|then|also|so)\s+){{0,2}}(?:(?:please|just|also|now|then)\s+){{0,2}}{_VERB}\b
+      | ,\s*(?:(?:and|but|then|also|so)\s+){{0,2}}(?:(?:please|just|also|now|then)\s+){{0,2}}
+        (?:{_VERB}|(?<=but\s)(?:keep|save|store|update|use|add|record))\b
       | ,\s*(?:thanks|thank\s+you|cheers|ta|please|it['’]s|that['’]s|this\s+is)\b
       | (?<=\s)[-–—]+\s
       | \b(?:and|but|then)\s+(?:(?:also|then|please|just|now)\s+){{0,2}}{_VERB}\b)""", _I | re.VERBOSE)
@@ -359,10 +354,6 @@ def _bare_or(pref: str) -> str | None:
     return None if not words or all(w in _BARE for w in words) else pref
 
 
-def _fences(text: str) -> list[int]:
-    return [m.start() for m in _FENCE_RE.finditer(text)] if "``" in text or "~~" in text else []
-
-
 def detect_forget_request(text: str) -> str | None:
     """The preference a first-person forget request names, or None."""
     if not text or "forget" not in text.lower():
@@ -381,7 +372,7 @@ def detect_forget_request(text: str) -> str | None:
         if last and last.group(1).lower() not in _FRAME_TAIL and before[-1:].isalpha():
             continue
         if fences is None:
-            fences = _fences(text)
+            fences = [f.start() for f in _FENCE_RE.finditer(text)] if "``" in text or "~~" in text else []
         if bisect.bisect_right(fences, s) % 2:
             continue  # inside a fenced code block
         if s >= line_end:
