@@ -16,7 +16,6 @@ import threading
 import time
 
 import numpy as np
-
 from palinode_core.search.chunks import chunk_memory, text_hash
 from palinode_core.search.embed import Embedder
 from palinode_core.search.vectors import VectorCache
@@ -37,7 +36,7 @@ def today(embedder: Embedder, chunks: list) -> np.ndarray:
 def ours(embedder: Embedder, chunks: list) -> np.ndarray:
     db = sqlite3.connect(":memory:", check_same_thread=False)
     cache = VectorCache(db, threading.RLock(), embedder)
-    pairs = list(dict((text_hash(c.text), c.text) for c in chunks).items())
+    pairs = list({text_hash(c.text): c.text for c in chunks}.items())
     cache.embed_pairs(pairs)
     vectors, missing = cache.vectors_for([c.text for c in chunks])
     assert not missing

@@ -55,7 +55,7 @@ _READ_BYTES = ("import os, sys\nn = 0\nfor d, dirs, files in os.walk(sys.argv[1]
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=False, **kw)
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
     return proc
@@ -93,7 +93,7 @@ def demo_store(name: str, size: int) -> Path:
 
 def _loads_extensions(python: str) -> bool:
     probe = "import sqlite3; raise SystemExit(not hasattr(sqlite3.Connection, 'enable_load_extension'))"
-    return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
+    return subprocess.run([python, "-c", probe], capture_output=True, check=False).returncode == 0
 
 
 def compat_python() -> Path:
@@ -104,7 +104,8 @@ def compat_python() -> Path:
         base = next((p for p in (os.environ.get("PALINODE_COMPAT_BASE_PYTHON"), sys.executable, "/usr/bin/python3")
                      if p and shutil.which(p) and _loads_extensions(p)), None)
         if base is None:
-            raise SystemExit("no Python with loadable sqlite extensions for palinode 0.23; set PALINODE_COMPAT_BASE_PYTHON")
+            raise SystemExit("no Python with loadable sqlite extensions for palinode 0.23; "
+                             "set PALINODE_COMPAT_BASE_PYTHON")
         print(f"creating {VENV} from {base} with palinode==0.23.0 (pip)", file=sys.stderr)
         subprocess.run([base, "-m", "venv", str(VENV)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "palinode==0.23.0"], check=True)

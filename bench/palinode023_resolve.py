@@ -24,8 +24,8 @@ os.environ["PALINODE_RETRIEVAL_MODE"] = "lexical"
 os.environ["PALINODE_ALLOW_FRESH_DB"] = "1"  # the index command creates it
 logging.disable(logging.CRITICAL)
 
-from palinode.core import store  # noqa: E402
-from palinode.core.config import config  # noqa: E402
+from palinode.core import store
+from palinode.core.config import config
 
 config.memory_dir = root
 config.db_path = os.path.join(root, ".palinode.db")
@@ -42,7 +42,10 @@ if command == "index":
                 done += 1
     _stdout.write(json.dumps({"indexed": done}) + "\n")
 elif command == "resolve":
-    from palinode.consolidation.forget import detect_forget_request, resolve_forget_targets
+    from palinode.consolidation.forget import (
+        detect_forget_request,
+        resolve_forget_targets,
+    )
     request = os.path.join(root, sys.argv[3])
     with open(request, encoding="utf-8") as fh:
         pref = detect_forget_request(fh.read())

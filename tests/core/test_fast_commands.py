@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import ROOT, make_git_store, palinode_file
 from palinode_core.session import Session
 from palinode_core.storage import gitstore
@@ -33,15 +32,15 @@ try:
     runpy.run_module("palinode_core", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
-print("\\nPROBE " + json.dumps({"code": code, "modules": [m for m in %r if m in sys.modules]}), file=sys.stderr)
-""" % (HEAVY,)
+print("\\nPROBE " + json.dumps({"code": code, "modules": [m for m in HEAVY if m in sys.modules]}), file=sys.stderr)
+""".replace("HEAVY", repr(HEAVY))
 
 
 def run_cli(*args: str) -> tuple[dict, list[str], str]:
     """(the JSON result, heavy modules imported, stderr without the probe line)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT)])}
     proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(["--json", *args])], capture_output=True,
-                          text=True, env=env, timeout=600)
+                          text=True, env=env, timeout=600, check=False)
     err, _, probe = proc.stderr.rpartition("\nPROBE ")
     report = json.loads(probe)
     assert report["code"] in (0, None), proc.stderr
@@ -70,6 +69,13 @@ def test_warm_plan_reads_cached_vectors_and_never_loads_the_model(store, embedde
     assert result["candidates"] == expected["candidates"]  # the cached preference vector ranks the same
     assert not {"sentence_transformers", "torch", "transformers"} & set(modules), modules
     assert LOADING not in err
+    # apply (shown, not written, without --yes) and residue read the same cache
+    for args in (["apply", str(store), "insights/forget-w.md"],
+                 ["residue", str(store), "--pref", "I know Wilhelmina Cragg"]):
+        shown, modules, err = run_cli(*args)
+        assert not {"sentence_transformers", "torch", "transformers"} & set(modules), (args, modules)
+        assert LOADING not in err
+    assert shown["counts"]
 
 
 @pytest.mark.model
@@ -112,7 +118,7 @@ _GIT_LOG_USES_GITPYTHON = "import git\n" in inspect.getsource(gitstore)
 @pytest.mark.parametrize("command", ["scan", "requests", "integrity", "trace", "history"])
 def test_read_only_commands_import_no_search_or_git_library(store, command):
     args = {"trace": ["insights/forget-w.md"], "history": ["insights/pref-tea.md"]}.get(command, [])
-    result, modules, err = run_cli(command, str(store), *args)
+    result, modules, _ = run_cli(command, str(store), *args)
     assert result
     allowed = {"git"} if command in ("trace", "history") and _GIT_LOG_USES_GITPYTHON else set()
     assert set(modules) <= allowed, modules

@@ -262,7 +262,8 @@ class SearchIndex:
         return self._vectors.vectors_for(texts)
 
     def embed_missing(self, texts: Sequence[str], progress: Progress | None = None) -> int:
-        """Embed and cache the texts with no vector; how many were embedded. EmbeddingUnavailable if the model cannot load."""
+        """Embed and cache the texts with no vector; how many were embedded.
+        EmbeddingUnavailable if the model cannot load."""
         return self._vectors.embed_missing(texts, progress)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:

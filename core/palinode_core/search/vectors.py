@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import Cancelled, EmbeddingUnavailable
 from .chunks import text_hash
@@ -90,7 +91,7 @@ class VectorCache:
 
     def missing(self, texts: Sequence[str]) -> list[tuple[str, str]]:
         """(hash, text) of the distinct texts with no cached vector, in order."""
-        pairs = dict((text_hash(t), t) for t in texts)
+        pairs = {text_hash(t): t for t in texts}
         found = self._cached(list(pairs))
         return [(h, t) for h, t in pairs.items() if h not in found]
 
