@@ -144,6 +144,8 @@ def bench_plan() -> list[dict]:
     peak = run([sys.executable, "-c", _PEAK, "palinode_core", "--json", "plan", str(store), REQUEST])
     peak_mib = int(peak.stderr.rsplit("VmHWM", 1)[1].strip()) / 1024  # kB
     targets = [c["path"] for c in result["candidates"] if c["route"] in ("archive", "strike", "unforgotten")]
+    print(f"peak memory of a warm hybrid plan: {peak_mib:.1f} MiB (goal <= 150: "
+          f"{'met' if peak_mib <= 150 else 'NOT met'})", flush=True)
     return [
         report("warm hybrid plan vs palinode 0.23 FTS-only resolve (~300 memories)", ours_t, base_t, "s", "<= 1.5",
                ours_t / base_t <= 1.5, f"CPU {cpu_of(plan):.3f} s vs {cpu_of(resolve023):.3f} s "

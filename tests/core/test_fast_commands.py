@@ -68,6 +68,7 @@ def test_warm_plan_reads_cached_vectors_and_never_loads_the_model(store, embedde
     assert result["search_mode"] == "hybrid"
     assert result["candidates"] == expected["candidates"]  # the cached preference vector ranks the same
     assert not {"sentence_transformers", "torch", "transformers"} & set(modules), modules
+    assert "numpy" not in modules  # a small store's similarities are plain Python (index.NUMPY_ABOVE)
     assert LOADING not in err
     # apply (shown, not written, without --yes) and residue read the same cache
     for args in (["apply", str(store), "insights/forget-w.md"],

@@ -23,6 +23,8 @@ API (``SearchIndex`` has the same methods; the layers above use those):
   first) and return how many were embedded. Raises ``EmbeddingUnavailable``
   when the model cannot load.
 - ``vectors(texts) -> array``: both in one call.
+- ``blob(text) -> bytes``: one text's vector as raw float32 bytes, embedded
+  first if needed; numpy is imported only by the array-returning calls.
 
 What is embedded ahead of need: every chunk, and every forget request's
 preference (``Memory.forget_pref``), whenever the index's vectors are updated,
@@ -104,6 +106,15 @@ class VectorCache:
             self.embed_missing([texts[i] for i in missing])
             out, missing = self.vectors_for(texts)
         return out
+
+    def blob(self, text: str) -> bytes:
+        """One text's vector as float32 bytes (no numpy), embedding it first if it has none."""
+        key = text_hash(text)
+        found = self._cached([key]).get(key)
+        if found is None:
+            self.embed_pairs([(key, text)])
+            found = self._cached([key])[key]
+        return found
 
     def embed_pairs(self, pairs: Sequence[tuple[str, str]], progress: Progress | None = None) -> int:
         """Embed (hash, text) pairs known to be missing and cache them."""
