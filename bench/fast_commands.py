@@ -174,7 +174,9 @@ def bench_embedding() -> list[dict]:
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     row = report(f"first embedding chunks/s vs today's pipeline ({data['chunks']} chunks)", data["ours"],
                  data["today"], "chunks/s", ">= 1.5", data["ours"] / data["today"] >= 1.5 and data["agree"] >= 0.98,
-                 f"top-10 agreement {data['agree']:.4f} over {data['queries']} queries (goal >= 0.98)")
+                 f"top-10 agreement {data['agree']:.4f} over {data['queries']} queries (goal >= 0.98); per CPU-second "
+                 f"{data['ours_per_cpu_s']:.2f} vs {data['today_per_cpu_s']:.2f} "
+                 f"(ratio {data['ours_per_cpu_s'] / data['today_per_cpu_s']:.2f})")
     return [row]
 
 
