@@ -14,8 +14,10 @@ measured in the same run on the same machine. Not part of ``make test``.
 
 Environment:
   BENCH_WORK             stores and caches, reused between runs (default bench/out/fast-work)
-  PALINODE_COMPAT_VENV   a virtualenv with palinode==0.23.0 (default .venv-compat; created
-                         with pip when missing)
+  PALINODE_COMPAT_VENV   a virtualenv with palinode==0.23.0 and its dependencies (default
+                         .venv-compat; if that one cannot resolve, e.g. the compatibility suite's
+                         --no-deps install, .venv-compat-full is used or created with pip)
+  PALINODE_COMPAT_BASE_PYTHON  the Python to create it from (its sqlite3 must load extensions)
   BENCH_REPS             runs per timing, median reported (default 5)
   BENCH_EMBED_CHUNKS     chunks each embedding arm embeds (default 600; the 10k store has ~26,000)
   BENCH_SCAN_SIZE        memories in the scan store (default 10000)
@@ -91,24 +93,35 @@ def demo_store(name: str, size: int) -> Path:
     return root
 
 
-def _loads_extensions(python: str) -> bool:
-    probe = "import sqlite3; raise SystemExit(not hasattr(sqlite3.Connection, 'enable_load_extension'))"
-    return subprocess.run([python, "-c", probe], capture_output=True, check=False).returncode == 0
+def _probe(python: str, code: str) -> bool:
+    return subprocess.run([python, "-c", code], capture_output=True, check=False).returncode == 0
+
+
+# palinode 0.23 opens its index with the sqlite-vec extension, so its Python's sqlite3
+# must load extensions (pyenv builds often cannot; Debian's can), and its search needs
+# the package's full dependencies (the compatibility suite installs it without them).
+_LOADS_EXTENSIONS = "import sqlite3; raise SystemExit(not hasattr(sqlite3.Connection, 'enable_load_extension'))"
+_RESOLVES = _LOADS_EXTENSIONS + "\nimport httpx, palinode.core.store, palinode.consolidation.forget"
 
 
 def compat_python() -> Path:
+    """A Python with palinode==0.23.0 that can resolve: ``PALINODE_COMPAT_VENV``
+    if it can, else ``<it>-full`` (created with pip when missing)."""
     python = VENV / "bin" / "python"
-    if not python.exists():
-        # palinode 0.23 opens its index with the sqlite-vec extension: it needs a Python
-        # whose sqlite3 can load extensions (pyenv builds often cannot; Debian's can)
-        base = next((p for p in (os.environ.get("PALINODE_COMPAT_BASE_PYTHON"), sys.executable, "/usr/bin/python3")
-                     if p and shutil.which(p) and _loads_extensions(p)), None)
-        if base is None:
-            raise SystemExit("no Python with loadable sqlite extensions for palinode 0.23; "
-                             "set PALINODE_COMPAT_BASE_PYTHON")
-        print(f"creating {VENV} from {base} with palinode==0.23.0 (pip)", file=sys.stderr)
-        subprocess.run([base, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "palinode==0.23.0"], check=True)
+    if python.exists() and _probe(str(python), _RESOLVES):
+        return python
+    venv = VENV.with_name(VENV.name + "-full")
+    python = venv / "bin" / "python"
+    if python.exists() and _probe(str(python), _RESOLVES):
+        return python
+    base = next((p for p in (os.environ.get("PALINODE_COMPAT_BASE_PYTHON"), sys.executable, "/usr/bin/python3")
+                 if p and shutil.which(p) and _probe(p, _LOADS_EXTENSIONS)), None)
+    if base is None:
+        raise SystemExit("no Python with loadable sqlite extensions for palinode 0.23; "
+                         "set PALINODE_COMPAT_BASE_PYTHON")
+    print(f"creating {venv} from {base} with palinode==0.23.0 (pip)", file=sys.stderr)
+    subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "palinode==0.23.0"], check=True)
     return python
 
 
