@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..forget.selection import APPROVE_ALL, Choice
-from ..search.index import SearchIndex
 from ..session import Session
 from .args import knob_args, knobs_from, open_for_scan, open_session, require, scan_args
 from .registry import Command
+
+if TYPE_CHECKING:  # imported where used: `requests` needs neither search nor forget selection
+    from ..forget.selection import Choice
+    from ..search.index import SearchIndex
 
 
 def updated_index(session: Session, lexical: bool) -> SearchIndex:
@@ -81,6 +83,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
     session, fplan = _planned(args)
     if not args.yes:
         return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
+    from ..forget.selection import APPROVE_ALL
     selection: dict[str, Choice] | None = None
     if args.only:
         selection = {}

@@ -20,9 +20,8 @@ from ..storage.textio import atomic_write
 
 
 def journal_dir(store: Store) -> Path | None:
-    if store.git.repo is None:
-        return None
-    return Path(store.git.repo.git_dir) / "palinode-audit" / "journal"
+    git_dir = store.git.git_dir  # not store.git.repo: reading the journal needs no GitPython
+    return None if git_dir is None else git_dir / "palinode-audit" / "journal"
 
 
 def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:

@@ -8,11 +8,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
-
-import git
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import GitError
+
+if TYPE_CHECKING:
+    import git
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -55,10 +56,32 @@ class GitStore:
         self.root = Path(os.path.realpath(root))
         self.on_command = on_command
         self._identity_ok = False  # checked once per store: it does not change mid-session
-        try:
-            self.repo: git.Repo | None = git.Repo(self.root, search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            self.repo = None
+        self._repo: git.Repo | None | bool = False  # False: not opened yet
+
+    @property
+    def repo(self) -> git.Repo | None:
+        # GitPython costs ~60 ms to import: only commands that run git pay it
+        if self._repo is False:
+            import git
+            try:
+                self._repo = git.Repo(self.root, search_parent_directories=False)
+            except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+                self._repo = None
+        return self._repo
+
+    @property
+    def git_dir(self) -> Path | None:
+        """The git directory, read from ``.git`` without GitPython (None: no repository)."""
+        if self._repo is not False:
+            return Path(self._repo.git_dir) if self._repo is not None else None
+        dot = self.root / ".git"
+        if dot.is_dir():
+            return dot
+        try:  # a linked worktree or submodule: "gitdir: <path>"
+            head = dot.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        return (self.root / head[len("gitdir: "):]).resolve() if head.startswith("gitdir: ") else None
 
     @property
     def available(self) -> bool:
@@ -91,6 +114,7 @@ class GitStore:
             attached = False
         if not attached:
             raise GitError("HEAD is detached; check out a branch before changing the store")
+        import git
         if not self._identity_ok:
             try:
                 self._git("var", "GIT_COMMITTER_IDENT")
@@ -124,6 +148,7 @@ class GitStore:
         with _repo_lock(str(self.root)):
             staged = self._git("ls-files", "-s", "--", *paths)  # to put the index back if the commit fails
             delay = 0.1
+            import git
             for attempt in range(attempts):
                 try:
                     self._git("add", "--", *paths)
@@ -165,6 +190,7 @@ class GitStore:
         args = ["log", f"-n{limit}", f"--format={fmt}", "--name-only"]
         if path:
             args += ["--", path]
+        import git
         try:
             out = self._git(*args)
         except git.GitCommandError:
@@ -186,6 +212,7 @@ class GitStore:
         return self._git(*args)
 
     def head(self) -> str | None:
+        import git
         try:
             return self._git("rev-parse", "HEAD").strip()
         except (git.GitCommandError, GitError):
