@@ -162,7 +162,7 @@ class GitStore:
     def _run_plain(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
         """A git command that runs no hook, filter or program by its nature
         (``git config -l``), used to read the setup itself."""
-        return subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env(trust_mod.FIXED_OFF, True),
+        return subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env([], True),
                               capture_output=True, stdin=subprocess.DEVNULL)
 
     def run(self, *args: str, read: bool = False) -> str:
