@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,55 @@ def test_newline_name_never_forges_a_trailer(tmp_path):
     assert operations(store)[0].path == name
     sibling = (root / (name[:-3] + "-history.md")).read_text()
     assert sibling.count("<!-- fact:") == 1 and "\nForget-Request" not in sibling
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under the store, ``.git`` included: bytes and mtime."""
+    out = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            out[os.path.relpath(path, root)] = (os.readlink(path).encode() if os.path.islink(path)
+                                                else Path(path).read_bytes(), st.st_mtime_ns)
+    return out
+
+
+READ_COMMANDS = [["scan"], ["show", "people/ann.md"], ["history", "people/ann.md"], ["index", "--lexical"],
+                 ["search", "tea", "--lexical"], ["requests"], ["plan", "insights/forget-ann.md", "--lexical"],
+                 ["residue", "--pref", "I know Ann Lee"], ["integrity"], ["trace", "people/ann.md"], ["recover"],
+                 ["trust", "--show"], ["archive", "people/bob.md", "--dry-run"],
+                 ["apply", "insights/forget-ann.md", "--lexical"], ["withdraw", "insights/forget-ann.md", "--dry-run"]]
+REFUSED_COMMANDS = [["archive", "people/bob.md"], ["recover", "--complete"],
+                    ["dismiss", "insights/forget-ann.md", "--note", "x"]]
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_read_only_never_writes_a_byte_under_the_store(store_root, tmp_path, trusted):
+    """With an interrupted operation pending (integrity asks git for status)
+    and a store whose fsmonitor and hooks would write: every read-only
+    command leaves every byte and mtime under the store, .git included."""
+    payload, marker = _payload(tmp_path)
+    for setting in ("fsmonitor", "hooks"):
+        _hostile(store_root, setting, payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+
+    def stop(step: str) -> None:
+        if step == "after_history_write":
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"), fault=stop)
+    if trusted:
+        trust.trust_store(store.root, store.git.setup())
+    time.sleep(0.01)  # a rewrite within the same clock tick would keep the mtime
+    before = _snapshot(store_root)
+    commands = [(c, {}) for c in (READ_COMMANDS if not trusted else READ_COMMANDS[:3] + READ_COMMANDS[8:11])]
+    commands += [(c, {"PALINODE_AUDIT_READ_ONLY": "1"}) for c in REFUSED_COMMANDS + READ_COMMANDS[8:10]]
+    for cmd, env in commands:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", cmd[0], str(store_root), *cmd[1:]],
+                              capture_output=True, text=True, env={**os.environ, **env})
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, (cmd, proc.stderr)
+        after = _snapshot(store_root)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        assert not changed, (cmd, changed)
+    assert not marker.exists(), marker.read_text()
