@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
+from . import damage
 from .chunks import Chunk, chunk_memory
 from .embed import Embedder
 
@@ -72,16 +73,13 @@ class SearchIndex:
         self.cache_dir = cache_dir or store.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.cache_dir / "index.sqlite3", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(
-            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
-            "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
-            " status TEXT, hash TEXT, text TEXT);"
-            "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
-            "CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB);"
-        )
-        self._ix = self._open_whoosh()
+        self.problem: str | None = None  # one line when a damaged index was discarded and rebuilt
+        try:
+            self._open()
+        except Exception as exc:  # noqa: BLE001 - anything unreadable in a cache means: start over
+            if not damage.is_damage(exc):
+                raise
+            self._discard(exc)
         self._matrix: np.ndarray | None = None
         self._matrix_rows: list[tuple[str, str, str, str, str]] = []
         self.vectors_ready = False
@@ -92,6 +90,44 @@ class SearchIndex:
     def cancel(self) -> None:
         """Stop an update running in another thread at its next document or batch."""
         self._cancel.set()
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(self.cache_dir / damage.INDEX_DB, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
+            "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
+            " status TEXT, hash TEXT, text TEXT);"
+            "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
+            "CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB);"
+        )
+        self._ix = self._open_whoosh()
+        self._ix.doc_count_all()  # reads the table of contents: a damaged one fails here, not mid-search
+
+    def _discard(self, exc: BaseException) -> None:
+        """Throw the damaged index away and open an empty one (the next update refills it)."""
+        self.problem = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
+        for closing in (getattr(self, "_db", None), getattr(self, "_ix", None)):
+            try:
+                if closing is not None:
+                    closing.close()
+            except Exception:  # noqa: BLE001 - it is being thrown away
+                pass
+        damage.discard(self.cache_dir)
+        self._known = None
+        self._matrix = None
+        self._open()
+
+    def _guarded(self, work: Callable[[], Any]) -> Any:
+        """Run ``work``; on damage, discard the index and run it once more."""
+        try:
+            return work()
+        except Exception as exc:  # noqa: BLE001
+            if not damage.is_damage(exc):
+                raise
+            with self._lock:
+                self._discard(exc)
+            return work()
 
     # -- lexical -------------------------------------------------------------
     def _open_whoosh(self):
@@ -121,6 +157,10 @@ class SearchIndex:
 
     def update_lexical(self, progress: Progress | None = None,
                        memories: dict[str, Memory] | None = None, *, isolate: bool = False) -> None:
+        self._guarded(lambda: self._update_lexical(progress, memories, isolate))
+
+    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None,
+                        isolate: bool) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
         compete with the caller's threads (an app's UI) for the GIL and CPU."""
@@ -224,6 +264,17 @@ class SearchIndex:
         """Embed every chunk whose text has no cached vector (at most ``limit``,
         for a budgeted benchmark). False (with ``embedder.error`` set) when the
         model cannot load."""
+        try:
+            return self._update_vectors(progress, limit)
+        except Exception as exc:  # noqa: BLE001
+            if not damage.is_damage(exc):
+                raise
+            with self._lock:
+                self._discard(exc)
+            self.update_lexical(progress)
+            return self._update_vectors(progress, limit)
+
+    def _update_vectors(self, progress: Progress | None, limit: int | None) -> bool:
         missing = self.missing_vectors(limit)
         if missing and not self.embedder.load():
             self.vectors_ready = False
@@ -262,6 +313,14 @@ class SearchIndex:
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id").fetchall()
+                sizes = [len(r[5] or b"") for r in rows]
+                size = max(set(sizes), key=sizes.count) if rows else 0
+                if size % 4 or any(n != size for n in sizes):
+                    # a damaged vector cache: drop the odd rows; they are embedded again on the next update
+                    self._db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?", (size,))
+                    self._db.commit()
+                    self.problem = "vector cache had damaged rows; they were discarded and will be embedded again"
+                    rows = [r for r, n in zip(rows, sizes) if n == size and size % 4 == 0]
                 self._matrix_rows = [r[:5] for r in rows]
                 self._matrix = (np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                                 if rows else np.zeros((0, 384), dtype=np.float32))
@@ -273,7 +332,15 @@ class SearchIndex:
         """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
         excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
         pool = max(limit * 2 * 3, 20)
-        bm25 = self._bm25(query, pool, excluded, fts_floor)
+        try:
+            bm25 = self._bm25(query, pool, excluded, fts_floor)
+        except Exception as exc:  # noqa: BLE001
+            if not damage.is_damage(exc):
+                raise
+            with self._lock:
+                self._discard(exc)
+            self.update_lexical()
+            bm25 = self._bm25(query, pool, excluded, fts_floor)
         notice = None
         vector: list[tuple[str, str, str, str, str]] = []
         mode = "lexical"
