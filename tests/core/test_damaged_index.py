@@ -83,5 +83,11 @@ def test_deeply_nested_folders_scan_without_recursion_error(tmp_path):
         os.mkdir(deep)
     Path(deep, "m.md").write_text(ANN)
     (root / "top.md").write_text(BOB)
-    scan = Store(root).scan()
-    assert "top.md" in scan.memories and "/".join(["d"] * 1100) + "/m.md" in scan.memories
+    try:
+        scan = Store(root).scan()
+        assert "top.md" in scan.memories and "/".join(["d"] * 1100) + "/m.md" in scan.memories
+    finally:  # pytest's own clean-up of tmp dirs recurses per level: take the tree down here
+        os.unlink(Path(deep, "m.md"))
+        while deep != str(root):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
