@@ -17,7 +17,6 @@ import os
 import secrets
 import stat as stat_mod
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -39,32 +38,35 @@ def _refused(rel: str, exc: OSError) -> OSError:
 
 def split_rel(rel: str | os.PathLike[str]) -> list[str]:
     """The components of a store-relative path; refuses ``..``, absolute and NUL."""
-    text = os.fspath(rel).replace(os.sep, "/")
-    if not text or "\x00" in text or text.startswith("/"):
+    text = os.fspath(rel)
+    if os.sep != "/":  # pragma: no cover - POSIX only in practice
+        text = text.replace(os.sep, "/")
+    if not text or "\x00" in text or text[0] == "/":
         raise LinkRefused(errno.EINVAL, "not a store-relative path", text)
-    parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+    parts = [p for p in text.split("/") if p and p != "."]
     if not parts or ".." in parts:
         raise LinkRefused(errno.EINVAL, "not a store-relative path", text)
     return parts
 
 
-def _anchor(path: Path, root: Path | None) -> tuple[str, list[str]]:
+def _anchor(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> tuple[str, list[str]]:
     """(the folder trusted as it is, the components below it to walk without links).
 
     With ``root`` the root may itself be reached through links (the person
     named it); without, every component from ``/`` is walked (our callers build
     such paths from a real path, so none is a link unless one was swapped in)."""
+    text = os.fspath(path)
     if root is not None:
-        if not path.is_absolute():
-            return str(root), split_rel(path.as_posix())
-        try:
-            rel = path.relative_to(root)
-        except ValueError:
-            raise LinkRefused(errno.EINVAL, "path is outside the store", str(path)) from None
-        return str(root), split_rel(rel.as_posix())
-    if not path.is_absolute():
-        raise LinkRefused(errno.EINVAL, "an absolute path or a root is needed", str(path))
-    return "/", [p for p in path.parts[1:]]
+        base = os.fspath(root).rstrip("/") or "/"
+        if text.startswith("/"):
+            prefix = base if base.endswith("/") else base + "/"
+            if not text.startswith(prefix):
+                raise LinkRefused(errno.EINVAL, "path is outside the store", text)
+            text = text[len(prefix):]
+        return base, split_rel(text)
+    if not text.startswith("/"):
+        raise LinkRefused(errno.EINVAL, "an absolute path or a root is needed", text)
+    return "/", split_rel(text[1:])
 
 
 @contextmanager
@@ -98,7 +100,7 @@ def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | None 
     """A regular file's bytes and stat; ``FileNotFoundError`` when absent,
     ``LinkRefused`` when it or a folder on the way is a link. ``max_bytes``:
     refuse bigger with ``ValueError("size" or "grew", n)``."""
-    base, parts = _anchor(Path(path), Path(root) if root is not None else None)
+    base, parts = _anchor(path, root)
     with open_dir(base, parts[:-1]) as dfd:
         try:
             fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=dfd)
@@ -123,7 +125,7 @@ def read_bytes(path: str | os.PathLike[str], root: str | os.PathLike[str] | None
 
 def lstat(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> os.stat_result:
     """The entry's own stat (a link is not followed), its folders walked without links."""
-    base, parts = _anchor(Path(path), Path(root) if root is not None else None)
+    base, parts = _anchor(path, root)
     with open_dir(base, parts[:-1]) as dfd:
         return os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
 
@@ -139,7 +141,7 @@ def exists(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = N
 def unlink(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
            missing_ok: bool = True) -> None:
     """Remove one file (a link itself, never its target) without following links on the way."""
-    base, parts = _anchor(Path(path), Path(root) if root is not None else None)
+    base, parts = _anchor(path, root)
     try:
         with open_dir(base, parts[:-1]) as dfd:
             os.unlink(parts[-1], dir_fd=dfd)
@@ -153,7 +155,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, root: str | os.PathL
     through the folder's descriptor), fsync, rename over the name, fsync the
     folder. Missing folders are created. A link at the name is replaced, not
     followed; a link on the way is refused."""
-    base, parts = _anchor(Path(path), Path(root) if root is not None else None)
+    base, parts = _anchor(path, root)
     name = parts[-1]
     with open_dir(base, parts[:-1], create=True) as dfd:
         mode = None
