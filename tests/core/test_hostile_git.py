@@ -94,18 +94,32 @@ def store_root(tmp_path):
     return root
 
 
-def _every_git_command(root: Path) -> None:
-    """apply, ledger commit, log/trace/history, diff, status/integrity."""
+def _every_git_command(root: Path, refused: str | None = None) -> None:
+    """apply, ledger commit, log/trace/history, diff, status/integrity.
+    ``refused``: the setting a commit must be refused for, in one line."""
     store = Store(root, clock=Clock())
-    assert store.git.head()
-    done = apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
-    assert done.commit and set(git(root, "show", "--name-only", "--format=", "HEAD").split()) == {
-        "people/ann.md", "people/ann-history.md"}
-    assert ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
-    assert store.git.log("people/ann.md")[0].sha == done.commit
-    assert trace(store, "people/ann.md", store.scan().memories).commits
-    assert "status: archived" in store.git.diff(done.commit, "people/ann.md")
-    assert operations(store)[0].path == "people/ann.md"
+    head = store.git.head()
+    assert head
+    if refused:
+        before = (root / "people/ann.md").read_bytes()
+        with pytest.raises(GitError, match=refused) as err:
+            apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
+        assert "\n" not in str(err.value) and "trust" in str(err.value)
+        with pytest.raises(GitError, match=refused):
+            ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
+        assert (root / "people/ann.md").read_bytes() == before and store.git.head() == head
+        assert store.git.log("insights/forget-ann.md")[0].sha == head
+        assert "Please forget" in store.git.diff(head, "insights/forget-ann.md")
+        assert trace(store, "insights/forget-ann.md", store.scan().memories).commits
+    else:
+        done = apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
+        assert done.commit and set(git(root, "show", "--name-only", "--format=", "HEAD").split()) == {
+            "people/ann.md", "people/ann-history.md"}
+        assert ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
+        assert store.git.log("people/ann.md")[0].sha == done.commit
+        assert trace(store, "people/ann.md", store.scan().memories).commits
+        assert "status: archived" in store.git.diff(done.commit, "people/ann.md")
+        assert operations(store)[0].path == "people/ann.md"
     # an interrupted apply makes integrity ask git for the files' status
     def stop(step: str) -> None:
         if step == "after_history_write":
@@ -125,7 +139,10 @@ def test_no_payload_runs_without_trust(store_root, tmp_path, setting):
     _hostile(store_root, setting, payload, tmp_path)
     profile = Store(store_root).git.setup()
     assert profile is not None and not profile.trusted and profile.findings, "the setting is listed"
-    _every_git_command(store_root)
+    # a filter the store's own config defines is refused by name: committing around it could store
+    # what it exists to transform (git-crypt); every other setting is simply not run
+    _every_git_command(store_root, refused={"filter": "filter.evil.clean", "include": "filter.odd=name.clean"}
+                       .get(setting))
     assert not marker.exists(), marker.read_text()
 
 
@@ -168,12 +185,13 @@ def test_trusted_filter_runs(store_root, tmp_path):
     payload, marker = _payload(tmp_path)
     _hostile(store_root, "filter", payload, tmp_path)
     store = Store(store_root, clock=Clock())
-    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    with pytest.raises(GitError, match="filter.evil.clean"):
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists()
     git(store_root, "config", "--unset", "filter.evil.process")  # the payload does not speak that protocol
     trust.trust_store(store.root, store.git.setup())
-    apply(store, lifecycle.plan_restore(store, "people/ann.md"))
-    assert marker.exists()
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert marker.read_text().strip(), "the trusted store's clean filter ran, as git runs it"
 
 
 def test_store_that_requires_signing_is_refused_in_one_line(store_root, tmp_path):
@@ -281,3 +299,12 @@ def test_read_only_never_writes_a_byte_under_the_store(store_root, tmp_path, tru
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         assert not changed, (cmd, changed)
     assert not marker.exists(), marker.read_text()
+
+
+def test_no_gitpython_on_any_path():
+    """Every git command goes through the one runner: GitPython (which runs
+    git on its own terms) is not even imported."""
+    code = ("import sys, palinode_core.cli, palinode_core.session, palinode_core.storage.gitstore\n"
+            "print('git' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

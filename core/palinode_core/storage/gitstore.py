@@ -237,6 +237,20 @@ class GitStore:
             raise GitError(f"this store's git config sets {setting}, which would run a signing program; "
                            f"nothing was changed (if you trust this store: palinode-audit trust {self.root})")
 
+    def _refuse_untrusted_filters(self, paths: list[str]) -> None:
+        """A clean filter the store's own config defines (git-crypt, say) is not
+        run untrusted, and committing around it could store what it would have
+        transformed: refuse, naming the setting."""
+        profile = self._profile.current() if self._profile is not None else None
+        if profile is None or profile.trusted or not profile.local_filters:
+            return
+        fields = self.run("check-attr", "-z", "filter", "--", *paths, read=True).split("\0")
+        for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+            if value in profile.local_filters:
+                raise GitError(f"this store's git config runs filter.{value}.clean on {escape_control(path)}, "
+                               f"which is not run for an untrusted store; nothing was committed "
+                               f"(if you trust this store: palinode-audit trust {self.root})")
+
     def _explain(self, exc: GitCommandFailed, default: str) -> str:
         """git's own complaint when it has one that matters, else ``default``."""
         if "dubious ownership" in exc.stderr:
@@ -250,6 +264,7 @@ class GitStore:
         another process holds ``index.lock``."""
         message = commit_message(subject, trailers)
         self._refuse_untrusted_signing()
+        self._refuse_untrusted_filters(paths)
         hooks = [] if self.trusted else ["--no-verify"]
         with _repo_lock(str(self.root)):
             delay = 0.1

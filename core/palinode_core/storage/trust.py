@@ -69,6 +69,7 @@ class Profile:
     trusted: bool
     neutral: tuple[tuple[str, str], ...]  # the overrides while untrusted
     signing_refusal: str | None = None  # the store's own setting that asks to sign, when untrusted
+    local_filters: tuple[str, ...] = ()  # filter drivers the store's own config defines
     watched: tuple[Path, ...] = field(default=(), compare=False)  # files whose change means rebuild
     stamps: tuple[Any, ...] = field(default=(), compare=False)
 
@@ -182,7 +183,10 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
     watched = tuple([git_dir / "config", git_dir / "config.worktree", hooks_dir, trust_file()]
                     + [Path(o) if os.path.isabs(o) else root / o for o in origins]
                     + [hooks_dir / h[0] for h in hooks])
-    return Profile(digest, tuple(findings), trusted, tuple(neutral), refusal, watched,
+    filters = tuple(sorted({k.split(".", 1)[1].rsplit(".", 1)[0] for _s, _o, k, _v in local
+                            if k.lower().startswith("filter.") and k.lower().rsplit(".", 1)[-1] in ("clean", "process")
+                            and k.count(".") >= 2}))
+    return Profile(digest, tuple(findings), trusted, tuple(neutral), refusal, filters, watched,
                    tuple(_stamp(p) for p in watched))
 
 
