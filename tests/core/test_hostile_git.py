@@ -173,7 +173,7 @@ def test_trusted_store_runs_its_hooks_as_git_would(store_root, tmp_path):
     # a changed hook is a different setup: untrusted again, nothing more runs
     (store_root / ".git/hooks/post-commit").write_text(f"#!/bin/sh\nexec {payload} changed\n")
     marker.unlink()
-    assert not store.git.trusted
+    assert not store.git.trusted and store.git.setup().changed_since_trust
     apply(store, lifecycle.plan_restore(store, "people/ann.md"))
     assert not marker.exists()
     # untrust: the record goes

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import GitError
+from . import safeio
 from . import trust as trust_mod
 
 _LOCKS: dict[str, threading.Lock] = {}
@@ -207,9 +208,9 @@ class GitStore:
             if (git_dir / marker).exists():
                 raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
         # .git/HEAD names a branch unless detached; reading it saves a git process per apply
-        try:
-            attached = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").startswith("ref: ")
-        except OSError:
+        try:  # never blocks on a FIFO or follows a link planted as HEAD
+            attached = safeio.read_bytes(git_dir / "HEAD", max_bytes=4096).startswith(b"ref: ")
+        except (OSError, ValueError):
             attached = False
         if not attached:
             raise GitError("HEAD is detached; check out a branch before changing the store")

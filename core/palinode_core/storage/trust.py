@@ -70,11 +70,13 @@ class Profile:
     neutral: tuple[tuple[str, str], ...]  # the overrides while untrusted
     signing_refusal: str | None = None  # the store's own setting that asks to sign, when untrusted
     local_filters: tuple[str, ...] = ()  # filter drivers the store's own config defines
+    changed_since_trust: bool = False  # trusted once, but its config or hooks changed since
     watched: tuple[Path, ...] = field(default=(), compare=False)  # files whose change means rebuild
     stamps: tuple[Any, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"trusted": self.trusted, "digest": self.digest, "runs": [f.to_dict() for f in self.findings]}
+        return {"trusted": self.trusted, "changed_since_trust": self.changed_since_trust, "digest": self.digest,
+                "runs": [f.to_dict() for f in self.findings]}
 
 
 def _entries(run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]
@@ -186,7 +188,8 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
     filters = tuple(sorted({k.split(".", 1)[1].rsplit(".", 1)[0] for _s, _o, k, _v in local
                             if k.lower().startswith("filter.") and k.lower().rsplit(".", 1)[-1] in ("clean", "process")
                             and k.count(".") >= 2}))
-    return Profile(digest, tuple(findings), trusted, tuple(neutral), refusal, filters, watched,
+    changed = isinstance(record, dict) and not trusted
+    return Profile(digest, tuple(findings), trusted, tuple(neutral), refusal, filters, changed, watched,
                    tuple(_stamp(p) for p in watched))
 
 
