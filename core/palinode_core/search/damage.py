@@ -6,6 +6,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from ..errors import Cancelled, PalinodeError
 
@@ -43,3 +44,16 @@ def discard(cache_dir: Path) -> None:
             os.unlink(cache_dir / f"{INDEX_DB}{suffix}")
         except OSError:
             pass
+
+
+def sound_vector_rows(db: sqlite3.Connection, rows: list[Any]) -> tuple[list[Any], str | None]:
+    """Rows whose vector blob (the last column) has the common, whole-float
+    size; the others are deleted from the cache, to be embedded again."""
+    sizes = [len(r[-1] or b"") for r in rows]
+    size = max(set(sizes), key=sizes.count) if rows else 0
+    if not size % 4 and all(n == size for n in sizes):
+        return rows, None
+    db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?", (size if not size % 4 else -1,))
+    db.commit()
+    kept = [r for r, n in zip(rows, sizes) if n == size and not size % 4]
+    return kept, "vector cache had damaged rows; they were discarded and will be embedded again"

@@ -118,8 +118,8 @@ class SearchIndex:
         self._matrix = None
         self._open()
 
-    def _guarded(self, work: Callable[[], Any]) -> Any:
-        """Run ``work``; on damage, discard the index and run it once more."""
+    def _guarded(self, work: Callable[[], Any], refill: Callable[[], Any] | None = None) -> Any:
+        """Run ``work``; on damage, discard the index, ``refill`` it, run ``work`` once more."""
         try:
             return work()
         except Exception as exc:  # noqa: BLE001
@@ -127,6 +127,8 @@ class SearchIndex:
                 raise
             with self._lock:
                 self._discard(exc)
+            if refill is not None:
+                refill()
             return work()
 
     # -- lexical -------------------------------------------------------------
@@ -264,15 +266,7 @@ class SearchIndex:
         """Embed every chunk whose text has no cached vector (at most ``limit``,
         for a budgeted benchmark). False (with ``embedder.error`` set) when the
         model cannot load."""
-        try:
-            return self._update_vectors(progress, limit)
-        except Exception as exc:  # noqa: BLE001
-            if not damage.is_damage(exc):
-                raise
-            with self._lock:
-                self._discard(exc)
-            self.update_lexical(progress)
-            return self._update_vectors(progress, limit)
+        return self._guarded(lambda: self._update_vectors(progress, limit), lambda: self.update_lexical(progress))
 
     def _update_vectors(self, progress: Progress | None, limit: int | None) -> bool:
         missing = self.missing_vectors(limit)
@@ -313,14 +307,8 @@ class SearchIndex:
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id").fetchall()
-                sizes = [len(r[5] or b"") for r in rows]
-                size = max(set(sizes), key=sizes.count) if rows else 0
-                if size % 4 or any(n != size for n in sizes):
-                    # a damaged vector cache: drop the odd rows; they are embedded again on the next update
-                    self._db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?", (size,))
-                    self._db.commit()
-                    self.problem = "vector cache had damaged rows; they were discarded and will be embedded again"
-                    rows = [r for r, n in zip(rows, sizes) if n == size and size % 4 == 0]
+                rows, problem = damage.sound_vector_rows(self._db, rows)
+                self.problem = problem or self.problem
                 self._matrix_rows = [r[:5] for r in rows]
                 self._matrix = (np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                                 if rows else np.zeros((0, 384), dtype=np.float32))
@@ -332,15 +320,7 @@ class SearchIndex:
         """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
         excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
         pool = max(limit * 2 * 3, 20)
-        try:
-            bm25 = self._bm25(query, pool, excluded, fts_floor)
-        except Exception as exc:  # noqa: BLE001
-            if not damage.is_damage(exc):
-                raise
-            with self._lock:
-                self._discard(exc)
-            self.update_lexical()
-            bm25 = self._bm25(query, pool, excluded, fts_floor)
+        bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
         vector: list[tuple[str, str, str, str, str]] = []
         mode = "lexical"
