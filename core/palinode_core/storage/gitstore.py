@@ -44,9 +44,16 @@ class GitCommandFailed(GitError):
     """A git command exited non-zero; ``stderr``/``stdout`` hold its words."""
 
     def __init__(self, args: list[str], status: int, stdout: str, stderr: str):
-        last = (stderr.strip() or stdout.strip()).splitlines()
-        super().__init__(f"git {args[0] if args else ''} failed: {last[-1] if last else f'exit {status}'}")
+        super().__init__(f"git {args[0] if args else ''} failed: {git_complaint(stderr + stdout) or f'exit {status}'}")
         self.args_run, self.status, self.stdout, self.stderr = args, status, stdout, stderr
+
+
+def git_complaint(text: str) -> str:
+    """git's own sentence about what went wrong: the last ``fatal:``/``error:``
+    line (not a trailing hint), whole, with control characters made visible."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    chosen = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
+    return escape_control(chosen[-1]) if chosen else ""
 
 
 def _repo_lock(root: str) -> threading.Lock:
@@ -282,8 +289,7 @@ class GitStore:
                         continue
                     if "nothing to commit" in text or "nothing added" in text:
                         return None
-                    lines = text.strip().splitlines()
-                    raise GitError(f"git refused the commit: {escape_control(lines[-1]) if lines else exc}") from None
+                    raise GitError(f"git refused the commit: {git_complaint(text) or exc}") from None
         return None  # pragma: no cover
 
     # -- reads --------------------------------------------------------------------
