@@ -38,7 +38,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     stats = index.stats
     return {"files": stats.files, "chunks": stats.chunks, "files_reindexed": stats.files_reindexed,
             "vectors": stats.vectors, "embedded": stats.embedded_this_session, "unreadable": stats.errors,
-            "mode": "hybrid" if index.vectors_ready else "lexical"}
+            "mode": "hybrid" if index.vectors_ready else "lexical", "problem": index.problem}
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
@@ -53,7 +53,8 @@ def _search(args: argparse.Namespace) -> dict[str, Any]:
     index = updated_index(session, args.lexical)
     result = index.search(args.query, limit=args.limit, include_archived=args.include_archived,
                           lexical_only=args.lexical)
-    return {"query": args.query, "mode": result.mode, "notice": result.notice, "hits": [
+    notice = "; ".join(n for n in (index.problem, result.notice) if n) or None
+    return {"query": args.query, "mode": result.mode, "notice": notice, "hits": [
         {"path": h.path, "chunk": h.section, "bm25_rank": h.bm25_rank, "vector_rank": h.vector_rank,
          "arms": h.arms, "score": round(h.score, 4)} for h in result.hits]}
 

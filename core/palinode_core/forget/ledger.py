@@ -8,17 +8,21 @@ from typing import Any
 
 from ..errors import PalinodeError
 from ..storage.store import AUDIT_DIR, Store
+from ..storage import safeio
 from ..storage.textio import atomic_write
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
-    path = store.root / LEDGER_REL
-    if not path.is_file():
+    try:  # never through a link: a linked ledger would be read from outside the store
+        data = safeio.read_bytes(LEDGER_REL, store.root)
+    except (FileNotFoundError, IsADirectoryError):
         return []
+    except safeio.LinkRefused:
+        raise PalinodeError(f"{LEDGER_REL} or its folder is a symbolic link; it is not followed") from None
     entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
@@ -34,7 +38,7 @@ def record(store: Store, entry: dict[str, Any]) -> str | None:
     store.git.preflight()
     entry = {"at": store.now().isoformat(), **entry}
     path = store.root / LEDGER_REL
-    before = path.read_text(encoding="utf-8") if path.is_file() else ""
+    before = store.read_optional(LEDGER_REL)[0] or ""  # refuses a linked ledger or folder
     if before and not before.endswith("\n"):
         before += "\n"
     atomic_write(path, before + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
@@ -46,7 +50,7 @@ def record(store: Store, entry: dict[str, Any]) -> str | None:
         if before:
             atomic_write(path, before)
         else:
-            path.unlink(missing_ok=True)
+            safeio.unlink(LEDGER_REL, store.root)
         raise
 
 

@@ -18,13 +18,14 @@ import threading
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
+from . import damage
 from .chunks import Chunk, chunk_memory
 from .embed import DIM, Embedder
 from .vectors import VectorCache
@@ -81,18 +82,15 @@ class SearchIndex:
         self.cache_dir = cache_dir or store.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.cache_dir / "index.sqlite3", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(
-            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
-            "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
-            " status TEXT, hash TEXT, text TEXT);"
-            "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
-        )
         self._cancel = threading.Event()
-        self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel)
         self._prefs: list[str] = []  # forget requests' preferences seen by the last update
-        self._ix = self._open_whoosh()
+        self.problem: str | None = None  # one line when a damaged index was discarded and rebuilt
+        try:
+            self._open()
+        except Exception as exc:  # anything unreadable in a cache means: start over
+            if not damage.is_damage(exc):
+                raise
+            self._discard(exc)
         self._matrix: np.ndarray | list[array] | None = None
         self._matrix_rows: list[tuple[str, str, str, str, str]] = []
         self.vectors_ready = False
@@ -102,6 +100,46 @@ class SearchIndex:
     def cancel(self) -> None:
         """Stop an update running in another thread at its next document or batch."""
         self._cancel.set()
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(self.cache_dir / damage.INDEX_DB, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
+            "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
+            " status TEXT, hash TEXT, text TEXT);"
+            "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
+        )
+        self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel)
+        self._ix = self._open_whoosh()
+        self._ix.doc_count_all()  # reads the table of contents: a damaged one fails here, not mid-search
+
+    def _discard(self, exc: BaseException) -> None:
+        """Throw the damaged index away and open an empty one (the next update refills it)."""
+        self.problem = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
+        for closing in (getattr(self, "_db", None), getattr(self, "_ix", None)):
+            try:
+                if closing is not None:
+                    closing.close()
+            except Exception:  # it is being thrown away
+                pass
+        damage.discard(self.cache_dir)
+        self._known = None
+        self._matrix = None
+        self._open()
+
+    def _guarded(self, work: Callable[[], Any], refill: Callable[[], Any] | None = None) -> Any:
+        """Run ``work``; on damage, discard the index, ``refill`` it, run ``work`` once more."""
+        try:
+            return work()
+        except Exception as exc:
+            if not damage.is_damage(exc):
+                raise
+            with self._lock:
+                self._discard(exc)
+            if refill is not None:
+                refill()
+            return work()
 
     # -- lexical -------------------------------------------------------------
     def _open_whoosh(self):
@@ -131,6 +169,10 @@ class SearchIndex:
 
     def update_lexical(self, progress: Progress | None = None,
                        memories: dict[str, Memory] | None = None, *, isolate: bool = False) -> None:
+        self._guarded(lambda: self._update_lexical(progress, memories, isolate))
+
+    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None,
+                        isolate: bool) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
         compete with the caller's threads (an app's UI) for the GIL and CPU."""
@@ -238,6 +280,10 @@ class SearchIndex:
         with no cached vector (at most ``limit`` chunks, for a budgeted
         benchmark). The model loads only if something is missing. False (with
         ``embedder.error`` set) when it cannot load."""
+        return bool(self._guarded(lambda: self._update_vectors(progress, limit, texts),
+                                  lambda: self.update_lexical(progress)))
+
+    def _update_vectors(self, progress: Progress | None, limit: int | None, texts: Sequence[str]) -> bool:
         missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
         try:
             embedded = self._vectors.embed_pairs(missing, progress)
@@ -277,6 +323,11 @@ class SearchIndex:
     def _vector_table(self) -> tuple[np.ndarray | list[array], list[tuple[str, str, str, str, str]]]:
         with self._lock:
             if self._matrix is None:
+                dropped = self._db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?",
+                                           (DIM * 4,)).rowcount
+                if dropped:  # a damaged row is a cache miss: embedded again on the next update
+                    self._db.commit()
+                    self.problem = "vector cache had damaged rows; they were discarded and will be embedded again"
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",
@@ -295,7 +346,7 @@ class SearchIndex:
         """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
         excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
         pool = max(limit * 2 * 3, 20)
-        bm25 = self._bm25(query, pool, excluded, fts_floor)
+        bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
         vector: list[tuple[str, str, str, str, str]] = []
         mode = "lexical"
