@@ -176,3 +176,30 @@ class GitStore:
             return self._git("rev-parse", "HEAD").strip()
         except (git.GitCommandError, GitError):
             return None
+
+    # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
+    def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
+        """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
+        out = self._git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths)
+        entries: dict[str, list[str]] = {}
+        for record in out.split("\0"):
+            meta, tab, path = record.partition("\t")
+            if tab and path in paths:
+                entries[path] = meta.split(" ")
+        return entries
+
+    def set_index_entry(self, path: str, entry: list[str] | None) -> None:
+        """Put one index entry back as it was (``None``: not in the index), without touching the file."""
+        if entry is None:
+            self._git("update-index", "--force-remove", "--", path)
+        else:
+            self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
+
+    def blob_at(self, rev: str, path: str) -> str | None:
+        """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""
+        if self.repo is None:
+            return None
+        try:
+            return self._git("cat-file", "blob", f"{rev}:{path}")
+        except git.GitCommandError:
+            return None
