@@ -68,8 +68,9 @@ class Transaction:
         try:
             apply(self.store, plan, fault=_prefixed(self.fault, f"step_{index}:"), parent=self.entry["id"],
                   step_index=index, on_commit=lambda sha: self._mark(index, plan, sha))
-        except PalinodeError as exc:
-            self.entry["failed"].append({"index": index, "path": plan.target, "op": plan.op, "reason": str(exc)})
+        except (PalinodeError, OSError) as exc:
+            reason = str(exc) if isinstance(exc, PalinodeError) else f"{plan.target}: {exc.strerror or exc}"
+            self.entry["failed"].append({"index": index, "path": plan.target, "op": plan.op, "reason": reason})
             journal.update(self.path, self.entry)
             return False
         return True

@@ -43,10 +43,14 @@ def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | No
         return Applied(plan, None, plan.history_rel)
     store.git.preflight()
     with writer_lock(store):
-        current, current_fp = store.read_optional(plan.target)
+        try:
+            current, current_fp = store.read_optional(plan.target)
+            history_before, _ = store.read_optional(plan.history_rel)
+        except OSError as exc:
+            raise PalinodeError(f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; "
+                                f"{plan.target} was not changed") from None
         if current_fp != plan.fingerprint:
             raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
-        history_before, _ = store.read_optional(plan.history_rel)
         history_after = with_entry(history_before, plan.history_line or "")
         files = [{"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
                  {"rel": plan.history_rel, "before": history_before, "after": history_after}]
