@@ -226,7 +226,7 @@ def test_withdraw_rollback_commits_every_undo(store_root, step):
     for t in TARGETS:
         assert after.load(t).archived == before[t].archived
         assert after.load(t).retracted_prefs == before[t].retracted_prefs
-    assert git(store_root, "rev-list", "--count", f"{head}..HEAD") != "0\n" or step == "ledger:before_commit"
+    assert git(store_root, "rev-list", "--count", f"{head.strip()}..HEAD") != "0\n" or step == "ledger:before_commit"
 
 
 # -- item 6: one request, one transaction ----------------------------------------------------

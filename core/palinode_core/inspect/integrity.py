@@ -43,7 +43,9 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
         problems += [Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
                      for rel in journal.temp_files(store, folders)]
     # an interrupted operation explains its file's other symptoms: report only the cause
-    explained = {p.path for p in problems}
+    explained = {p.path for p in problems} | {s["target"] for item in items for s in item.entry.get("steps", [])}
+    explained |= {f["rel"] for item in items for entry in [item.entry, *(c for _, c in item.children)]
+                  for f in entry.get("files", [])}
     for rel, memory in sorted(memories.items()):
         if memory.superseded_by and memory.superseded_by not in memories:
             problems.append(Problem(rel, "dangling_superseded_by",
