@@ -151,6 +151,7 @@ def test_failed_commit_restores_the_users_staged_blob(store_root, failure):
         apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
     except PalinodeError as exc:
         assert "nothing was changed" in str(exc) and "Traceback" not in str(exc)
+        assert failure != "ref_lock" or "try again" in str(exc)  # a busy lock is a retryable error
     else:  # a store whose signer we neutralise commits: then it must be exactly our commit
         assert git(store_root, "rev-parse", "HEAD~1") == head
         return
@@ -306,3 +307,37 @@ def test_an_autosaving_agent_under_us(store_root):
     assert code == 0
     assert_consistent(store_root)
     assert {s.path: s.state for s in Session(Store(store_root)).request_states()}[REQUEST] == "applied"
+
+
+def test_a_briefly_held_ref_lock_is_waited_out(store_root):
+    import threading
+    lock = store_root / ".git/refs/heads/main.lock"
+    lock.write_text("")
+    threading.Timer(0.4, lock.unlink).start()
+    store = Store(store_root, clock=Clock())
+    done = apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    assert done.commit and subjects(store_root)[0].startswith("palinode retract: people/ann.md")
+    assert git(store_root, "status", "--porcelain") == ""
+
+
+def test_a_reset_loop_under_us(store_root):
+    """`git reset --hard` every 30 ms while the request is applied: whatever
+    survives, the ledger lists exactly the targets the files show changed."""
+    resetter = subprocess.Popen(["sh", "-c", "while :; do git -C \"$0\" reset -q --hard >/dev/null 2>&1; "
+                                 "sleep 0.03; done", str(store_root)])
+    try:
+        run_worker(store_root, "apply", "none")
+    finally:
+        resetter.kill()
+        resetter.wait()
+    store = Store(store_root)
+    if journal.pending(store):  # the ledger commit lost the race: the journal keeps it
+        recover.recover(store, "complete")
+    store = Store(store_root)
+    assert journal.pending(store) == [] and temp_leftovers(store_root) == []
+    assert git(store_root, "status", "--porcelain") == ""
+    memories = store.scan().memories
+    changed = {t for t in TARGETS if memories[t].archived or "i know ann lee" in memories[t].retracted_prefs}
+    last = [r for r in ledger.read_ledger(store) if r.get("request") == REQUEST][-1]
+    assert {a["path"] for a in last["approved"]} == changed
+    assert last["complete"] == (len(changed) == 3)

@@ -112,6 +112,10 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
             journal.clear(entry)
             outcome = f"a rival had committed part of it, so it was put back in commit {undone[:7]}" if undone \
                 else "nothing was changed"
+            held = _held_git_lock(store) if isinstance(exc, GitError) else None
+            if held:  # GitStore.commit already waited and retried: say so, and that trying again is safe
+                raise PalinodeError(f"{name} not committed: git stayed busy (another git process holds {held}); "
+                                    f"{outcome}; try again when it has finished") from None
             raise PalinodeError(f"{_reason(exc, name)}; {outcome}") from None
     step("after_commit")
     if on_commit is not None:
@@ -124,6 +128,21 @@ def _reason(exc: BaseException, name: str) -> str:
     if isinstance(exc, OSError):
         return f"could not write {name}: {exc.strerror or exc}"
     return f"{name} not committed: {str(exc).rstrip('.')}"
+
+
+def _held_git_lock(store: Store) -> str | None:
+    """The lock file a rival git holds (index, HEAD or the branch ref), read from disk, not from git's wording."""
+    if store.git.repo is None:
+        return None
+    git_dir = Path(store.git.repo.git_dir)
+    names = ["index.lock", "HEAD.lock"]
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        if head.startswith("ref: "):
+            names.append(head[5:].strip() + ".lock")
+    except OSError:
+        pass
+    return next((f".git/{n}" for n in names if (git_dir / n).exists()), None)
 
 
 def put_back(store: Store, files: list[dict[str, Any]], index_before: dict[str, list[str]],
