@@ -8,6 +8,7 @@ The commits stay Palinode's: one per target, then one ledger commit, whose
 record carries the transaction id so recovery can tell whether it landed."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import PalinodeError
@@ -51,10 +52,9 @@ def _prefixed(fault: Fault | None, prefix: str) -> Fault | None:
 class Transaction:
     """One request's steps and ledger record, journaled as a whole."""
 
-    def __init__(self, store: Store, entry: dict[str, Any], ledger_of: Callable[[dict[str, Any]], dict[str, Any]],
-                 fault: Fault | None = None):
-        self.store, self.entry, self.ledger_of, self.fault = store, entry, ledger_of, fault
-        self.path = journal.write_entry(store, entry) if "id" not in entry else None
+    def __init__(self, store: Store, entry: dict[str, Any], path: Path | None,
+                 ledger_of: Callable[[dict[str, Any]], dict[str, Any]], fault: Fault | None = None):
+        self.store, self.entry, self.path, self.ledger_of, self.fault = store, entry, path, ledger_of, fault
         self.replan = entry["kind"] == "withdraw"
 
     def _mark(self, index: int, plan: Plan, sha: str | None) -> None:
@@ -96,7 +96,7 @@ def begin(store: Store, kind: str, fields: dict[str, Any], steps: list[dict[str,
     entry = {"kind": kind, **fields, "steps": steps, "done": [], "failed": [], "ledger_rel": LEDGER_REL,
              "started_at": store.now().isoformat()}
     try:
-        return Transaction(store, entry, ledger_of, fault)
+        return Transaction(store, entry, journal.write_entry(store, entry), ledger_of, fault)
     except OSError as exc:
         raise PalinodeError(f"could not journal the {kind} of {fields.get('request')}: "
                             f"{exc.strerror or exc}; nothing was changed") from None
@@ -145,8 +145,7 @@ def finish(store: Store, item: Interrupted, how: str,
 
 def _complete(store: Store, item: Interrupted, entry: dict[str, Any],
               ledger_of: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-    txn = Transaction(store, entry, ledger_of)
-    txn.path = item.path
+    txn = Transaction(store, entry, item.path, ledger_of)
     if not entry["failed"]:  # a live run that met a refusal stopped there; only its record is missing
         known = {d["index"] for d in entry["done"]}
         for index, step in enumerate(entry["steps"]):
