@@ -12,8 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from helpers import Clock, git, make_git_store, palinode_file, subjects
+
 from palinode_core.errors import PalinodeError
 from palinode_core.forget import ledger
 from palinode_core.inspect.integrity import integrity

@@ -4,7 +4,8 @@ survives a fresh clone (see docs/format.md)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..ops.apply import commit_files
 from ..ops.lock import writer_lock

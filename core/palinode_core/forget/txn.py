@@ -8,8 +8,9 @@ The commits stay Palinode's: one per target, then one ledger commit, whose
 record carries the transaction id so recovery can tell whether it landed."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import PalinodeError
 from ..ops import journal, lifecycle

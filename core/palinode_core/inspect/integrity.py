@@ -3,7 +3,7 @@ that disagree, dangling links, and operations a crash interrupted."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..ops import journal
 from ..storage.memory import Memory

@@ -8,16 +8,17 @@ before anything is staged, journals the whole intent, and afterwards decides
 success from what HEAD really holds, never from git's wording."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
-from .lock import writer_lock
 from .journal import in_head
+from .lock import writer_lock
 from .plan import Applied, Plan
 
 # Fault-injection points, in order, for the reliability tests.
@@ -44,7 +45,7 @@ def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | No
     store.git.preflight()
     with writer_lock(store):
         try:
-            current, current_fp = store.read_optional(plan.target)
+            _, current_fp = store.read_optional(plan.target)
             history_before, _ = store.read_optional(plan.history_rel)
         except OSError as exc:
             raise PalinodeError(f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; "
@@ -52,7 +53,7 @@ def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | No
         if current_fp != plan.fingerprint:
             raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
         history_after = with_entry(history_before, plan.history_line or "")
-        files = [{"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
+        files: list[dict[str, Any]] = [{"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
                  {"rel": plan.history_rel, "before": history_before, "after": history_after}]
         meta = {"kind": "apply", "op": plan.op, "target": plan.target, "history_rel": plan.history_rel,
                 "subject": plan.commit_subject or plan.op, "trailers": plan.trailers, "parent": parent, "step": step_index}
@@ -85,7 +86,7 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
         # re-check right before replacing: a writer may have slipped in since the first look
         if recheck is not None and not recheck():
             raise StalePlan(f"{name} changed while applying; nothing was written")
-        for number, (f, path) in enumerate(zip(files, abs_paths)):
+        for number, (f, path) in enumerate(zip(files, abs_paths, strict=True)):
             if f["after"] is not None:
                 atomic_write(path, f["after"])
             step(steps[number] if number < len(steps) else f"after_write_{number}")
@@ -184,13 +185,13 @@ def finish(store: Store, entry: dict[str, Any], how: str) -> dict[str, Any]:
     if in_head(store, files):
         return {"result": "already committed", "commit": _last_commit(store, files[0]["rel"])}
     states = [store.read_optional(f["rel"])[0] for f in files]
-    if any(s not in (f["before"], f["after"]) for s, f in zip(states, files)):
+    if any(s not in (f["before"], f["after"]) for s, f in zip(states, files, strict=True)):
         raise PalinodeError(f"cannot {how} {name}: it was changed by someone else since; resolve it by hand")
     if how == "rollback":
         sha = put_back(store, files, entry.get("index_before") or {},
                        f"palinode-audit recover: roll back {entry.get('op') or entry['kind']} {name}")
         return {"result": "rolled back", **({"commit": sha} if sha else {})}
-    for f, state in zip(files, states):
+    for f, state in zip(files, states, strict=True):
         if state != f["after"] and f["after"] is not None:
             atomic_write(store.resolve(f["rel"])[1], f["after"])
     sha = store.git.commit([f["rel"] for f in files], entry.get("subject") or str(entry.get("op")),

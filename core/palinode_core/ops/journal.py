@@ -18,9 +18,10 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..storage.store import Store
 from ..storage.textio import atomic_write

@@ -14,9 +14,9 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import GitError
 from ..storage.store import Store

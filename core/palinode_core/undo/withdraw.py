@@ -2,8 +2,9 @@
 struck, archive the request record; each step its own commit, journaled."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..forget.requests import Request, find_requests, request_at
 from ..forget.txn import begin, committed, describe, step_record
