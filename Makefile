@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench screenshots clean
+.PHONY: install lint test demo bench screenshots clean compat compat-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,37 @@ $(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml
 
 install: $(STAMP)
 
+# ruff (lint, format) and mypy on the core; the layer contracts are a test.
+lint: $(STAMP)
+	$(BIN)/ruff check core/palinode_core
+	$(BIN)/ruff format --check core/palinode_core
+	$(BIN)/mypy
+
+
+# The published package the compatibility suite runs against, in its own
+# virtualenv (installed without its server dependencies; see the requirements).
+COMPAT_VENV := .venv-compat
+COMPAT_STAMP := $(COMPAT_VENV)/.installed
+$(COMPAT_STAMP): tests/compat/requirements.txt
+	rm -rf $(COMPAT_VENV)
+	$(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/pip install --quiet --no-deps palinode==0.23.0
+	$(COMPAT_VENV)/bin/pip install --quiet -r tests/compat/requirements.txt
+	touch $(COMPAT_STAMP)
+
+compat-venv: $(COMPAT_STAMP)
+
+# Thousands of generated cases through both implementations; prints the table.
+COMPAT_CASES ?= 2000
+compat: $(STAMP) $(COMPAT_STAMP)
+	$(BIN)/python -m tests.compat.fuzz --cases $(COMPAT_CASES)
+
+# The compat tests skip themselves when .venv-compat cannot be built (no
+# network): say so loudly rather than let a skip pass unnoticed.
 test: $(STAMP)
+	@$(MAKE) --no-print-directory $(COMPAT_STAMP) || { \
+	  echo "*** COMPATIBILITY SUITE WILL BE SKIPPED: could not build $(COMPAT_VENV) (palinode==0.23.0 from PyPI) ***" >&2; \
+	  rm -rf $(COMPAT_VENV); }
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider
 
 # `palinode-tui demo` writes the demo store into a fresh temp dir and opens it.
@@ -36,4 +66,4 @@ screenshots: $(STAMP)
 	$(BIN)/python -m palinode_tui.screenshots screenshots
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache

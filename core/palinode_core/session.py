@@ -157,7 +157,7 @@ class Session:
     def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
-                                          knobs or self.forget_knobs())
+                                          knobs or self.forget_knobs(), lexical=not self.vectors)
 
     def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search."""
@@ -187,8 +187,8 @@ class Session:
     def operations(self, limit: int = 500) -> list[Operation]:
         return undo_operations.operations(self.store, limit)
 
-    def plan_undo(self, operation: Operation) -> Plan:
-        return undo_operations.plan_undo(self.store, operation)
+    def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
+        return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)

@@ -34,7 +34,7 @@ def residue(pref: str, memories: Mapping[str, Memory]) -> list[Mention]:
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
         offset = memory.body_line_offset
-        request_pref = memory.forget_pref
+        request_pref = memory.forget_pref or memory.palinode_pref
         if request_pref and normalize_pref(request_pref) == norm:
             found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
                                  memory.body.strip().splitlines()[0] if memory.body.strip() else ""))

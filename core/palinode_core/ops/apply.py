@@ -59,7 +59,30 @@ def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | No
                 "subject": plan.commit_subject or plan.op, "trailers": plan.trailers, "parent": parent, "step": step_index}
         sha = commit_files(store, meta, files, fault, on_commit,
                            recheck=lambda: store.read_optional(plan.target)[1] == plan.fingerprint)
+        if plan.flags:
+            flags_commit, flags_error = _apply_flags(store, plan)
+            return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
     return Applied(plan, sha, plan.history_rel)
+
+
+def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
+    """Write and commit the dependents' flags, best effort as Palinode does:
+    the operation has landed and is never failed by its side effect. A
+    dependent changed since the plan is skipped; a failed commit puts the
+    written flags back (index included), journaled like any commit."""
+    try:
+        todo = [f for f in plan.flags if store.read_optional(f.rel)[1] == f.fingerprint]
+    except OSError as exc:
+        return None, f"dependents were not flagged: {exc.strerror or exc}"
+    if not todo:
+        return None, None
+    subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(todo)} dependent")
+    files: list[dict[str, Any]] = [{"rel": f.rel, "before": f.old_text, "after": f.new_text} for f in todo]
+    try:
+        return commit_files(store, {"kind": "flags", "op": "flag dependents of", "target": plan.target,
+                                    "subject": subject, "trailers": plan.trailers}, files, None), None
+    except PalinodeError as exc:
+        return None, f"dependents were not flagged: {exc}"
 
 
 def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]], fault: Fault | None,
