@@ -9,10 +9,11 @@ record carries the transaction id so recovery can tell whether it landed."""
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import PalinodeError
+from ..errors import PalinodeError, ReadOnlyError
 from ..ops import journal, lifecycle
 from ..ops.apply import Fault, apply, put_back
 from ..ops.journal import Interrupted
@@ -80,12 +81,20 @@ class Transaction:
         step = self.fault or (lambda _name: None)
         step("before_ledger")
         done = committed(self.entry)
-        try:
-            sha = record(self.store, {**self.ledger_of(self.entry), "txn": self.entry["id"]},
-                         parent=self.entry["id"], fault=_prefixed(self.fault, "ledger:"))
-        except PalinodeError as exc:
-            raise PalinodeError(f"{describe(self.entry, done)}, but the ledger record was not committed ({exc}); "
-                                "the journal keeps it: run `palinode-audit recover --complete`") from None
+        sha: str | None = None
+        for attempt in range(3):  # a rival (a reset, an autosave) may take the file from under one try
+            try:
+                sha = record(self.store, {**self.ledger_of(self.entry), "txn": self.entry["id"]},
+                             parent=self.entry["id"], fault=_prefixed(self.fault, "ledger:"))
+                break
+            except ReadOnlyError:
+                raise
+            except PalinodeError as exc:
+                if attempt == 2:
+                    raise PalinodeError(f"{describe(self.entry, done)}, but the ledger record was not committed "
+                                        f"({exc}); the journal keeps it: run `palinode-audit recover --complete`"
+                                        ) from None
+                time.sleep(0.1)
         step("after_ledger")
         journal.clear(self.path)
         return sha

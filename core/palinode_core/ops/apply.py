@@ -119,8 +119,21 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
         sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {})
-        if sha is None and not in_head(store, files):
-            raise GitError(f"git committed nothing for {name}")
+        for _ in range(2):
+            if in_head(store, files):
+                break
+            # a rival (a reset, a checkout) reverted part of our write between the check and git reading
+            # the files: write what it took again and commit that too, so HEAD holds the whole change
+            currents = [store.read_optional(f["rel"])[0] for f in files]
+            if any(c not in (f["before"], f["after"]) for c, f in zip(currents, files, strict=True)):
+                break  # a stranger's bytes, not a revert: never written over
+            for f, path, current in zip(files, abs_paths, currents, strict=True):
+                if f["after"] is not None and current != f["after"]:
+                    atomic_write(path, f["after"])
+            sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) \
+                or sha
+        if not in_head(store, files):
+            raise GitError(f"another process kept changing {name} while it was committed")
     except StalePlan:
         journal.clear(entry)
         raise

@@ -194,7 +194,10 @@ class GitStore:
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
         """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
-        out = self._git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths)
+        try:
+            out = self._git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths)
+        except git.GitCommandError as exc:
+            raise GitError(f"git could not read its index: {str(exc.stderr or exc).strip()}") from None
         entries: dict[str, list[str]] = {}
         for record in out.split("\0"):
             meta, tab, path = record.partition("\t")
@@ -204,10 +207,16 @@ class GitStore:
 
     def set_index_entry(self, path: str, entry: list[str] | None) -> None:
         """Put one index entry back as it was (``None``: not in the index), without touching the file."""
-        if entry is None:
-            self._git("update-index", "--force-remove", "--", path)
-        else:
-            self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
+        try:
+            if entry is None:
+                self._git("update-index", "--force-remove", "--", path)
+            else:
+                self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
+        except git.GitCommandError as exc:
+            busy = "index.lock" in str(exc.stderr or "")
+            raise GitError(f"git could not put back the index entry of {path}"
+                           + (": another git process holds .git/index.lock; try again when it has finished"
+                              if busy else f": {str(exc.stderr or exc).strip()}")) from None
 
     def blob_at(self, rev: str, path: str) -> str | None:
         """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""
