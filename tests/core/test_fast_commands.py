@@ -42,6 +42,7 @@ def run_cli(*args: str) -> tuple[dict, list[str], str]:
     proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(["--json", *args])], capture_output=True,
                           text=True, env=env, timeout=600, check=False)
     err, _, probe = proc.stderr.rpartition("\nPROBE ")
+    assert probe.startswith("{"), proc.stderr[-3000:]
     report = json.loads(probe)
     assert report["code"] in (0, None), proc.stderr
     return json.loads(proc.stdout), report["modules"], err

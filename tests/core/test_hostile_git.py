@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import Clock, git, make_git_store, palinode_file
-from palinode_core.errors import GitError
+from palinode_core.errors import GitError, PalinodeError
 from palinode_core.forget import ledger
 from palinode_core.inspect.integrity import integrity
 from palinode_core.inspect.trace import trace
@@ -102,10 +102,10 @@ def _every_git_command(root: Path, refused: str | None = None) -> None:
     assert head
     if refused:
         before = (root / "people/ann.md").read_bytes()
-        with pytest.raises(GitError, match=refused) as err:
+        with pytest.raises(PalinodeError, match=refused) as err:
             apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
         assert "\n" not in str(err.value) and "trust" in str(err.value)
-        with pytest.raises(GitError, match=refused):
+        with pytest.raises(PalinodeError, match=refused):
             ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
         assert (root / "people/ann.md").read_bytes() == before and store.git.head() == head
         assert store.git.log("insights/forget-ann.md")[0].sha == head
@@ -185,7 +185,7 @@ def test_trusted_filter_runs(store_root, tmp_path):
     payload, marker = _payload(tmp_path)
     _hostile(store_root, "filter", payload, tmp_path)
     store = Store(store_root, clock=Clock())
-    with pytest.raises(GitError, match="filter.evil.clean"):
+    with pytest.raises(PalinodeError, match="filter.evil.clean"):
         apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists()
     git(store_root, "config", "--unset", "filter.evil.process")  # the payload does not speak that protocol

@@ -4,12 +4,14 @@ survives a fresh clone (see docs/format.md)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import PalinodeError
-from ..storage.store import AUDIT_DIR, Store
+from ..ops.apply import commit_files
+from ..ops.lock import writer_lock
 from ..storage import safeio
-from ..storage.textio import atomic_write
+from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 
@@ -32,26 +34,28 @@ def read_ledger(store: Store) -> list[dict[str, Any]]:
     return entries
 
 
-def record(store: Store, entry: dict[str, Any]) -> str | None:
-    """Append one decision to the ledger and commit it on its own."""
+def record(store: Store, entry: dict[str, Any], parent: str | None = None,
+           fault: Callable[[str], None] | None = None) -> str | None:
+    """Append one decision to the ledger and commit it on its own.
+
+    The read-append-commit runs under the store's writer lock, so two
+    instances never lose each other's decision; it is journaled like any
+    commit (``parent`` names the transaction it belongs to)."""
     store.check_writable()
     store.git.preflight()
     entry = {"at": store.now().isoformat(), **entry}
-    path = store.root / LEDGER_REL
-    before = store.read_optional(LEDGER_REL)[0] or ""  # refuses a linked ledger or folder
-    if before and not before.endswith("\n"):
-        before += "\n"
-    atomic_write(path, before + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
-    subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}".strip()
-    trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
-    try:
-        return store.git.commit([LEDGER_REL], subject, trailers)
-    except PalinodeError:
-        if before:
-            atomic_write(path, before)
-        else:
-            safeio.unlink(LEDGER_REL, store.root)
-        raise
+    with writer_lock(store):
+        before = store.read_optional(LEDGER_REL)[0]  # refuses a linked ledger or folder
+        head = before or ""
+        if head and not head.endswith("\n"):
+            head += "\n"
+        after = head + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+        subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
+        trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
+        return commit_files(store, {"kind": "ledger", "target": LEDGER_REL, "subject": subject.strip(),
+                                    "trailers": trailers, "parent": parent},
+                            [{"rel": LEDGER_REL, "before": before, "after": after}], fault,
+                            steps=("after_ledger_write",))
 
 
 def decisions_for(ledger: list[dict[str, Any]], request_path: str) -> list[dict[str, Any]]:

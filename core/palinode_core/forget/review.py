@@ -6,12 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StalePlan
-from ..ops.apply import apply
+from ..ops.apply import Fault
+from ..ops.lock import writer_lock
+from ..ops.plan import Plan
 from ..storage.store import Store
 from .ledger import record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .selection import APPROVE_ALL, Selection, narrow
+from .txn import begin, committed, describe, step_record
 
 
 @dataclass
@@ -23,47 +26,72 @@ class ForgetApplied:
     deferred: list[str] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
     ledger_commit: str | None = None
+    message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"request": self.request, "commits": self.commits, "approved": self.approved,
                 "rejected": self.rejected, "deferred": self.deferred, "failed": self.failed,
-                "ledger_commit": self.ledger_commit}
+                "ledger_commit": self.ledger_commit, "message": self.message}
 
 
 def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = None,
-                 note: str | None = None) -> ForgetApplied:
-    """Apply the approved targets, one commit each in rank order. With no
-    ``selection`` every actionable target is approved with all its spans;
-    with one, targets it does not name are deferred."""
+                 note: str | None = None, fault: Fault | None = None) -> ForgetApplied:
+    """Apply the approved targets, one commit each in rank order, then the
+    ledger record: one transaction (see txn.py). With no ``selection`` every
+    actionable target is approved with all its spans; with one, targets it
+    does not name are deferred. A refused target stops the run; what was
+    committed before it stays and the ledger records it as partial."""
     store.check_writable()
     store.git.preflight()
     request = fplan.request
     out = ForgetApplied(request.path)
-    for cand in fplan.actionable:
-        choice = APPROVE_ALL if selection is None else selection.get(cand.path)
-        if choice is None:
-            out.deferred.append(cand.path)
-            continue
-        if choice.rejects:
-            out.rejected.append(cand.path)
-            continue
-        assert cand.plan is not None
-        try:
-            plan = narrow(store, cand.plan, choice.spans)
-            done = apply(store, plan)
-        except StalePlan as exc:
-            out.failed.append({"path": cand.path, "reason": str(exc)})
-            break
-        out.commits.append({"path": cand.path, "op": plan.op, "commit": done.commit, "subject": plan.commit_subject})
-        out.approved.append({"path": cand.path, "route": cand.route, "spans": list(plan.selected),
-                             "commit": done.commit})
-    out.ledger_commit = record(store, {
-        "action": "apply", "request": request.path, "pref": request.pref, "rid": request.rid,
-        "knobs": fplan.to_dict()["knobs"], "approved": out.approved, "rejected": out.rejected,
-        "deferred": out.deferred, "failed": out.failed, "note": note,
-        "complete": not out.failed,
-    })
+    with writer_lock(store):
+        plans: list[tuple[Plan, str]] = []
+        for cand in fplan.actionable:
+            choice = APPROVE_ALL if selection is None else selection.get(cand.path)
+            if choice is None:
+                out.deferred.append(cand.path)
+            elif choice.rejects:
+                out.rejected.append(cand.path)
+            else:
+                assert cand.plan is not None
+                try:
+                    plans.append((narrow(store, cand.plan, choice.spans), cand.route))
+                except StalePlan as exc:
+                    out.failed.append({"path": cand.path, "reason": str(exc)})
+                    break
+        fields = {"request": request.path, "pref": request.pref, "rid": request.rid,
+                  "ledger": {"knobs": fplan.to_dict()["knobs"], "rejected": out.rejected,
+                             "deferred": out.deferred, "note": note, "failed": out.failed}}
+        txn = begin(store, "forget", fields, [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
+                    ledger_entry, fault)
+        if not out.failed:
+            for index, (plan, _route) in enumerate(plans):
+                if fault:
+                    fault(f"before_step_{index}")
+                if not txn.run_step(index, plan):
+                    break
+        out.failed = [*out.failed, *({"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"])]
+        out.ledger_commit = txn.record_ledger()
+    for done in committed(txn.entry):
+        out.commits.append({"path": done["path"], "op": done["op"], "commit": done["commit"],
+                            "subject": done["subject"]})
+        out.approved.append({"path": done["path"], "route": txn.entry["steps"][done["index"]]["route"],
+                             "spans": done["spans"], "commit": done["commit"]})
+    out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger"
     return out
+
+
+def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The ledger record of a forget transaction, from what it committed."""
+    base = entry["ledger"]
+    failed = [*base.get("failed", []), *({"path": f["path"], "reason": f["reason"]} for f in entry["failed"])]
+    approved = [{"path": d["path"], "route": entry["steps"][d["index"]].get("route"), "spans": d.get("spans", []),
+                 "commit": d["commit"]} for d in committed(entry)]
+    return {"action": "apply", "request": entry["request"], "pref": entry["pref"], "rid": entry["rid"],
+            "knobs": base.get("knobs"), "approved": approved, "rejected": base.get("rejected", []),
+            "deferred": base.get("deferred", []), "failed": failed, "note": base.get("note"),
+            "complete": not failed}
 
 
 def dismiss(store: Store, request_path: str, note: str) -> str | None:

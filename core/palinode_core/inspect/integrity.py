@@ -3,12 +3,12 @@ that disagree, dangling links, and operations a crash interrupted."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..ops import journal
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.store import Store
+from ..storage.store import AUDIT_DIR, Store
 from ..text.history import parse_entries
 from ..text.markdown import MARKER_RE, struck_spans
 from ..text.words import retraction_id
@@ -28,15 +28,24 @@ class Problem:
 
 
 def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[Problem]:
-    from ..ops import journal
     memories = memories if memories is not None else store.scan().memories
+    items = journal.pending(store)
     problems: list[Problem] = [
         Problem(str(item.entry.get("target") or item.entry.get("request") or item.path.name), f"interrupted_{item.kind}",
                 item.summary + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back
-                                else ""))
-        for item in journal.pending(store)]
+                                else ""), "warning" if item.live else "error")
+        for item in items]
+    # our atomic writes' temp files: in any memory's folder, the audit folder, or one a journal names
+    folders = {AUDIT_DIR, ""} | {rel.rpartition("/")[0] for rel in memories}
+    folders |= {f["rel"].rpartition("/")[0] for item in items
+                for entry in [item.entry, *(c for _, c in item.children)] for f in entry.get("files", [])}
+    if not any(item.live for item in items):
+        problems += [Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
+                     for rel in journal.temp_files(store, folders)]
     # an interrupted operation explains its file's other symptoms: report only the cause
-    explained = {p.path for p in problems}
+    explained = {p.path for p in problems} | {s["target"] for item in items for s in item.entry.get("steps", [])}
+    explained |= {f["rel"] for item in items for entry in [item.entry, *(c for _, c in item.children)]
+                  for f in entry.get("files", [])}
     for rel, memory in sorted(memories.items()):
         if memory.superseded_by and memory.superseded_by not in memories:
             problems.append(Problem(rel, "dangling_superseded_by",
@@ -69,4 +78,4 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
                 problems.append(Problem(rel, "multiline_strike",
                                         f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
                                         "Palinode 0.23's unretract cannot undo it (this tool can)", "warning"))
-    return [p for p in problems if p.path not in explained or p.kind.startswith("interrupted_")]
+    return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_"))]

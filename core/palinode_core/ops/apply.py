@@ -1,10 +1,16 @@
 """Apply a plan: re-check, journal the intent, write atomically, append the
 history line, make one commit of exactly the memory and its sibling; on any
-failure put both files back."""
+failure put both files back, and git's index too.
+
+``commit_files`` is the one write-and-commit path (a plan's two files, or the
+ledger): under the store's writer lock, it records each path's index entry
+before anything is staged, journals the whole intent, and afterwards decides
+success from what HEAD really holds, never from git's wording."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan
 from ..storage.store import Store
@@ -12,72 +18,51 @@ from ..storage import safeio
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
+from .journal import in_head
+from .lock import writer_lock
 from .plan import Applied, Plan
 
 # Fault-injection points, in order, for the reliability tests.
 APPLY_STEPS = ("after_check", "after_file_write", "after_history_write", "before_commit")
+Fault = Callable[[str], None]
 
 
-def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
-          parent: str | None = None) -> Applied:
+def _nothing(_name: str) -> None:
+    return None
+
+
+def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | None = None,
+          on_commit: Callable[[str | None], None] | None = None, step_index: int | None = None) -> Applied:
     """Write the plan and commit it, or refuse with nothing written.
 
     The intent is journaled first, so a crash at any point is found by
     ``integrity`` and repaired by ``recover``. ``fault`` is called at each of
-    ``APPLY_STEPS`` (tests use it to simulate a crash or a full disk)."""
+    ``APPLY_STEPS`` and at ``after_commit`` (tests simulate a crash or a full
+    disk there). ``on_commit`` hears the commit before the journal entry goes,
+    so a caller's own journal never lags behind a commit."""
     store.check_writable()
     if not plan.changes:
         return Applied(plan, None, plan.history_rel)
     store.git.preflight()
-    step = fault or (lambda _name: None)
-    current, current_fp = store.read_optional(plan.target)
-    if current_fp != plan.fingerprint:
-        raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
-    history_before, _ = store.read_optional(plan.history_rel)
-    history_after = with_entry(history_before, plan.history_line or "")
-    _, target_abs = store.resolve(plan.target)
-    _, history_abs = store.resolve(plan.history_rel)
-    try:
-        entry = journal.write_entry(store, {
-            "kind": "apply", "op": plan.op, "target": plan.target, "history_rel": plan.history_rel,
-            "old_text": plan.old_text, "new_text": plan.new_text, "history_before": history_before,
-            "history_after": history_after, "subject": plan.commit_subject or plan.op, "trailers": plan.trailers,
-            "parent": parent, "started_at": store.now().isoformat()})
-    except OSError as exc:
-        raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
-    try:
-        step("after_check")
-        # re-check right before replacing: a writer may have slipped in since the first look
-        if store.read_optional(plan.target)[1] != plan.fingerprint:
-            raise StalePlan(f"{plan.target} changed while applying; nothing was written")
-        atomic_write(target_abs, plan.new_text)
-        step("after_file_write")
-        atomic_write(history_abs, history_after)
-        step("after_history_write")
-        step("before_commit")
-        if store.read_optional(plan.target)[0] != plan.new_text:
-            # someone wrote the file after us: keep their bytes, take back only our history line
-            restore_history(history_abs, history_before)
-            journal.clear(entry)
-            raise StalePlan(f"{plan.target} was changed by someone else while applying; their version was kept")
-        sha = store.git.commit([plan.target, plan.history_rel], plan.commit_subject or plan.op, plan.trailers)
-    except StalePlan:
-        journal.clear(entry)
-        raise
-    except (GitError, OSError) as exc:
+    with writer_lock(store):
         try:
-            restore_files(target_abs, plan.old_text, history_abs, history_before)
-        except OSError as again:
-            raise PalinodeError(f"{plan.target}: {exc}; putting the files back failed too ({again.strerror or again}); "
-                                "the journal keeps the intent: run `palinode-audit recover`") from None
-        journal.clear(entry)
-        if isinstance(exc, OSError):
-            raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
-        raise
-    journal.clear(entry)
-    if plan.flags:
-        flags_commit, flags_error = _apply_flags(store, plan)
-        return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
+            _, current_fp = store.read_optional(plan.target)
+            history_before, _ = store.read_optional(plan.history_rel)
+        except OSError as exc:
+            raise PalinodeError(f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; "
+                                f"{plan.target} was not changed") from None
+        if current_fp != plan.fingerprint:
+            raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
+        history_after = with_entry(history_before, plan.history_line or "")
+        files: list[dict[str, Any]] = [{"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
+                 {"rel": plan.history_rel, "before": history_before, "after": history_after}]
+        meta = {"kind": "apply", "op": plan.op, "target": plan.target, "history_rel": plan.history_rel,
+                "subject": plan.commit_subject or plan.op, "trailers": plan.trailers, "parent": parent, "step": step_index}
+        sha = commit_files(store, meta, files, fault, on_commit,
+                           recheck=lambda: store.read_optional(plan.target)[1] == plan.fingerprint)
+        if plan.flags:
+            flags_commit, flags_error = _apply_flags(store, plan)
+            return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
     return Applied(plan, sha, plan.history_rel)
 
 
@@ -85,26 +70,177 @@ def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     """Write and commit the dependents' flags, best effort as Palinode does:
     the operation has landed and is never failed by its side effect. A
     dependent changed since the plan is skipped; a failed commit puts the
-    written flags back."""
-    written = []
+    written flags back (index included), journaled like any commit."""
     try:
-        for flag in plan.flags:
-            if store.read_optional(flag.rel)[1] != flag.fingerprint:
-                continue
-            _, abs_path = store.resolve(flag.rel)
-            atomic_write(abs_path, flag.new_text)
-            written.append((flag, abs_path))
-        if not written:
-            return None, None
-        subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(written)} dependent")
-        return store.git.commit([f.rel for f, _ in written], subject, plan.trailers), None
-    except (GitError, OSError) as exc:
-        for flag, abs_path in written:
-            try:
-                atomic_write(abs_path, flag.old_text)
-            except OSError:
-                pass
+        todo = [f for f in plan.flags if store.read_optional(f.rel)[1] == f.fingerprint]
+    except OSError as exc:
+        return None, f"dependents were not flagged: {exc.strerror or exc}"
+    if not todo:
+        return None, None
+    subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(todo)} dependent")
+    files: list[dict[str, Any]] = [{"rel": f.rel, "before": f.old_text, "after": f.new_text} for f in todo]
+    try:
+        return commit_files(store, {"kind": "flags", "op": "flag dependents of", "target": plan.target,
+                                    "subject": subject, "trailers": plan.trailers}, files, None), None
+    except PalinodeError as exc:
         return None, f"dependents were not flagged: {exc}"
+
+
+def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]], fault: Fault | None,
+                 on_commit: Callable[[str | None], None] | None = None,
+                 recheck: Callable[[], bool] | None = None,
+                 steps: tuple[str, ...] = ("after_file_write", "after_history_write")) -> str | None:
+    """Journal, write ``files`` (rel, before, after) in order, commit exactly them.
+
+    The caller holds the writer lock. Returns the commit, or None when the
+    change was already in HEAD (someone else committed our bytes). On failure
+    the files and their index entries are as they were, and the error says so."""
+    step = fault or _nothing
+    rels = [f["rel"] for f in files]
+    name = meta.get("target") or rels[0]
+    abs_paths = [store.resolve(rel)[1] for rel in rels]
+    try:
+        index_before = store.git.index_entries(rels)
+        entry = journal.write_entry(store, {**meta, "files": files, "index_before": index_before,
+                                            "started_at": store.now().isoformat()})
+    except OSError as exc:
+        raise PalinodeError(f"could not write {name}: {exc.strerror or exc}; nothing was changed") from None
+    try:
+        step("after_check")
+        # re-check right before replacing: a writer may have slipped in since the first look
+        if recheck is not None and not recheck():
+            raise StalePlan(f"{name} changed while applying; nothing was written")
+        for number, (f, path) in enumerate(zip(files, abs_paths, strict=True)):
+            if f["after"] is not None:
+                atomic_write(path, f["after"])
+            step(steps[number] if number < len(steps) else f"after_write_{number}")
+        step("before_commit")
+        if store.read_optional(rels[0])[0] != files[0]["after"]:
+            # someone wrote the file after us: keep their bytes, take back only the rest
+            put_back(store, files[1:], index_before)
+            raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
+        sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {})
+        for _ in range(2):
+            if in_head(store, files):
+                break
+            # a rival (a reset, a checkout) reverted part of our write between the check and git reading
+            # the files: write what it took again and commit that too, so HEAD holds the whole change
+            currents = [store.read_optional(f["rel"])[0] for f in files]
+            if any(c not in (f["before"], f["after"]) for c, f in zip(currents, files, strict=True)):
+                break  # a stranger's bytes, not a revert: never written over
+            for f, path, current in zip(files, abs_paths, currents, strict=True):
+                if f["after"] is not None and current != f["after"]:
+                    atomic_write(path, f["after"])
+            sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) \
+                or sha
+        if not in_head(store, files):
+            raise GitError(f"another process kept changing {name} while it was committed")
+    except StalePlan:
+        journal.clear(entry)
+        raise
+    except (GitError, OSError) as exc:
+        if in_head(store, files):
+            sha = None  # git failed after the commit existed, or a rival committed our bytes: it is done
+        else:
+            try:
+                undone = put_back(store, files, index_before, f"palinode-audit: put back {name} (its commit failed)")
+            except (GitError, OSError) as again:
+                raise PalinodeError(f"{_reason(exc, name)}; putting it back failed too ({_reason(again, name)}); "
+                                    "the journal keeps the intent: run `palinode-audit recover`") from None
+            journal.clear(entry)
+            outcome = f"a rival had committed part of it, so it was put back in commit {undone[:7]}" if undone \
+                else "nothing was changed"
+            held = _held_git_lock(store) if isinstance(exc, GitError) else None
+            if held:  # GitStore.commit already waited and retried: say so, and that trying again is safe
+                raise PalinodeError(f"{name} not committed: git stayed busy (another git process holds {held}); "
+                                    f"{outcome}; try again when it has finished") from None
+            raise PalinodeError(f"{_reason(exc, name)}; {outcome}") from None
+    step("after_commit")
+    if on_commit is not None:
+        on_commit(sha)
+    journal.clear(entry)
+    return sha
+
+
+def _reason(exc: BaseException, name: str) -> str:
+    if isinstance(exc, OSError):
+        return f"could not write {name}: {exc.strerror or exc}"
+    return f"{name} not committed: {str(exc).rstrip('.')}"
+
+
+def _held_git_lock(store: Store) -> str | None:
+    """The lock file a rival git holds (index, HEAD or the branch ref), read from disk, not from git's wording."""
+    if store.git.repo is None:
+        return None
+    git_dir = Path(store.git.repo.git_dir)
+    names = ["index.lock", "HEAD.lock"]
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        if head.startswith("ref: "):
+            names.append(head[5:].strip() + ".lock")
+    except OSError:
+        pass
+    return next((f".git/{n}" for n in names if (git_dir / n).exists()), None)
+
+
+def put_back(store: Store, files: list[dict[str, Any]], index_before: dict[str, list[str]],
+             subject: str | None = None) -> str | None:
+    """Files and their index entries as they were before we staged anything.
+
+    A file someone else rewrote since is left alone. When a rival already
+    committed our bytes, putting the old text back is committed too (with
+    ``subject``), so no half-change is left staged or silently reverted."""
+    in_commit = []
+    for f in files:
+        _, path = store.resolve(f["rel"])
+        current, _ = store.read_optional(f["rel"])
+        if current == f["after"] and current != f["before"]:
+            if f["before"] is None:
+                safeio.unlink(f["rel"], store.root)  # never through a swapped-in folder link
+            else:
+                atomic_write(path, f["before"])
+        elif current != f["before"]:
+            continue  # a stranger's bytes: theirs to keep
+        if store.git.blob_at("HEAD", f["rel"]) == f["after"] and f["after"] != f["before"]:
+            in_commit.append(f["rel"])
+    rels = [f["rel"] for f in files if f["rel"] not in in_commit]
+    now = store.git.index_entries(rels) if rels else {}
+    for rel in rels:
+        if now.get(rel) != index_before.get(rel):
+            before = index_before.get(rel)
+            if before is None or before[2] == "0":  # a conflict stage is git's to redo, not ours
+                store.git.set_index_entry(rel, before)
+    if in_commit:
+        return store.git.commit(in_commit, subject or f"palinode-audit: put back {', '.join(in_commit)}")
+    return None
+
+
+def finish(store: Store, entry: dict[str, Any], how: str) -> dict[str, Any]:
+    """Complete or roll back one interrupted single commit, from the real state."""
+    files = entry["files"]
+    name = entry.get("target") or files[0]["rel"]
+    if in_head(store, files):
+        return {"result": "already committed", "commit": _last_commit(store, files[0]["rel"])}
+    states = [store.read_optional(f["rel"])[0] for f in files]
+    if any(s not in (f["before"], f["after"]) for s, f in zip(states, files, strict=True)):
+        raise PalinodeError(f"cannot {how} {name}: it was changed by someone else since; resolve it by hand")
+    if how == "rollback":
+        sha = put_back(store, files, entry.get("index_before") or {},
+                       f"palinode-audit recover: roll back {entry.get('op') or entry['kind']} {name}")
+        return {"result": "rolled back", **({"commit": sha} if sha else {})}
+    for f, state in zip(files, states, strict=True):
+        if state != f["after"] and f["after"] is not None:
+            atomic_write(store.resolve(f["rel"])[1], f["after"])
+    sha = store.git.commit([f["rel"] for f in files], entry.get("subject") or str(entry.get("op")),
+                           entry.get("trailers") or {})
+    if sha is None and not in_head(store, files):
+        raise PalinodeError(f"cannot complete {name}: git committed nothing")
+    return {"result": "completed", "commit": sha or _last_commit(store, files[0]["rel"])}
+
+
+def _last_commit(store: Store, rel: str) -> str | None:
+    found = store.git.log(rel, limit=1)
+    return found[0].sha if found else None
 
 
 def restore_history(history_abs: Path, history_before: str | None) -> None:

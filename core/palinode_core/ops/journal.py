@@ -1,27 +1,40 @@
-"""An intent journal, so a crash mid-apply is reported and repaired, never
+"""An intent journal, so a crash mid-write is reported and repaired, never
 left silently inconsistent.
 
-Before the first byte of an apply is written, the whole intent (old and new
-text of the target and its history sibling, the commit subject) is saved to
-``.git/palinode-audit/journal/``; it is removed once the commit exists. Inside
-``.git`` it is never tracked, never shows in ``git status``, and Palinode never
-reads it. A withdraw, which is several commits, journals its progress too.
+Before the first byte of a commit is written, the whole intent (each file's
+old and new text, each path's index entry, the commit subject) is saved to
+``.git/palinode-audit/journal/``; it is removed once the commit exists. A
+forget apply or a withdraw is one transaction: its entry lists every planned
+step before the first write and records each commit as it lands; each step's
+own entry names it as ``parent``. Inside ``.git`` nothing here is tracked,
+shown by ``git status`` or read by Palinode.
+
+What was done is always decided from what HEAD, the index and the worktree
+hold; the journal only says what was meant.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..storage.store import Store
 from ..storage.textio import atomic_write
+from .lock import audit_dir, busy_elsewhere
+
+# atomic_write's temp names: ".<name>." + mkstemp's 8 random characters + ".tmp"
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+TXN_KINDS = ("forget", "withdraw")
 
 
 def journal_dir(store: Store) -> Path | None:
-    git_dir = store.git.git_dir  # not store.git.repo: reading the journal needs no GitPython
-    return None if git_dir is None else git_dir / "palinode-audit" / "journal"
+    folder = audit_dir(store)
+    return None if folder is None else folder / "journal"
 
 
 def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
@@ -35,9 +48,27 @@ def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
     return path
 
 
+def update(path: Path | None, entry: dict[str, Any]) -> None:
+    if path is not None:
+        atomic_write(path, json.dumps(entry, ensure_ascii=False))
+
+
 def clear(path: Path | None) -> None:
     if path is not None:
         path.unlink(missing_ok=True)
+
+
+def in_head(store: Store, files: list[dict[str, Any]]) -> bool:
+    """Does HEAD hold every file exactly as we meant to write it?"""
+    return all(store.git.blob_at("HEAD", f["rel"]) == f["after"] for f in files)
+
+
+def staged_leftovers(store: Store, entry: dict[str, Any]) -> list[str]:
+    """Paths whose index entry is no longer what it was before we staged."""
+    before = entry.get("index_before") or {}
+    rels = [f["rel"] for f in entry.get("files", [])]
+    now = store.git.index_entries(rels) if rels else {}
+    return [rel for rel in rels if now.get(rel) != before.get(rel)]
 
 
 @dataclass(frozen=True)
@@ -49,6 +80,10 @@ class Interrupted:
     summary: str
     can_complete: bool
     can_roll_back: bool
+    children: tuple[tuple[Path, dict[str, Any]], ...] = ()
+    live: bool = False  # another writer holds the lock: work in progress, not a crash
+    done: dict[int, str | None] = field(default_factory=dict)
+    ledger_committed: bool = False
 
     @property
     def kind(self) -> str:
@@ -57,10 +92,44 @@ class Interrupted:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.entry.get("id"), "kind": self.kind, "target": self.entry.get("target") or
                 self.entry.get("request"), "summary": self.summary, "can_complete": self.can_complete,
-                "can_roll_back": self.can_roll_back}
+                "can_roll_back": self.can_roll_back, "live": self.live}
 
 
-def _state(current: str | None, old: str | None, new: str) -> str:
+def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
+    folder = journal_dir(store)
+    if folder is None or not folder.is_dir():
+        return []
+    out: list[tuple[Path, dict[str, Any] | None]] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            out.append((path, entry if isinstance(entry, dict) else None))
+        except (OSError, json.JSONDecodeError):
+            out.append((path, None))
+    return out
+
+
+def pending(store: Store) -> list[Interrupted]:
+    """Every journaled operation that has not finished; a transaction's steps are inside it."""
+    live = busy_elsewhere(store)
+    entries = _entries(store)
+    ids = {e.get("id") for _, e in entries if e}
+    out = []
+    for path, entry in entries:
+        if entry is None:
+            out.append(Interrupted(path, {"kind": "unknown", "id": path.stem},
+                                   "an unreadable journal entry (remove it by hand)", False, False, live=live))
+        elif entry.get("parent") in ids:
+            continue  # described with its transaction
+        elif entry.get("kind") in TXN_KINDS:
+            children = tuple((p, e) for p, e in entries if e and e.get("parent") == entry.get("id"))
+            out.append(_describe_txn(store, path, entry, children, live))
+        elif "files" in entry:
+            out.append(_describe_single(store, path, entry, live))
+    return out
+
+
+def _state(current: str | None, old: str | None, new: str | None) -> str:
     if current == new:
         return "new"
     if current == old:
@@ -68,45 +137,84 @@ def _state(current: str | None, old: str | None, new: str) -> str:
     return "other"
 
 
-def pending(store: Store) -> list[Interrupted]:
+def _describe_single(store: Store, path: Path, entry: dict[str, Any], live: bool) -> Interrupted:
+    files = entry["files"]
+    name = f"{entry.get('op') or entry.get('kind')} {entry.get('target') or files[0]['rel']}"
+    if live:
+        return Interrupted(path, entry, f"{name} is being written by another palinode-audit right now",
+                           False, False, live=True)
+    if in_head(store, files):
+        return Interrupted(path, entry, f"{name}: written and committed; only the journal was left behind",
+                           True, False)
+    states = [_state(store.read_optional(f["rel"])[0], f["before"], f["after"]) for f in files]
+    staged = staged_leftovers(store, entry)
+    tail = f"; staged and not committed: {', '.join(staged)}" if staged else ""
+    if "other" in states:
+        which = files[states.index("other")]["rel"]
+        return Interrupted(path, entry, f"{name} was interrupted and {which} has since been changed by someone "
+                           "else; resolve by hand" + tail, False, False)
+    if entry.get("kind") == "apply" and len(states) == 2:
+        steps = {("old", "old"): "before anything was written",
+                 ("new", "old"): "after the file write (history not appended, not committed)",
+                 ("new", "new"): "after the history write (not committed)",
+                 ("old", "new"): "after the history write but with the file put back (not committed)"}
+        when = steps[(states[0], states[1])]
+    else:
+        when = "after the file write (not committed)" if "new" in states else "before anything was written"
+    return Interrupted(path, entry, f"{name} was interrupted {when}{tail}", True, True)
+
+
+def progress(store: Store, entry: dict[str, Any],
+             children: Iterable[tuple[Path, dict[str, Any]]]) -> tuple[dict[int, str | None], bool]:
+    """Which steps of a transaction are committed, and whether its ledger record is,
+    from the journal's record and, for the step a stop cut short, from HEAD."""
+    done: dict[int, str | None] = {d["index"]: d.get("commit") for d in entry.get("done", [])}
+    ledger = bool(entry.get("ledger_commit"))
+    for _, child in children:
+        committed = "files" in child and in_head(store, child["files"])
+        if committed and child.get("kind") == "apply" and child.get("step") is not None:
+            done.setdefault(int(child["step"]), None)
+        if committed and child.get("kind") == "ledger":
+            ledger = True
+    if not ledger and entry.get("ledger_rel"):
+        text = store.git.blob_at("HEAD", entry["ledger_rel"]) or ""
+        ledger = json.dumps({"txn": entry["id"]})[1:-1] in text
+    return done, ledger
+
+
+def _describe_txn(store: Store, path: Path, entry: dict[str, Any],
+                  children: tuple[tuple[Path, dict[str, Any]], ...], live: bool) -> Interrupted:
+    what = "withdraw" if entry["kind"] == "withdraw" else "forget apply"
+    if live:
+        return Interrupted(path, entry, f"{what} of {entry.get('request')} is in progress in another "
+                           "palinode-audit right now", False, False, children, live=True)
+    done, ledger = progress(store, entry, children)
+    total = len(entry.get("steps", []))
+    unit = "step(s)" if entry["kind"] == "withdraw" else "target commit(s)"
+    summary = f"{what} of {entry.get('request')} stopped after {len(done)} of {total} {unit}"
+    summary += "; its ledger record is committed" if ledger else "; its ledger record is not committed"
+    staged = sorted({rel for _, child in children if "files" in child and not in_head(store, child["files"])
+                     for rel in staged_leftovers(store, child)})
+    if staged:
+        summary += f"; staged and not committed: {', '.join(staged)}"
+    return Interrupted(path, entry, summary, True, not ledger, children, done=done, ledger_committed=ledger)
+
+
+def temp_files(store: Store, folders: Iterable[str]) -> list[str]:
+    """Our atomic writes' temp files (``.X.md.abcd1234.tmp``) a stop left in these folders."""
+    found = []
+    for folder in sorted(set(folders)):
+        try:
+            with os.scandir(store.root / folder if folder else store.root) as listing:
+                names = [e.name for e in listing if e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+        except OSError:
+            continue
+        found += [f"{folder}/{n}" if folder else n for n in names if TEMP_RE.match(n)]
+    return found
+
+
+def journal_temp_files(store: Store) -> list[Path]:
     folder = journal_dir(store)
     if folder is None or not folder.is_dir():
         return []
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            out.append(Interrupted(path, {"kind": "unknown", "id": path.stem},
-                                   "an unreadable journal entry (remove it by hand)", False, False))
-            continue
-        if entry.get("kind") == "apply":
-            out.append(_describe_apply(store, path, entry))
-        elif entry.get("kind") == "withdraw":
-            done, total = len(entry.get("done", [])), entry.get("total", 0)
-            out.append(Interrupted(path, entry, f"withdraw of {entry.get('request')} stopped after {done} of "
-                                   f"{total} step(s)", True, True))
-    return out
-
-
-def _describe_apply(store: Store, path: Path, entry: dict[str, Any]) -> Interrupted:
-    target, sibling = entry["target"], entry["history_rel"]
-    current, _ = store.read_optional(target)
-    history, _ = store.read_optional(sibling)
-    file_state = _state(current, entry["old_text"], entry["new_text"])
-    hist_state = _state(history, entry["history_before"], entry["history_after"])
-    committed = False
-    if file_state == "new":
-        committed = not store.git.status([target, sibling])
-    op = f"{entry.get('op')} {target}"
-    if committed:
-        return Interrupted(path, entry, f"{op}: written and committed; only the journal was left behind", True, False)
-    if file_state == "other" or hist_state == "other":
-        which = target if file_state == "other" else sibling
-        return Interrupted(path, entry, f"{op} was interrupted and {which} has since been changed by someone else; "
-                           "resolve by hand", False, False)
-    steps = {("old", "old"): "before anything was written",
-             ("new", "old"): "after the file write (history not appended, not committed)",
-             ("new", "new"): "after the history write (not committed)",
-             ("old", "new"): "after the history write but with the file put back (not committed)"}
-    return Interrupted(path, entry, f"{op} was interrupted {steps[(file_state, hist_state)]}", True, True)
+    return [p for p in folder.iterdir() if TEMP_RE.match(p.name)]

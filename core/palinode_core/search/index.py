@@ -323,11 +323,10 @@ class SearchIndex:
     def _vector_table(self) -> tuple[np.ndarray | list[array], list[tuple[str, str, str, str, str]]]:
         with self._lock:
             if self._matrix is None:
-                dropped = self._db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?",
-                                           (DIM * 4,)).rowcount
-                if dropped:  # a damaged row is a cache miss: embedded again on the next update
-                    self._db.commit()
-                    self.problem = "vector cache had damaged rows; they were discarded and will be embedded again"
+                damaged = self._db.execute("SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?",
+                                           (DIM * 4,)).fetchone()[0]
+                if damaged:  # a cache miss, never used: the next update embeds those texts again
+                    self.problem = "vector cache had damaged rows; they are ignored and will be embedded again"
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",

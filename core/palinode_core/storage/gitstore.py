@@ -275,8 +275,6 @@ class GitStore:
         self._refuse_untrusted_filters(paths)
         hooks = [] if self.trusted else ["--no-verify"]
         with _repo_lock(str(self.root)):
-            # to put the index back if the commit fails (the user's own staged version included)
-            staged = self.run("ls-files", "-s", "-z", "--", *paths, read=True)
             delay = 0.1
             for attempt in range(attempts):
                 try:
@@ -291,21 +289,8 @@ class GitStore:
                         continue
                     if "nothing to commit" in text or "nothing added" in text:
                         return None
-                    self._restore_index(paths, staged)
                     raise GitError(f"git refused the commit: {git_complaint(text) or exc}") from None
         return None  # pragma: no cover
-
-    def _restore_index(self, paths: list[str], staged: str) -> None:
-        """The index entries of ``paths`` as ``ls-files -s -z`` saw them before a
-        failed commit's ``git add``: the caller puts the files back, this the staging area."""
-        try:
-            self.run("update-index", "--force-remove", "--", *paths)
-            for record in filter(None, staged.split("\0")):
-                info, _, path = record.partition("\t")
-                mode, sha, _stage = info.split()
-                self.run("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
-        except GitCommandFailed:
-            pass  # best effort: the files themselves are restored by the caller either way
 
     # -- reads --------------------------------------------------------------------
     def status(self, paths: list[str]) -> str:
@@ -353,4 +338,40 @@ class GitStore:
         try:
             return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
         except GitError:
+            return None
+
+    # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
+    def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
+        """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
+        try:
+            out = self.run("ls-files", "-s", "-z", "--", *paths, read=True)
+        except GitCommandFailed as exc:
+            raise GitError(f"git could not read its index: {str(exc.stderr or exc).strip()}") from None
+        entries: dict[str, list[str]] = {}
+        for record in out.split("\0"):
+            meta, tab, path = record.partition("\t")
+            if tab and path in paths:
+                entries[path] = meta.split(" ")
+        return entries
+
+    def set_index_entry(self, path: str, entry: list[str] | None) -> None:
+        """Put one index entry back as it was (``None``: not in the index), without touching the file."""
+        try:
+            if entry is None:
+                self._git("update-index", "--force-remove", "--", path)
+            else:
+                self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
+        except GitCommandFailed as exc:
+            busy = "index.lock" in str(exc.stderr or "")
+            raise GitError(f"git could not put back the index entry of {path}"
+                           + (": another git process holds .git/index.lock; try again when it has finished"
+                              if busy else f": {str(exc.stderr or exc).strip()}")) from None
+
+    def blob_at(self, rev: str, path: str) -> str | None:
+        """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""
+        if self.repo is None:
+            return None
+        try:
+            return self.run("cat-file", "blob", f"{rev}:{path}", read=True)
+        except GitCommandFailed:
             return None

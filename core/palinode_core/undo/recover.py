@@ -1,84 +1,56 @@
-"""Repair what a crash interrupted: complete or roll back each journaled
-operation, withdraws with their half-done step."""
+"""Repair what a stop interrupted: complete or roll back each journaled
+operation (a whole forget apply or withdraw as one), from what HEAD, the
+index and the worktree really hold; remove the temp files a stop left."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..errors import PalinodeError
-from ..ops import journal, lifecycle
-from ..ops.apply import apply, restore_files
-from ..ops.journal import Interrupted
-from ..storage.store import Store
-from ..storage.textio import atomic_write
-from .withdraw import apply_withdraw, plan_withdraw
+from ..forget import review, txn
+from ..ops import apply as ops_apply
+from ..ops import journal
+from ..ops.lock import writer_lock
+from ..storage import safeio
+from ..storage.store import AUDIT_DIR, Store
+from . import withdraw
+
+LEDGERS = {"forget": review.ledger_entry, "withdraw": withdraw.ledger_entry}
 
 
-def complete_apply(store: Store, item: Interrupted) -> str | None:
-    entry = item.entry
-    _, target_abs = store.resolve(entry["target"])
-    _, history_abs = store.resolve(entry["history_rel"])
-    current, _ = store.read_optional(entry["target"])
-    if current != entry["new_text"]:
-        atomic_write(target_abs, entry["new_text"])
-    history, _ = store.read_optional(entry["history_rel"])
-    if history != entry["history_after"]:
-        atomic_write(history_abs, entry["history_after"])
-    sha = store.git.commit([entry["target"], entry["history_rel"]], entry["subject"], entry.get("trailers") or {})
-    journal.clear(item.path)
-    return sha
-
-
-def roll_back_apply(store: Store, item: Interrupted) -> None:
-    entry = item.entry
-    _, target_abs = store.resolve(entry["target"])
-    _, history_abs = store.resolve(entry["history_rel"])
-    restore_files(target_abs, entry["old_text"], history_abs, entry["history_before"])
-    journal.clear(item.path)
+def leftover_folders(store: Store, items: list[journal.Interrupted] | None = None) -> set[str]:
+    """Folders our writes touch: every memory's, the audit folder, and any a journal names."""
+    folders = {AUDIT_DIR, ""}
+    for rel, _abs, _st in store.iter_markdown():
+        folders.add(rel.rpartition("/")[0])
+    for item in items or []:
+        for entry in [item.entry, *(child for _, child in item.children)]:
+            for f in entry.get("files", []):
+                folders.add(f["rel"].rpartition("/")[0])
+    return folders
 
 
 def recover(store: Store, how: str) -> list[dict[str, Any]]:
     """Complete or roll back every interrupted operation ("complete" | "rollback")."""
     store.check_writable()
     store.git.preflight()
-    results = []
-    # withdraws first: their own half-done step is completed or rolled back with them
-    items = sorted(journal.pending(store), key=lambda i: i.kind != "withdraw")
-    for item in items:
-        if how == "complete" and not item.can_complete or how == "rollback" and not item.can_roll_back:
-            if item.kind == "apply" and "committed" in item.summary:
-                journal.clear(item.path)
-                results.append({**item.to_dict(), "result": "journal cleared"})
+    results: list[dict[str, Any]] = []
+    with writer_lock(store):
+        items = journal.pending(store)
+        for item in items:
+            if item.kind in LEDGERS:
+                results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
                 continue
-            raise PalinodeError(f"cannot {how}: {item.summary}")
-        if item.kind == "apply":
-            if not item.path.exists():
-                continue  # handled as part of a withdraw
-            if how == "complete":
-                results.append({**item.to_dict(), "result": "completed", "commit": complete_apply(store, item)})
-            else:
-                roll_back_apply(store, item)
-                results.append({**item.to_dict(), "result": "rolled back"})
-            continue
-        entry = item.entry
-        for inner in journal.pending(store):  # the step it was in the middle of
-            if inner.kind == "apply" and inner.entry.get("parent") == entry.get("id"):
-                if how == "complete" and inner.can_complete:
-                    complete_apply(store, inner)
-                else:
-                    roll_back_apply(store, inner)
-        if how == "complete":
-            wplan = plan_withdraw(store, entry["request"], store.scan().memories, broad=entry.get("broad", False))
-            out = apply_withdraw(store, wplan)
-            results.append({**item.to_dict(), "result": out["status"], "commits": out["commits"]})
-        else:
-            undone = []
-            for step in reversed(entry.get("done", [])):
-                # a restore step came from what the request archived; an unretract from its strike
-                counterpart = step.get("superseded_by") if step["op"] == "restore" else entry["request"]
-                plan = lifecycle.plan_inverse(store, step["op"], step["path"], pref=entry["pref"],
-                                              counterpart=counterpart, reason="withdraw rolled back")
-                if plan.changes:
-                    undone.append(apply(store, plan).commit)
-            results.append({**item.to_dict(), "result": "rolled back", "commits": undone})
-        journal.clear(item.path)
+            if "files" not in item.entry:
+                raise PalinodeError(f"cannot {how}: {item.summary}")
+            outcome = ops_apply.finish(store, item.entry, how)
+            journal.clear(item.path)
+            results.append({**item.to_dict(), **outcome})
+        removed = journal.temp_files(store, leftover_folders(store, items))
+        for rel in removed:
+            safeio.unlink(rel, store.root)
+        for path in journal.journal_temp_files(store):
+            path.unlink(missing_ok=True)
+        if removed:
+            results.append({"kind": "temp_files", "result": "removed", "paths": removed,
+                            "summary": f"removed {len(removed)} temp file(s) a stop left behind"})
     return results

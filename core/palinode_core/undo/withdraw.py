@@ -2,20 +2,18 @@
 struck, archive the request record; each step its own commit, journaled."""
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from ..errors import PalinodeError
-from ..forget.ledger import record
 from ..forget.requests import Request, find_requests, request_at
-from ..ops import journal, lifecycle
-from ..ops.apply import apply
+from ..forget.txn import begin, committed, describe, step_record
+from ..ops import lifecycle
+from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..storage.store import Store
-from ..storage.textio import atomic_write
 from ..text.history import parse_entries
 from ..text.words import retraction_id
 
@@ -75,40 +73,44 @@ def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory
 
 def apply_withdraw(store: Store, wplan: WithdrawPlan,
                    fault: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Each step its own commit, as Palinode does; a step whose file we just
-    rewrote in this withdraw is re-planned on our own output, never on a
-    stranger's. Progress is journaled, so a crash between commits is reported
-    by ``integrity`` and finished or rolled back by ``recover``."""
-    from ..ops import journal
+    """Each step its own commit, as Palinode does, then the ledger record: one
+    transaction (see forget/txn.py), so a stop anywhere is reported by
+    ``integrity`` and finished or rolled back whole by ``recover``. A step
+    whose file we just rewrote in this withdraw is re-planned on our own
+    output, never on a stranger's."""
     store.check_writable()
     store.git.preflight()
-    entry = {"kind": "withdraw", "request": wplan.request, "pref": wplan.pref, "broad": wplan.broad,
-             "total": len(wplan.steps), "done": [], "started_at": store.now().isoformat()}
-    journal_path = journal.write_entry(store, entry)
-    written: dict[str, str] = {}
-    commits, failed = [], []
-    for number, step in enumerate(wplan.steps):
-        plan = step
-        if step.target in written:
-            current = store.load(step.target)
-            if current.fingerprint == written[step.target]:
-                plan = lifecycle.replan(store, step)
-        if fault:
-            fault(f"before_step_{number}")
-        try:
-            done = apply(store, plan, parent=entry["id"])
-        except PalinodeError as exc:
-            failed.append({"path": step.target, "op": step.op, "reason": str(exc)})
-            break
-        written[step.target] = store.load(step.target).fingerprint
-        commits.append({"path": step.target, "op": step.op, "commit": done.commit, "subject": plan.commit_subject})
-        entry["done"].append({"path": step.target, "op": step.op, "commit": done.commit,
-                              "superseded_by": plan.superseded_by})
-        if journal_path is not None:
-            atomic_write(journal_path, json.dumps(entry, ensure_ascii=False))
-    ledger_commit = record(store, {"action": "withdraw", "request": wplan.request, "pref": wplan.pref,
-                                   "rid": retraction_id(wplan.pref), "broad": wplan.broad, "commits": commits,
-                                   "failed": failed, "complete": not failed})
-    journal.clear(journal_path)
-    return {"request": wplan.request, "status": "partial" if failed else "withdrawn", "commits": commits,
-            "failed": failed, "ledger_commit": ledger_commit}
+    with writer_lock(store):
+        fields = {"request": wplan.request, "pref": wplan.pref, "rid": retraction_id(wplan.pref),
+                  "broad": wplan.broad}
+        txn = begin(store, "withdraw", fields, [step_record(s) for s in wplan.steps], ledger_entry, fault)
+        written: dict[str, str] = {}
+        for number, step in enumerate(wplan.steps):
+            plan = step
+            if step.target in written:
+                current = store.load(step.target)
+                if current.fingerprint == written[step.target]:
+                    plan = lifecycle.replan(store, step)
+            if fault:
+                fault(f"before_step_{number}")
+            if not txn.run_step(number, plan):
+                break
+            written[step.target] = store.load(step.target).fingerprint
+        ledger_commit = txn.record_ledger()
+    done = committed(txn.entry)
+    failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in txn.entry["failed"]]
+    return {"request": wplan.request, "status": "partial" if failed else "withdrawn",
+            "commits": [_commit_of(d) for d in done], "failed": failed, "ledger_commit": ledger_commit,
+            "message": f"{describe(txn.entry, done)}; the withdrawal is recorded in the ledger"}
+
+
+def _commit_of(done: dict[str, Any]) -> dict[str, Any]:
+    return {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
+
+
+def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The ledger record of a withdraw transaction, from what it committed."""
+    failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in entry["failed"]]
+    return {"action": "withdraw", "request": entry["request"], "pref": entry["pref"], "rid": entry["rid"],
+            "broad": entry.get("broad", False), "commits": [_commit_of(d) for d in committed(entry)],
+            "failed": failed, "complete": not failed}

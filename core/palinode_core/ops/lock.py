@@ -1,0 +1,113 @@
+"""One advisory writer lock per store, so our own read-modify-writes (the
+ledger, a history sibling, the journal, a whole forget request) never
+interleave with another palinode-audit process or thread.
+
+``fcntl.flock`` on ``.git/palinode-audit/write.lock``: the kernel drops it
+when the holder dies (kill -9 included), so a crash never leaves it stuck.
+Re-entrant inside one thread (a forget apply holds it across every target
+commit and the ledger commit); other threads and processes wait, then get a
+clear retryable error.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import GitError
+from ..storage.store import Store
+
+WAIT_SECONDS = 15.0
+
+
+class Busy(GitError):
+    """Another writer holds the store; trying again later is safe."""
+
+
+class _Held:
+    def __init__(self) -> None:
+        self.guard = threading.RLock()
+        self.owner: int | None = None
+        self.depth = 0
+        self.fd: int | None = None
+
+
+_HELD: dict[str, _Held] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def audit_dir(store: Store) -> Path | None:
+    """``.git/palinode-audit``: never tracked, never in ``git status``, never read by Palinode."""
+    if store.git.repo is None:
+        return None
+    return Path(store.git.repo.git_dir) / "palinode-audit"
+
+
+def _held(store: Store) -> _Held:
+    with _HELD_GUARD:
+        return _HELD.setdefault(str(store.root), _Held())
+
+
+@contextmanager
+def writer_lock(store: Store, wait: float = WAIT_SECONDS) -> Iterator[None]:
+    folder = audit_dir(store)
+    if folder is None:  # no git: nothing can be committed, preflight refuses
+        yield
+        return
+    held = _held(store)
+    if not held.guard.acquire(timeout=wait):
+        raise Busy("another task of this program is writing to the store; try again when it has finished")
+    try:
+        if held.depth == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / "write.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        os.close(fd)
+                        raise Busy("another palinode-audit is writing to this store; nothing was changed; "
+                                   "try again when it has finished") from None
+                    time.sleep(0.05)
+            held.fd, held.owner = fd, threading.get_ident()
+        held.depth += 1
+        try:
+            yield
+        finally:
+            held.depth -= 1
+            if held.depth == 0 and held.fd is not None:
+                fcntl.flock(held.fd, fcntl.LOCK_UN)
+                os.close(held.fd)
+                held.fd, held.owner = None, None
+    finally:
+        held.guard.release()
+
+
+def busy_elsewhere(store: Store) -> bool:
+    """Is a writer working right now (another process, or another thread of this
+    one)? Then its journal entries are live work, not a crash's leftovers.
+    Read-only: opens an existing lock file for reading and takes a shared lock."""
+    held = _held(store)
+    if held.owner is not None:
+        return held.owner != threading.get_ident()
+    folder = audit_dir(store)
+    if folder is None:
+        return False
+    try:
+        fd = os.open(folder / "write.lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
