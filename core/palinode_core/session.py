@@ -30,7 +30,9 @@ from .ops.plan import Plan
 from .search.embed import Embedder
 from .search.index import SearchIndex
 from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
+from .errors import ReadOnlyError
 from .storage.memory import Memory, ScanResult
+from .storage.snapshot import AsOf, SnapshotStore
 from .storage.store import Store, utc_now
 from .undo import operations as undo_operations
 from .undo import recover as undo_recover
@@ -68,6 +70,29 @@ class Session:
         store = Store(root, read_only=read_only, clock=clock, on_git=on_git, cache_dir=cache_dir,
                       use_scan_cache=use_scan_cache)
         return cls(store, embedder=embedder, vectors=vectors)
+
+    @classmethod
+    def open_as_of(cls, root: str | os.PathLike[str], *, at: str | None = None,
+                   date: str | None = None) -> Session:
+        """The store as of a commit (``at``) or the last commit at or before a
+        date, read from git objects: read-only, nothing checked out."""
+        return cls(SnapshotStore.open(root, at=at, date=date), vectors=False)  # type: ignore[arg-type]
+
+    @property
+    def as_of(self) -> AsOf | None:
+        """Which point of history this session shows, or None for the live store."""
+        return getattr(self.store, "as_of", None)
+
+    def _live_only(self, what: str) -> None:
+        """Refuse work that needs the store as it is now (planning, search, any write)."""
+        if self.as_of is not None:
+            raise ReadOnlyError(f"{what} needs the live store; this session shows it as of {self.as_of.label} "
+                                "(open it without --as-of/--at)")
+
+    def close(self) -> None:
+        closer = getattr(self.store, "close", None)
+        if closer is not None:
+            closer()
 
     # -- the store as last read ---------------------------------------------------
     @property
@@ -113,7 +138,7 @@ class Session:
         """Read ``palinode.config.yaml`` again if it changed; True if it did.
         A config that cannot be read raises, and the previous one stays."""
         stamp = _config_stamp(self.store.root)
-        if stamp == self._config_stamp:
+        if self.as_of is not None or stamp == self._config_stamp:  # history's config is fixed
             return False
         config = load_store_config(self.store.root)
         self.store.config = config
@@ -129,6 +154,7 @@ class Session:
     # -- search ----------------------------------------------------------------------
     def search_index(self) -> SearchIndex:
         """The index object (not updated; see ``update_index``)."""
+        self._live_only("search")
         with self._lock:
             if self._index is None:
                 self._index = SearchIndex(self.store, self.embedder)
@@ -155,6 +181,7 @@ class Session:
         return self.store.config.forget
 
     def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+        self._live_only("planning a forget request")
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
                                           knobs or self.forget_knobs())
@@ -168,38 +195,47 @@ class Session:
 
     def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
                      note: str | None = None) -> ForgetApplied:
+        self._live_only("applying a forget request")
         return forget_review.apply_forget(self.store, fplan, selection, note)
 
     def dismiss(self, request_path: str, note: str) -> str | None:
+        self._live_only("dismissing a request")
         return forget_review.dismiss(self.store, request_path, note)
 
     def flag(self, path: str, line: int, kind: str, text: str, note: str,
              request_path: str | None = None) -> str | None:
+        self._live_only("flagging a mention")
         return forget_review.flag(self.store, path, line, kind, text, note, request_path)
 
     # -- single operations and their undo ---------------------------------------------------
     def plan_op(self, op: str, target: str, **kw: Any) -> Plan:
+        self._live_only("planning an operation")
         return lifecycle.plan_op(self.store, op, target, **kw)
 
     def apply(self, plan: Plan) -> Applied:
+        self._live_only("applying a plan")
         return apply(self.store, plan)
 
     def operations(self, limit: int = 500) -> list[Operation]:
         return undo_operations.operations(self.store, limit)
 
     def plan_undo(self, operation: Operation) -> Plan:
+        self._live_only("planning an undo")
         return undo_operations.plan_undo(self.store, operation)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
+        self._live_only("planning a withdrawal")
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)
 
     def apply_withdraw(self, wplan: WithdrawPlan) -> dict[str, Any]:
+        self._live_only("withdrawing a request")
         return undo_withdraw.apply_withdraw(self.store, wplan)
 
     def interrupted(self) -> list[Interrupted]:
-        return journal.pending(self.store)
+        return journal.pending(self.store) if self.as_of is None else []  # the journal is now, not history
 
     def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
+        self._live_only("recovering interrupted operations")
         return undo_recover.recover(self.store, how)
 
     # -- inspection ----------------------------------------------------------------------------
@@ -207,7 +243,7 @@ class Session:
         return inspect_residue.residue(pref, self.memories)
 
     def integrity(self) -> list[Problem]:
-        return inspect_integrity.integrity(self.store, self.memories)
+        return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
 
     def trace(self, ref: str) -> Trace:
         return inspect_trace.trace(self.store, ref, self.memories)

@@ -8,11 +8,12 @@ import argparse
 import sys
 
 from ..errors import PalinodeError
-from . import forget_cmds, review_cmds, store_cmds
+from . import audit_cmds, forget_cmds, review_cmds, store_cmds
+from .args import as_of_args
 from .output import error_line, render
 from .registry import Command
 
-COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds)
+COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds, audit_cmds)
                                 for c in module.COMMANDS}
 
 
@@ -26,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         if spec.takes_store:
             p.add_argument("store", help="the store's root folder")
         spec.configure(p)
+        if spec.as_of:
+            as_of_args(p)
     return parser
 
 
@@ -42,5 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
+    point = getattr(args, "as_of_point", None)
+    if point is not None:
+        data = {"as_of": point.to_dict(), **data}
     print(render(data, args.json))
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way

@@ -62,7 +62,8 @@ COMMANDS = (
             _withdraw_args),
     Command("recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover,
             _recover_args),
-    Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args),
+    Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args, as_of=True),
     Command("integrity", "markers, records and history lines that disagree", _integrity),
-    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg),
+    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg,
+            as_of=True),
 )

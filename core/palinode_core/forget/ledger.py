@@ -14,11 +14,15 @@ LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
-    path = store.root / LEDGER_REL
-    if not path.is_file():
+    text = store.read_text(LEDGER_REL)  # a snapshot store reads it from history
+    if text is None:
         return []
+    return parse_ledger(text)
+
+
+def parse_ledger(text: str) -> list[dict[str, Any]]:
     entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:

@@ -59,7 +59,12 @@ def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = 
                              "commit": done.commit})
     out.ledger_commit = record(store, {
         "action": "apply", "request": request.path, "pref": request.pref, "rid": request.rid,
-        "knobs": fplan.to_dict()["knobs"], "approved": out.approved, "rejected": out.rejected,
+        "knobs": fplan.to_dict()["knobs"], "search_mode": fplan.resolution.mode,
+        # every target as resolved, so an audit can show route and coverage without re-resolving
+        "targets": [{"path": c.path, "rank": c.rank, "route": c.route, "shared_words": list(c.shared_words),
+                     "coverage": None if c.coverage is None else round(c.coverage, 4), "reason": c.reason}
+                    for c in fplan.targets],
+        "approved": out.approved, "rejected": out.rejected,
         "deferred": out.deferred, "failed": out.failed, "note": note,
         "complete": not out.failed,
     })

@@ -143,12 +143,15 @@ class GitStore:
         """``git status --porcelain`` for these paths: empty when committed as is."""
         return self._git("status", "--porcelain", "--", *paths) if self.repo is not None else ""
 
-    def log(self, path: str | None = None, limit: int = 200) -> list[Commit]:
-        """Commits touching ``path`` (or all), newest first, with trailers."""
+    def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
+        """Commits touching ``path`` (or all), newest first, with trailers;
+        from ``rev`` back when given (else HEAD)."""
         if self.repo is None:
             return []
         fmt = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
         args = ["log", f"-n{limit}", f"--format={fmt}", "--name-only"]
+        if rev:
+            args.append(rev)
         if path:
             args += ["--", path]
         try:
@@ -170,6 +173,10 @@ class GitStore:
         if path:
             args += ["--", path]
         return self._git(*args)
+
+    def diff_between(self, old: str, new: str, paths: list[str]) -> str:
+        """What changed in ``paths`` from commit ``old`` to commit ``new``."""
+        return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", *paths)
 
     def head(self) -> str | None:
         try:

@@ -237,5 +237,14 @@ class Store:
             return None, None
         return decode_memory(data), fingerprint(data)
 
+    def read_text(self, rel: str) -> str | None:
+        """A store file's text with undecodable bytes replaced, or None when
+        absent (our own records, which a damaged byte must not make unreadable)."""
+        _, abs_path = self.resolve(rel)
+        try:
+            return Path(abs_path).read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
     def now(self) -> datetime:
         return self.clock()

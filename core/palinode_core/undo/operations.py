@@ -9,6 +9,7 @@ from typing import Any, Literal
 from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
+from ..ops.subjects import SUBJECT_RE
 from ..storage.paths import history_rel_for
 from ..storage.store import Store
 from ..text.history import parse_entries
@@ -16,9 +17,7 @@ from ..text.words import retraction_id
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
-_SUBJECT_RE = re.compile(
-    r"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>\S+)"
-    r"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>\S+))?(?: <- (?P<src>\S+))?(?: \(actor: [^)]*\))?$")
+_SUBJECT_RE = SUBJECT_RE  # parsed in ops.subjects, shared with the audit views
 _RETRACT_ENTRY_RE = re.compile(r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
                                r'(?: \u2014 superseded by \S+| \(reason: .*\))?$')
 
