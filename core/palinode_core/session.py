@@ -19,6 +19,9 @@ from .forget.review import ForgetApplied
 from .forget.selection import Selection, narrow
 from .inspect import integrity as inspect_integrity
 from .inspect import residue as inspect_residue
+from .inspect import chain_history as inspect_chain_history
+from .inspect import report as inspect_report
+from .inspect import timeline as inspect_timeline
 from .inspect import trace as inspect_trace
 from .inspect.integrity import Problem
 from .inspect.residue import Mention
@@ -244,6 +247,21 @@ class Session:
 
     def integrity(self) -> list[Problem]:
         return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
+
+    def integrity_history(self) -> dict[str, Any]:
+        """Every strike marker ever written and every commit that broke a chain."""
+        return inspect_chain_history.chain_history(self.store, self.as_of.commit if self.as_of else "HEAD")
+
+    def timeline(self, ref: str) -> list[inspect_timeline.Point]:
+        return inspect_timeline.timeline(self.store, ref)
+
+    def diff_between(self, ref: str, old: str, new: str) -> dict[str, Any]:
+        return inspect_timeline.diff_between(self.store, ref, old, new)
+
+    def report(self, *, request: str | None = None, pref: str | None = None, since: str | None = None,
+               until: str | None = None) -> dict[str, Any]:
+        return inspect_report.build_report(self.store, self.memories, request=request, pref=pref, since=since,
+                                           until=until)
 
     def trace(self, ref: str) -> Trace:
         return inspect_trace.trace(self.store, ref, self.memories)

@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
+    if "raw" in data:  # a rendered report: already inert (every store string escaped)
+        sys.stdout.write(data["raw"])
+        return 0
     point = getattr(args, "as_of_point", None)
     if point is not None:
         data = {"as_of": point.to_dict(), **data}
