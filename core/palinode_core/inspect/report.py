@@ -190,7 +190,7 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
                                                 "decided_by": None, "commit": None,
                                                 "evidence": {"shared_words": [], "struck": [], "history_line": None,
                                                              "reason": None, "rank": None}, "flags": []})
-                row["decision"] = key[:-2] if key != "failed" else "failed"
+                row["decision"] = key
                 row["decided_by"] = (decision.get("recorded") or {}).get("author")
     for decision in mine:
         if decision.get("action") == "flag" and decision.get("path") in targets:
