@@ -243,7 +243,7 @@ class Session:
 
     # -- inspection ----------------------------------------------------------------------------
     def residue(self, pref: str) -> list[Mention]:
-        return inspect_residue.residue(pref, self.memories)
+        return inspect_residue.residue(pref, self.memories, inspect_residue.candidates_for(self.store, pref))
 
     def integrity(self) -> list[Problem]:
         return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)

@@ -6,8 +6,10 @@ mentions the preference now. The data is one dict (docs/report-schema.json);
 report_html and report_md render it.
 
 Git is read in a fixed number of passes however many requests are in scope:
-one log of the whole history, one log of the ledger, and one ``git show`` per
-operation the report lists."""
+one log of every commit's subject and trailers (no file lists: those cost a
+tree diff per commit), one log of when each request file was added, blobs
+through one ``git cat-file --batch``, and one ``git show`` per operation the
+report lists."""
 from __future__ import annotations
 
 import json
@@ -20,7 +22,7 @@ from ..forget.requests import Request, find_requests, request_states
 from ..forget.resolve import coverage
 from ..ops.subjects import actor_of, parse_subject
 from ..storage.config import CONFIG_NAME, config_from_text
-from ..storage.gitstore import Commit
+from ..storage.gitstore import Commit, _parse_trailers
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..storage.snapshot import GitObjects, date_bound, run_git
@@ -29,12 +31,13 @@ from ..text.document import parse_document
 from ..text.history import parse_entries
 from ..text.markdown import struck_spans
 from ..text.words import content_words, normalize_pref
-from .residue import residue
+from .residue import candidates_for, residue
 
 SCHEMA_ID = "palinode-audit/report/1"
 MAX_DIFF_CHARS = 200_000  # one pathological commit must not make the report unreadable
 FORWARD_OPS = ("archive", "supersede", "retract")
-_LEDGER_FMT = "%x1e%H%x1f%an%x1f%aI"
+_LOG_FMT = "%x1e%H%x1f%s%x1f%an%x1f%aI%x1f%(trailers:only,unfold)"
+_ADD_FMT = "%x1e%H%x1f%an%x1f%aI%x1d"
 
 
 def _parse_when(text: str) -> datetime:
@@ -55,30 +58,56 @@ def scope_bounds(since: str | None, until: str | None) -> tuple[datetime | None,
     return start, end
 
 
-def _ledger_commits(store: Store) -> dict[str, dict[str, str]]:
-    """Each ledger line as committed -> the commit that added it (who decided, when)."""
+def _all_commits(store: Store, rev: str) -> list[Commit]:
+    """Every commit reachable from ``rev``, newest first: subject, author, date, trailers."""
     try:
-        out = run_git(store.root, "log", "--reverse", "-p", "--no-color", "--no-ext-diff", f"--format={_LEDGER_FMT}",
-                      "--", LEDGER_REL).decode("utf-8", "replace")
+        out = run_git(store.root, "log", f"--format={_LOG_FMT}", rev, "--").decode("utf-8", "replace")
     except PalinodeError:
-        return {}
-    found: dict[str, dict[str, str]] = {}
+        return []  # an empty repository
+    commits = []
     for record in out.split("\x1e")[1:]:
-        head, _, patch = record.partition("\n")
+        sha, subject, author, date, trailers = (record.split("\x1f") + [""] * 5)[:5]
+        commits.append(Commit(sha.strip(), subject, author, date, _parse_trailers(trailers)))
+    return commits
+
+
+def _first_added(store: Store, rev: str, paths: list[str]) -> dict[str, Commit]:
+    """The commit that first added each path (one pathspec-limited log)."""
+    if not paths:
+        return {}
+    out = run_git(store.root, "log", "--diff-filter=A", "--name-only", "-z", f"--format={_ADD_FMT}", rev, "--",
+                  *paths).decode("utf-8", "replace")
+    found: dict[str, Commit] = {}
+    for record in out.split("\x1e")[1:]:
+        head, _, names = record.partition("\x1d")
         sha, author, date = (head.split("\x1f") + ["", ""])[:3]
-        for line in patch.splitlines():
-            if line.startswith("+{"):
-                found.setdefault(line[1:], {"commit": sha, "author": author, "date": date})
+        for name in names.strip("\n\0").split("\0"):
+            name = name.strip("\n")
+            if name:
+                found[name] = Commit(sha, "", author, date)  # newest first: the last one seen is the first add
     return found
 
 
-def _decisions(store: Store) -> list[dict[str, Any]]:
+def _ledger_commits(store: Store, objects: GitObjects, commits: list[Commit]) -> dict[str, dict[str, str]]:
+    """Each ledger line as committed -> the ledger commit that added it (who
+    decided, when), by reading the ledger's blob at each of our ledger commits."""
+    found: dict[str, dict[str, str]] = {}
+    for commit in reversed(commits):
+        if not commit.subject.startswith("palinode-audit ledger"):
+            continue
+        data = objects.read(f"{commit.sha}:{LEDGER_REL}")
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            found.setdefault(line, {"commit": commit.sha, "author": commit.author, "date": commit.date})
+    return found
+
+
+def _decisions(store: Store, objects: GitObjects, commits: list[Commit]) -> list[dict[str, Any]]:
     """Every ledger entry with the commit, author and date that recorded it."""
-    commits = _ledger_commits(store)
+    found = _ledger_commits(store, objects, commits)
     out = []
     for entry in read_ledger(store):
         line = json.dumps(entry, ensure_ascii=False, sort_keys=True)
-        out.append({**entry, "recorded": commits.get(line)})
+        out.append({**entry, "recorded": found.get(line)})
     return out
 
 
@@ -137,9 +166,8 @@ def _knobs_at(objects: GitObjects, sha: str) -> dict[str, Any] | None:
 
 
 def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, Any], history: list[Commit],
-         decisions: list[dict[str, Any]], memories: Mapping[str, Memory]) -> dict[str, Any]:
+         filed: Commit | None, decisions: list[dict[str, Any]], memories: Mapping[str, Memory]) -> dict[str, Any]:
     prefix = store.config.commit_prefix
-    filed = next((c for c in reversed(history) if request.path in c.files), None)
     mine = [d for d in decisions if d.get("request") == request.path]
     applies = [d for d in mine if d.get("action") == "apply"]
     approved = {a.get("path"): d for d in applies for a in d.get("approved") or [] if isinstance(a, dict)}
@@ -203,7 +231,7 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
         knobs, source = at_op, f"{CONFIG_NAME} at {first_op[:7]}"
     else:
         knobs, source = None, None
-    mentions = residue(request.pref, memories)
+    mentions = residue(request.pref, memories, candidates_for(store, request.pref))
     counts: dict[str, int] = {}
     for m in mentions:
         counts[m.kind] = counts.get(m.kind, 0) + 1
@@ -247,23 +275,22 @@ def build_report(store: Store, memories: Mapping[str, Memory], *, request: str |
             raise NotAForgetRequest(f"{rel} is not a forget request in this store")
     elif pref is not None:
         requests = [r for r in requests if r.norm == normalize_pref(pref)]
-    history = store.git.log(limit=1_000_000)
+    as_of = getattr(store, "as_of", None)
+    rev = as_of.commit if as_of else "HEAD"
+    history = _all_commits(store, rev)
+    filed = _first_added(store, rev, [r.path for r in requests]) if history else {}
     if since is not None or until is not None:
         start, end = scope_bounds(since, until)
-        first = {}
-        for commit in reversed(history):
-            for path in commit.files:
-                first.setdefault(path, _parse_when(commit.date))
-        requests = [r for r in requests if r.path in first and (start is None or first[r.path] >= start)
-                    and (end is None or first[r.path] <= end)]
+        requests = [r for r in requests if r.path in filed and (start is None or _parse_when(filed[r.path].date) >= start)
+                    and (end is None or _parse_when(filed[r.path].date) <= end)]
     states = {s.path: s.to_dict() for s in request_states(store, memories)}
-    decisions = _decisions(store)
     objects = GitObjects(store.root)
     try:
-        rows = [_one(store, objects, r, states[r.path], history, decisions, memories) for r in requests]
+        decisions = _decisions(store, objects, history)
+        rows = [_one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories)
+                for r in requests]
     finally:
         objects.close()
-    as_of = getattr(store, "as_of", None)
     return {
         "schema": SCHEMA_ID, "store": str(store.root),
         "generated_at": generated_at or store.now().isoformat(),
