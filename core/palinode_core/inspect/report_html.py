@@ -17,8 +17,8 @@ h1{font-size:1.6rem}h2{border-top:2px solid #444;padding-top:1rem;margin-top:2.5
 table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{border:1px solid #bbb;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#eee}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
 pre{background:#f6f6f6;border:1px solid #ddd;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-word}
-del{color:#a00;text-decoration:line-through}.add{color:#060;background:#eaffea;display:block}.rm{color:#900;background:#ffecec;display:block}
-.hunk{color:#557;display:block}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}
+del{color:#a00;text-decoration:line-through}.add{color:#060;background:#eaffea}.rm{color:#900;background:#ffecec}
+.hunk{color:#557}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}
 .k-live{color:#a00;font-weight:600}.k-struck,.k-archived{color:#555}.k-unforgettable{color:#a60;font-weight:600}
 .muted{color:#666}@media print{details{display:block}}
 """
