@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench screenshots clean
+.PHONY: install lint test demo bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ $(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# ruff (lint, format) and mypy on the core; the layer contracts are a test.
+lint: $(STAMP)
+	$(BIN)/ruff check core/palinode_core
+	$(BIN)/ruff format --check core/palinode_core
+	$(BIN)/mypy
 
 # The HTML report is checked in a real headless Chromium (Debian's package);
 # without root it cannot be installed here and that test skips, saying why.

@@ -26,6 +26,44 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.delenv("PALINODE_AUDIT_READ_ONLY", raising=False)
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test that takes the real model must say so: marked ``model`` and in the
+    ``model`` xdist group, so one worker loads it once (--dist loadgroup)."""
+    unmarked = []
+    for item in items:
+        if "embedder" not in getattr(item, "fixturenames", ()):
+            continue
+        group = item.get_closest_marker("xdist_group")
+        if item.get_closest_marker("model") is None or group is None or "model" not in (*group.args, *group.kwargs.values()):
+            unmarked.append(item.nodeid)
+    if unmarked:
+        raise pytest.UsageError("tests use the `embedder` fixture without the `model` marker and xdist_group('model'): "
+                                + ", ".join(unmarked))
+
+
+@pytest.fixture(autouse=True)
+def _model_only_where_marked(request, monkeypatch):
+    """The other direction: a test not marked ``model`` fails if it loads the
+    model (a journey that never searches must not pay for it). Checked after
+    the test, because a load may happen in one of the app's worker threads."""
+    if request.node.get_closest_marker("model") is not None:
+        yield
+        return
+    from palinode_core.search.embed import Embedder
+    original = Embedder.load
+    loaded: list[bool] = []
+
+    def load(self) -> bool:
+        ok = original(self)
+        if ok:
+            loaded.append(True)
+        return ok
+    monkeypatch.setattr(Embedder, "load", load)
+    yield
+    if loaded:
+        pytest.fail("this test loaded the embedding model but is not marked `model`")
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock()

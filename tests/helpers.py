@@ -10,8 +10,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-SAMPLE_STORE = SHARED / "fixtures" / "palinode-sample-store"
+# Everything the tests read lives inside the repository (see fixtures/README.md).
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLE_STORE = FIXTURES / "palinode-sample-store"
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.test",
@@ -75,6 +76,17 @@ def make_git_store(root: Path, files: dict[str, str]) -> Path:
     write_files(root, files)
     init_repo(root)
     return root
+
+
+def fixture_files(folder: Path, pattern: str = "*.md", at_least: int = 1) -> list[str]:
+    """The fixture files under ``folder`` (relative, sorted) for parametrising.
+    Finding none raises at collection time: an empty list would turn every
+    parametrised test into a silent "empty parameter set" skip."""
+    found = sorted(p.relative_to(folder).as_posix() for p in folder.rglob(pattern)) if folder.is_dir() else []
+    if len(found) < at_least:
+        raise FileNotFoundError(f"expected at least {at_least} {pattern} fixture file(s) under {folder}, "
+                                f"found {len(found)}; the repository's tests/fixtures is incomplete")
+    return found
 
 
 def copy_sample_store(dest: Path) -> Path:

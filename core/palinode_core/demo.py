@@ -16,7 +16,7 @@ import subprocess
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import yaml
 
@@ -223,7 +223,7 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
         git("add", rel)
         git("commit", "-q", "-m", f"palinode auto-save: {rel}", when=when)
 
-    def clock_at(days: int):
+    def clock_at(days: int) -> tuple[datetime, Callable[[], datetime]]:
         when = EPOCH + timedelta(days=days, hours=10)
         return when, (lambda: when)
 

@@ -187,7 +187,7 @@ class Session:
         self._live_only("planning a forget request")
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
-                                          knobs or self.forget_knobs())
+                                          knobs or self.forget_knobs(), lexical=not self.vectors)
 
     def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search."""
@@ -222,9 +222,9 @@ class Session:
     def operations(self, limit: int = 500) -> list[Operation]:
         return undo_operations.operations(self.store, limit)
 
-    def plan_undo(self, operation: Operation) -> Plan:
+    def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
         self._live_only("planning an undo")
-        return undo_operations.plan_undo(self.store, operation)
+        return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
         self._live_only("planning a withdrawal")

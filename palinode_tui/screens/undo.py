@@ -96,7 +96,7 @@ class UndoScreen(ModeScreen):
         def work():
             if kind == "request":
                 return session.plan_withdraw(item.path)
-            return session.plan_undo(item)
+            return session.plan_undo(item, reason="undone in palinode-tui")
 
         self.app.run_blocking(work, self._show_preview, "plan the undo", "undo-preview", exclusive=True,
                               on_error=lambda reason: self.query_one("#undo-preview", Static).update(

@@ -6,9 +6,12 @@ import errno
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -223,26 +226,28 @@ def test_no_git_identity(small, tmp_path):
     assert "no git identity" in _cli_fails(small, env=env)
 
 
-def test_read_only_checkout(tmp_path):
+def test_read_only_checkout():
     """As an unprivileged user on a checkout they cannot write."""
     setpriv = "/usr/bin/setpriv"
     if os.geteuid() != 0 or not os.path.exists(setpriv):
         pytest.skip("needs root and setpriv to drop privileges")
-    base = tmp_path / "ro"
-    root = make_git_store(base / "store", {"people/ann.md": ANN})
-    subprocess.run(["chmod", "-R", "a+rX,a-w", str(base)], check=True)
-    os.chmod(tmp_path, 0o755)
-    for parent in tmp_path.parents:
-        if str(parent).startswith("/tmp/pytest"):
-            os.chmod(parent, 0o755)
-    env = {**os.environ, "HOME": "/tmp", "GIT_CONFIG_GLOBAL": "/dev/null"}
-    proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                           "palinode_core", "archive", str(root), "people/ann.md"],
-                          capture_output=True, text=True, env=env)
-    subprocess.run(["chmod", "-R", "u+w", str(base)], check=True)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "read-only" in proc.stderr or "dubious ownership" in proc.stderr or "not a git repository" in proc.stderr
-    assert (root / "people/ann.md").read_text() == ANN
+    # Its own world-readable root in /tmp: pytest's temp folder may sit under a
+    # private directory the unprivileged user cannot enter, and its parents are not ours to chmod.
+    base = Path(tempfile.mkdtemp(prefix="palinode-ro-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        root = make_git_store(base / "store", {"people/ann.md": ANN})
+        subprocess.run(["chmod", "-R", "a+rX,a-w", str(root)], check=True)
+        env = {**os.environ, "HOME": "/tmp", "GIT_CONFIG_GLOBAL": "/dev/null"}
+        proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                               "palinode_core", "archive", str(root), "people/ann.md"],
+                              capture_output=True, text=True, env=env)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert "read-only" in proc.stderr or "dubious ownership" in proc.stderr or "not a git repository" in proc.stderr
+        assert (root / "people/ann.md").read_text() == ANN
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(base)], check=True)
+        shutil.rmtree(base)
 
 
 def test_every_mutation_refuses_in_read_only_mode(small, monkeypatch):

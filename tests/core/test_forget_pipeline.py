@@ -15,7 +15,7 @@ from palinode_core.storage.config import ForgetKnobs
 from palinode_core.search.index import SearchIndex
 from palinode_core.storage.store import Store
 
-pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+model, one_worker = pytest.mark.model, pytest.mark.xdist_group("model")  # on every test that takes `opened`
 
 FAIR = "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."
 
@@ -50,6 +50,8 @@ def opened(spec_store, embedder, tmp_path):
     return store, index
 
 
+@model
+@one_worker
 def test_plan_routes_as_the_spec(opened):
     store, index = opened
     fplan = Session(store).plan("insights/forget-w.md", index=index)
@@ -65,6 +67,8 @@ def test_plan_routes_as_the_spec(opened):
     assert all(c.path != "insights/forget-w.md" for c in fplan.candidates)
 
 
+@model
+@one_worker
 def test_knobs_reroute_without_searching_again(opened):
     store, index = opened
     fplan = Session(store).plan("insights/forget-w.md", index=index)
@@ -82,6 +86,8 @@ def test_knobs_reroute_without_searching_again(opened):
     assert calls == []
 
 
+@model
+@one_worker
 def test_apply_writes_what_palinode_writes(opened):
     store, index = opened
     root = store.root
@@ -116,6 +122,8 @@ def test_apply_writes_what_palinode_writes(opened):
     assert store.load("insights/forget-w.md").status == "active"
 
 
+@model
+@one_worker
 def test_selection_rejects_one_target_and_narrows_spans(opened):
     store, index = opened
     fplan = Session(store).plan("insights/forget-w.md", index=index)
@@ -130,6 +138,8 @@ def test_selection_rejects_one_target_and_narrows_spans(opened):
         "palinode retract: projects/moonrise-closeout.md (1 mentions) <- insights/forget-w.md")
 
 
+@model
+@one_worker
 def test_stale_target_is_refused_during_apply(opened):
     store, index = opened
     fplan = Session(store).plan("insights/forget-w.md", index=index)
@@ -142,6 +152,8 @@ def test_stale_target_is_refused_during_apply(opened):
     assert {s.path: s.state for s in Session(store).request_states()}["insights/forget-w.md"] == "partial"
 
 
+@model
+@one_worker
 def test_withdraw_restores_only_what_this_request_did(opened):
     store, index = opened
     root = store.root
@@ -175,6 +187,8 @@ def test_withdraw_restores_only_what_this_request_did(opened):
            '"I know Wilhelmina Cragg")' in (root / "projects/moonrise-closeout-history.md").read_text()
 
 
+@model
+@one_worker
 def test_states_include_palinode_applied_and_dismissed(opened):
     store, index = opened
     root = store.root
@@ -196,6 +210,8 @@ def test_states_include_palinode_applied_and_dismissed(opened):
     assert states["insights/forget-w.md"].state == "pending"
 
 
+@model
+@one_worker
 def test_residue_integrity_and_trace(opened):
     store, index = opened
     root = store.root
@@ -239,6 +255,8 @@ def test_chain_cycles_and_dangling_links(tmp_path):
     assert any(p.kind == "dangling_superseded_by" for p in Session(store).integrity())
 
 
+@model
+@one_worker
 def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     store, index = opened
     root = store.root
@@ -248,3 +266,27 @@ def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     fplan = Session(store).plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
     later = fplan.candidate("people/wilhelmina-later.md")
     assert later.route == "skipped" and "after the request" in later.reason
+
+
+def test_another_request_is_never_a_target(tmp_path, clock):
+    """Two requests sharing a word: Palinode would archive the other request's
+    record; ours lists it as a retraction record and leaves it alone."""
+    root = make_git_store(tmp_path / "s", {
+        "insights/forget-oboe.md": palinode_file({"id": "insights-forget-oboe", "created_at": "2031-05-20T09:00:00+00:00"},
+                                                 "Please forget that I play the oboe."),
+        "insights/forget-poker.md": palinode_file({"id": "insights-forget-poker",
+                                                   "created_at": "2031-05-01T09:00:00+00:00"},
+                                                  "Please forget that I play poker with my oboe teacher."),
+        "people/me.md": palinode_file({"id": "people-me", "created_at": "2031-04-01T09:00:00+00:00"},
+                                      "I play the oboe in a quartet."),
+    })
+    store = Store(root, clock=clock)
+    session = Session(store, vectors=False)
+    index = session.update_index()
+    plan = session.plan("insights/forget-oboe.md", index=index)
+    poker = plan.candidate("insights/forget-poker.md")
+    assert poker.route == "skipped" and poker.plan is None
+    assert "retraction record is never a target" in poker.reason
+    assert "people/me.md" in [c.path for c in plan.targets]
+    review.apply_forget(store, plan)
+    assert store.load("insights/forget-poker.md").status == "active"

@@ -12,7 +12,8 @@ from palinode_core.search.chunks import chunk_memory
 from palinode_core.search.index import SearchIndex
 from palinode_core.storage.store import Store
 
-pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+# Tests that take the real model are marked one by one; the rest build indexes with a model that cannot load.
+model, one_worker = pytest.mark.model, pytest.mark.xdist_group("model")
 
 TOPICS = ["garden tomatoes", "river kayaking", "tax filing", "piano practice", "bread baking",
           "chess openings", "bike repair", "bird watching", "pottery glaze", "star gazing"]
@@ -30,6 +31,8 @@ def big_store(tmp_path):
     return make_git_store(tmp_path / "big", files)
 
 
+@model
+@one_worker
 def test_reopen_reembeds_only_the_edited_file(big_store, embedder, tmp_path):
     cache = tmp_path / "cache"
     store = Store(big_store)
@@ -50,6 +53,8 @@ def test_reopen_reembeds_only_the_edited_file(big_store, embedder, tmp_path):
     assert hits[0].path == "insights/note-0007.md"
 
 
+@model
+@one_worker
 def test_struck_text_is_projected_out_and_archived_excluded(tmp_path, embedder):
     root = make_git_store(tmp_path / "s", {
         "p/a.md": palinode_file({"id": "a"}, "Zebulon Quark built the\nlighthouse. The harbour is calm."),
@@ -68,6 +73,8 @@ def test_struck_text_is_projected_out_and_archived_excluded(tmp_path, embedder):
     assert "Zebulon" not in chunk.text and "harbour is calm" in chunk.text
 
 
+@model
+@one_worker
 def test_hits_say_which_arm_matched(tmp_path, embedder):
     root = make_git_store(tmp_path / "s", {
         "p/a.md": palinode_file({"id": "a"}, "The cat sleeps on the warm windowsill."),
@@ -140,7 +147,7 @@ def _child_running(marker: str) -> bool:
 
 
 def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch):
-    from palinode_core.search import index as search
+    from palinode_core.search.index import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(60)}
     root = make_git_store(tmp_path / "s", files)
     no_model = Embedder(model_path=str(tmp_path / "none"))
@@ -163,7 +170,7 @@ def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch)
 def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     import threading
 
-    from palinode_core.search import index as search
+    from palinode_core.search.index import index as search
     from palinode_core.errors import Cancelled
     # above 2,000 files the child's whoosh writer forks worker processes of its own
     files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(2300)}
@@ -200,7 +207,7 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
 def test_an_index_child_that_cannot_run_means_indexing_here(tmp_path, monkeypatch):
     import sys
 
-    from palinode_core.search import index as search
+    from palinode_core.search.index import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(30)}
     root = make_git_store(tmp_path / "s", files)
     monkeypatch.setattr(search, "ISOLATE_ABOVE", 1)

@@ -10,15 +10,15 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from helpers import SAMPLE_STORE, Clock, copy_sample_store, git, make_git_store, palinode_file, subjects
-from palinode_core.ops import lifecycle
+from helpers import SAMPLE_STORE, Clock, copy_sample_store, fixture_files, git, make_git_store, palinode_file, subjects
+from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.text.document import parse_document
 from palinode_core.errors import GitError, PathError, ReadOnlyError, StalePlan
 from palinode_core.text.markdown import Matcher, find_mentions, marker_for, strike, unstrike
 from palinode_core.storage.store import Store
 
-SAMPLE_FILES = sorted(p.relative_to(SAMPLE_STORE).as_posix() for p in SAMPLE_STORE.rglob("*.md"))
+SAMPLE_FILES = fixture_files(SAMPLE_STORE, at_least=7)  # fails collection loudly if the fixture is missing
 
 
 def test_sample_store_scans_with_no_errors_and_no_data_changed(tmp_path):
@@ -166,7 +166,7 @@ def test_read_only_store_refuses_every_mutation(small, monkeypatch):
     assert git(small, "status", "--porcelain") == ""
 
 
-def test_failed_commit_rolls_back_both_files(small, monkeypatch, tmp_path):
+def test_missing_identity_refuses_before_anything_is_written(small, monkeypatch, tmp_path):
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         monkeypatch.delenv(key)
     git_cfg = small / ".git" / "config"
@@ -181,6 +181,36 @@ def test_failed_commit_rolls_back_both_files(small, monkeypatch, tmp_path):
         apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert (small / "people/ann.md").read_bytes() == before
     assert not (small / "people/ann-history.md").exists()
+
+
+def test_failed_commit_rolls_back_both_files(small):
+    """git refuses the commit itself, after both files were written: both come back byte for byte."""
+    store = Store(small, clock=Clock())
+    # a first retraction gives ann.md a history sibling, so both files have bytes to restore
+    apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    paths = [small / "people/ann.md", small / "people/ann-history.md"]
+    before = [p.read_bytes() for p in paths]
+    head = git(small, "rev-parse", "HEAD")
+    lock = small / ".git/refs/heads/main.lock"
+    seen: dict[str, list[bytes]] = {}
+
+    def hold_the_branch_lock(step):
+        # preflight has passed and the files are written; now git cannot move the branch
+        if step == "before_commit":
+            seen["written"] = [p.read_bytes() for p in paths]
+            lock.write_text("")
+    plan = lifecycle.plan_archive(store, "people/ann.md")
+    try:
+        with pytest.raises(GitError, match="git refused the commit"):
+            apply(store, plan, fault=hold_the_branch_lock)
+    finally:
+        lock.unlink(missing_ok=True)
+    assert seen["written"][0] != before[0] and seen["written"][1] != before[1]  # the writes really happened
+    assert [p.read_bytes() for p in paths] == before
+    assert git(small, "rev-parse", "HEAD") == head
+    assert journal.pending(store) == []
+    # the index holds no half-staged copy of the failed commit either
+    assert git(small, "diff", "--cached", "--name-only") == ""
 
 
 def test_fault_after_write_before_commit_leaves_files_rolled_back(small):

@@ -20,6 +20,27 @@ def wait_for(predicate, timeout: float = 10.0) -> bool:
     return predicate()
 
 
+def reported(batches: list[set[str]]) -> set[str]:
+    return set().union(*list(batches))
+
+
+def sentinel(root, batches: list[set[str]], name: str, timeout: float = 10.0) -> None:
+    """Write a memory file and wait until the watcher reports it. Events arrive in
+    order, so once it is reported every earlier change has been reported too;
+    this replaces "sleep and hope". Rewritten every two seconds in case the
+    observer was not yet listening for the first write."""
+    path = root / "sentinel" / name
+    path.parent.mkdir(exist_ok=True)
+    deadline = time.monotonic() + timeout
+    n = 0
+    while time.monotonic() < deadline:
+        path.write_text(f"sentinel {n}")
+        n += 1
+        if wait_for(lambda: f"sentinel/{name}" in reported(batches), timeout=2.0):
+            return
+    raise AssertionError(f"the watcher never reported sentinel/{name} within {timeout} s")
+
+
 def test_relevance_filter():
     assert is_relevant("people/ann.md") and is_relevant(".palinode-audit/ledger.jsonl")
     for rel in (".git/index", ".git/objects/ab/cdef", "people/.ann.md.x1.tmp", "logs/x.md", "specs/a.md",
@@ -60,12 +81,14 @@ def test_a_commit_fires_no_refresh_beyond_the_files_it_wrote(tmp_path):
     watcher = StoreWatcher(root, batches.append, debounce=0.15)
     watcher.start()
     try:
-        time.sleep(0.2)  # let the observer settle before acting
+        sentinel(root, batches, "listening.md")  # the observer is up before acting
+        batches.clear()
         store = Store(root, clock=Clock())
         apply(store, lifecycle.plan_archive(store, "people/ann.md"))
         assert wait_for(lambda: bool(batches))
-        time.sleep(0.4)
-        assert set().union(*batches) == {"people/ann.md", "people/ann-history.md"}
+        sentinel(root, batches, "after-commit.md")  # everything the commit fired has been reported
+        ours = {"sentinel/listening.md", "sentinel/after-commit.md"}
+        assert reported(batches) - ours == {"people/ann.md", "people/ann-history.md"}
     finally:
         watcher.stop()
 
@@ -77,12 +100,15 @@ def test_reading_the_store_is_not_a_change(tmp_path):
     watcher = StoreWatcher(root, batches.append, debounce=0.1)
     watcher.start()
     try:
-        time.sleep(0.2)
+        sentinel(root, batches, "listening.md")
+        batches.clear()
         Store(root).scan()
         for path in root.rglob("*.md"):
             path.read_bytes()
-        time.sleep(0.5)
-        assert batches == []
+        sentinel(root, batches, "after-reads.md")  # every event the reads raised has been delivered
+        # (a late echo of the first sentinel is ours, not a read)
+        assert reported(batches) - {"sentinel/listening.md"} == {"sentinel/after-reads.md"}
+        batches.clear()
         (root / "people/p3.md").write_text("changed")
         assert wait_for(lambda: batches == [{"people/p3.md"}])
     finally:

@@ -11,7 +11,9 @@ from palinode_tui.screens.review import ReviewScreen
 from palinode_tui.widgets import ConfirmModal, NoteModal
 from tui.conftest import errors, settle, wait_until
 
-pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+# Only journeys that search or plan by meaning load the model; the rest run with vectors off.
+model = pytest.mark.model
+one_worker = pytest.mark.xdist_group("model")
 SIZE = (120, 36)
 
 
@@ -20,9 +22,14 @@ def app_for(root, embedder, tmp_path, **kw) -> PalinodeApp:
     return PalinodeApp(root, embedder=embedder, clock=Clock(), cache_dir=tmp_path / "cache", **kw)
 
 
-async def test_sample_store_shows_every_memory_and_no_errors(tmp_path, embedder):
+def lexical_app_for(root, tmp_path, **kw) -> PalinodeApp:
+    """For journeys that never search by meaning: the model is never loaded."""
+    return app_for(root, None, tmp_path, vectors=False, **kw)
+
+
+async def test_sample_store_shows_every_memory_and_no_errors(tmp_path):
     root = copy_sample_store(tmp_path / "sample")
-    app = app_for(root, embedder, tmp_path)
+    app = lexical_app_for(root, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = app.screen
@@ -32,6 +39,8 @@ async def test_sample_store_shows_every_memory_and_no_errors(tmp_path, embedder)
         assert "7 shown" in str(screen.query_one("#browse-summary", Static).render())
 
 
+@model
+@one_worker
 async def test_filter_status_and_hybrid_search(tmp_path, embedder, spec_store):
     app = app_for(spec_store, embedder, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -54,6 +63,8 @@ async def test_filter_status_and_hybrid_search(tmp_path, embedder, spec_store):
         assert screen.status_filter == "archived" and screen.rows == []
 
 
+@model
+@one_worker
 async def test_review_floor_flip_span_toggle_apply_and_undo(tmp_path, embedder, spec_store):
     root = spec_store
     moon_before = (root / "projects/moonrise-closeout.md").read_bytes()
@@ -140,6 +151,8 @@ async def test_review_floor_flip_span_toggle_apply_and_undo(tmp_path, embedder, 
         assert subjects(root)[0] == "palinode restore: people/wilhelmina-fair.md <- insights/forget-w.md"
 
 
+@model
+@one_worker
 async def test_cancel_writes_nothing(tmp_path, embedder, spec_store):
     app = app_for(spec_store, embedder, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -154,6 +167,8 @@ async def test_cancel_writes_nothing(tmp_path, embedder, spec_store):
         assert git(spec_store, "status", "--porcelain") == ""
 
 
+@model
+@one_worker
 async def test_dismiss_and_flag(tmp_path, embedder, spec_store):
     root = spec_store
     (root / "projects/board.md").write_text(palinode_file({"id": "projects-board"},
@@ -189,8 +204,8 @@ async def test_dismiss_and_flag(tmp_path, embedder, spec_store):
         assert review.states[0].state == "dismissed"
 
 
-async def test_live_refresh_after_an_external_write(tmp_path, embedder, spec_store):
-    app = app_for(spec_store, embedder, tmp_path, watch=True)
+async def test_live_refresh_after_an_external_write(tmp_path, spec_store):
+    app = lexical_app_for(spec_store, tmp_path, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = app.screen
@@ -202,6 +217,8 @@ async def test_live_refresh_after_an_external_write(tmp_path, embedder, spec_sto
         await wait_until(app, pilot, lambda: "green tea" in app.scan.memories["insights/pref-tea.md"].body)
 
 
+@model
+@one_worker
 async def test_stale_plan_is_replanned_not_applied(tmp_path, embedder, spec_store):
     app = app_for(spec_store, embedder, tmp_path, watch=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -219,8 +236,8 @@ async def test_stale_plan_is_replanned_not_applied(tmp_path, embedder, spec_stor
         assert cand.plan.fingerprint == app.store.load("projects/moonrise-closeout.md").fingerprint
 
 
-async def test_read_only_disables_mutations_in_ui_and_core(tmp_path, embedder, spec_store):
-    app = app_for(spec_store, embedder, tmp_path, read_only=True)
+async def test_read_only_disables_mutations_in_ui_and_core(tmp_path, spec_store):
+    app = lexical_app_for(spec_store, tmp_path, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("2")
@@ -237,12 +254,12 @@ async def test_read_only_disables_mutations_in_ui_and_core(tmp_path, embedder, s
     assert subjects(spec_store) == ["initial"]
 
 
-async def test_memory_text_is_never_markup(tmp_path, embedder):
+async def test_memory_text_is_never_markup(tmp_path):
     from helpers import make_git_store
     root = make_git_store(tmp_path / "s", {"p/evil.md": palinode_file(
         {"id": "evil", "title": "[bold red]Title[/] [@click=app.quit]x[/]"},
         "[link=file:///etc/passwd]click[/link] \x1b]0;pwned\x07 \x1b[2J body")})
-    app = app_for(root, embedder, tmp_path)
+    app = lexical_app_for(root, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         body = str(app.screen.query_one("#detail-body", Static).render())
@@ -253,8 +270,8 @@ async def test_memory_text_is_never_markup(tmp_path, embedder):
         assert app.is_running
 
 
-async def test_help_and_palette_follow_the_registry(tmp_path, embedder, spec_store):
-    app = app_for(spec_store, embedder, tmp_path)
+async def test_help_and_palette_follow_the_registry(tmp_path, spec_store):
+    app = lexical_app_for(spec_store, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("2")
@@ -268,12 +285,12 @@ async def test_help_and_palette_follow_the_registry(tmp_path, embedder, spec_sto
         assert "Apply" in commands and "Dismiss" in commands and "Browse" in commands
 
 
-async def test_keymap_and_theme_are_remembered(tmp_path, embedder, spec_store, monkeypatch):
+async def test_keymap_and_theme_are_remembered(tmp_path, spec_store, monkeypatch):
     import yaml
     from palinode_tui.settings import config_path
     config_path().parent.mkdir(parents=True, exist_ok=True)
     config_path().write_text(yaml.safe_dump({"keymap": {"app.review": "r"}, "theme": "nord"}))
-    app = app_for(spec_store, embedder, tmp_path)
+    app = lexical_app_for(spec_store, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.theme == "nord"
@@ -285,6 +302,8 @@ async def test_keymap_and_theme_are_remembered(tmp_path, embedder, spec_store, m
     assert yaml.safe_load(config_path().read_text())["theme"] == "gruvbox"
 
 
+@model
+@one_worker
 async def test_demo_entry_point_opens_the_demo_store(tmp_path, embedder, monkeypatch):
     from palinode_tui.app import build_app
     monkeypatch.chdir(tmp_path)
@@ -310,7 +329,7 @@ def test_bad_store_argument_is_one_clear_line(tmp_path, capsys):
     assert err.startswith("palinode-tui: no store at") and err.count("\n") == 1
 
 
-async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, embedder, spec_store):
+async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, spec_store):
     import subprocess
     import sys
     from palinode_tui.widgets import RecoveryModal
@@ -321,7 +340,7 @@ async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, embed
     original = (spec_store / "insights/pref-tea.md").read_bytes()
     assert subprocess.run([sys.executable, "-c", script, str(spec_store)]).returncode == 9
     assert (spec_store / "insights/pref-tea.md").read_bytes() != original
-    app = app_for(spec_store, embedder, tmp_path)
+    app = lexical_app_for(spec_store, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, RecoveryModal)

@@ -5,6 +5,7 @@ Errors exit non-zero with one line on stderr; nothing is ever half-written.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import PalinodeError
@@ -46,10 +47,18 @@ def main(argv: list[str] | None = None) -> int:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
     if "raw" in data:  # a rendered report: already inert (every store string escaped)
-        sys.stdout.write(data["raw"])
+        try:
+            sys.stdout.write(data["raw"])
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     point = getattr(args, "as_of_point", None)
     if point is not None:
         data = {"as_of": point.to_dict(), **data}
-    print(render(data, args.json))
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    try:
+        print(render(args.command, data, args.json, colour), flush=True)
+    except BrokenPipeError:  # the reader (a pager, `head`) stopped early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way

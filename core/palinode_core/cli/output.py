@@ -1,31 +1,187 @@
-"""How results are printed: JSON (the scripting contract) or a compact text
-rendering for people. Store text is passed through ``printable`` so it can
-never become a terminal escape."""
+"""How results are printed: JSON (the scripting contract, unchanged by this
+module) or text for people: tables of candidates and requests, counts, and
+diffs coloured when stdout is a terminal. Every store string goes through
+``printable`` before any colour of ours is added, so store text can never
+become a terminal escape."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..text.sanitize import printable, safe_json
 
+_RESET = "\x1b[0m"
+_STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "dim": "\x1b[2m",
+           "warn": "\x1b[33m"}
 
-def render(data: dict[str, Any], as_json: bool) -> str:
-    return safe_json(data) if as_json else render_text(data)
+
+class Text:
+    """Lines for a person; ``colour`` decides whether our ANSI styles are added."""
+
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+        self.lines: list[str] = []
+
+    def style(self, text: str, name: str) -> str:
+        return f"{_STYLES[name]}{text}{_RESET}" if self.colour else text
+
+    def add(self, line: str = "") -> None:
+        self.lines.append(line)
+
+    def table(self, headers: list[str], rows: list[list[str]], indent: str = "  ") -> None:
+        """Columns sized to their widest cell; every cell already printable."""
+        if not rows:
+            return
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        self.add(indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+                                     "head"))
+        for row in rows:
+            self.add(indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+    def diff(self, diff: str, indent: str = "    ") -> None:
+        for raw in printable(diff).splitlines():
+            kind = ("head" if raw.startswith(("+++", "---")) else "add" if raw.startswith("+")
+                    else "del" if raw.startswith("-") else "hunk" if raw.startswith("@@") else None)
+            self.add(indent + (self.style(raw, kind) if kind else raw))
+
+    def render(self) -> str:
+        return "\n".join(self.lines)
 
 
-def render_text(data: dict[str, Any]) -> str:
-    lines: list[str] = []
+def p(value: Any) -> str:
+    """A store-derived value as safe text ('' for None)."""
+    return "" if value is None else printable(str(value))
+
+
+def _plan_text(out: Text, plan: dict[str, Any]) -> None:
+    knobs = plan["knobs"]
+    out.add(out.style(f"Forget request {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}')
+    out.add(f"  search: {plan['search_mode']} (top {knobs['search_k']})  floor {knobs['min_target_coverage']}  "
+            f"max targets {knobs['max_targets']}  min shared words {knobs['min_shared_words']}")
+    if plan.get("search_notice"):
+        out.add("  " + out.style(p(plan["search_notice"]), "warn"))
+    candidates = plan["candidates"]
+    if not candidates:
+        out.add("  no candidate passed the search")
+        return
+    out.add()
+    rows = []
+    for c in candidates:
+        cov = "" if c["coverage"] is None else f"{c['coverage']:.4f} vs {c['floor']}"
+        rows.append([str(c["rank"]), c["route"].replace("_", " "), p(c["path"]), cov, p(c["arms"]),
+                     ", ".join(p(w) for w in c["shared_words"])])
+    out.table(["rank", "route", "memory", "coverage", "found by", "shared words"], rows)
+    out.add()
+    for c in candidates:
+        out.add(f"  {p(c['path'])}: {p(c['reason'])}")
+        for text in c.get("collateral", []):
+            out.add("    " + out.style(f"also struck with it (compound sentence): {p(text)}", "warn"))
+        for region in c.get("unforgotten", []):
+            out.add("    " + out.style(f"cannot be struck ({region['kind']}, line {region['line']}): "
+                                       f"{p(region['text'])}", "warn"))
+        plan_data = c.get("plan")
+        if plan_data and plan_data.get("changes"):
+            out.diff(plan_data["diff"])
+    taking = sum(1 for c in candidates if c.get("plan") and c["plan"].get("changes"))
+    out.add()
+    out.add(f"{taking} target(s) would change, {len(candidates) - taking} not; nothing was written.")
+
+
+def _requests(out: Text, data: dict[str, Any]) -> None:
+    states = data["requests"]
+    if not states:
+        out.add("no forget requests in this store")
+        return
+    out.table(["state", "request", "preference", "archived", "struck"],
+              [[s["state"], p(s["path"]), p(s["pref"]), str(len(s["archived_targets"])),
+                str(len(s["struck_targets"]))] for s in states], indent="")
+    counts: dict[str, int] = {}
+    for s in states:
+        counts[s["state"]] = counts.get(s["state"], 0) + 1
+    out.add()
+    out.add(", ".join(f"{n} {state}" for state, n in sorted(counts.items())))
+
+
+def _commits(out: Text, data: dict[str, Any], verb: str) -> None:
+    for c in data.get("commits", []):
+        out.add(f"  {(c.get('commit') or '')[:7]}  {p(c.get('subject'))}")
+    for f in data.get("failed", []):
+        out.add("  " + out.style(f"failed: {p(f.get('path'))}: {p(f.get('reason'))}", "warn"))
+    out.add(f"{len(data.get('commits', []))} commit(s) {verb}"
+            + (f", ledger {data['ledger_commit'][:7]}" if data.get("ledger_commit") else ""))
+
+
+def _apply(out: Text, data: dict[str, Any]) -> None:
+    if not data.get("applied"):
+        _plan_text(out, data["plan"])
+        out.add(p(data.get("message")))
+        return
+    out.add(out.style(f"Applied {p(data['request'])}", "head"))
+    for label in ("rejected", "deferred"):
+        if data.get(label):
+            out.add(f"  {label}: " + ", ".join(p(x) for x in data[label]))
+    _commits(out, data, "made")
+
+
+def _withdraw(out: Text, data: dict[str, Any]) -> None:
+    if data.get("status") == "would_withdraw":
+        out.add(out.style(f"Withdraw {p(data['request'])}", "head") + f'  "{p(data["pref"])}"')
+        for step in data["steps"]:
+            out.add(f"  {step['op']} {p(step['target'])}")
+            out.diff(step["diff"])
+        out.add(f"{len(data['steps'])} step(s), each its own commit; nothing was written.")
+        return
+    out.add(out.style(f"{data['status']}: {p(data['request'])}", "head"))
+    _commits(out, data, "made")
+
+
+def _residue(out: Text, data: dict[str, Any]) -> None:
+    out.add(out.style(f'Residue of "{p(data["pref"])}"', "head") + "  "
+            + (", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())) or "no mentions"))
+    out.table(["kind", "where", "text"], [[m["kind"], f"{p(m['path'])}:{m['line']}", p(m["text"])[:100]]
+                                          for m in data["mentions"]])
+
+
+def _integrity(out: Text, data: dict[str, Any]) -> None:
+    out.add("ok" if data["ok"] else out.style("problems found", "warn"))
+    out.table(["severity", "kind", "memory", "detail"],
+              [[x["severity"], x["kind"].replace("_", " "), p(x["path"]), p(x["detail"])] for x in data["problems"]])
+
+
+def _plan(out: Text, data: dict[str, Any]) -> None:
+    _plan_text(out, data)
+
+
+def _generic(out: Text, data: dict[str, Any]) -> None:
     for key, value in data.items():
         if key in ("diff", "body") and value:
-            lines.append(f"{key}:\n{value.rstrip()}")
+            out.add(f"{key}:")
+            if key == "diff":
+                out.diff(value, indent="")
+            else:
+                out.add(p(value).rstrip())
         elif isinstance(value, list):
-            lines.append(f"{key}: ({len(value)})")
+            out.add(f"{key}: ({len(value)})")
             for item in value:
-                lines.append(f"  - {item if not isinstance(item, dict) else ', '.join(f'{k}={v}' for k, v in item.items())}")
+                out.add("  - " + (", ".join(f"{k}={p(v)}" for k, v in item.items()) if isinstance(item, dict)
+                                  else p(item)))
         elif isinstance(value, dict):
-            lines.append(f"{key}: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+            out.add(f"{key}: " + ", ".join(f"{k}={p(v)}" for k, v in value.items()))
         else:
-            lines.append(f"{key}: {value}")
-    return printable("\n".join(lines))
+            out.add(f"{key}: {p(value)}")
+
+
+_RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {
+    "plan": _plan, "apply": _apply, "requests": _requests, "withdraw": _withdraw, "residue": _residue,
+    "integrity": _integrity,
+}
+
+
+def render(command: str, data: dict[str, Any], as_json: bool, colour: bool = False) -> str:
+    if as_json:
+        return safe_json(data)
+    out = Text(colour)
+    _RENDERERS.get(command, _generic)(out, data)
+    return out.render()
 
 
 def error_line(message: str) -> str:

@@ -74,6 +74,7 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
         decisions = decisions_for(ledger, request.path)
         last = decisions[-1] if decisions else None
         applies = [d for d in decisions if d.get("action") == "apply"]
+        state: RequestStateName
         if request.memory.archived:
             state = "withdrawn"
         elif last and last.get("action") == "dismiss":

@@ -102,8 +102,9 @@ class ForgetPlan:
         }
 
 
-def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory]) -> Resolution:
-    result = index.search(request.pref, limit=search_k, per_file=1)
+def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory],
+            lexical: bool = False) -> Resolution:
+    result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical)
     boundary = request.memory.created_at
     priors: list[str] = []
     for hit in result.hits:
@@ -133,7 +134,7 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
         seen.add(hit.path)
         shared = tuple(sorted(pref_words & content_words(hit.text)))
 
-        def skip(reason: str, route_name: str = "skipped") -> None:
+        def skip(reason: str, route_name: Route = "skipped") -> None:
             candidates.append(Candidate(hit.path, rank, hit.arms, shared, None, route_name, reason))
 
         memory = memories.get(hit.path)
@@ -162,6 +163,12 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
                                         "not_taken", f"passed the guards but max_targets={knobs.max_targets} was reached"))
             continue
         taken += 1
+        if memory.forget_pref:
+            # Palinode 0.23 would take another request's record here (it counts toward the cap,
+            # so the rest of this plan stays Palinode's); a retraction record is never a target.
+            skip(f'is a forget request ("{memory.forget_pref}"): a retraction record is never a target; '
+                 "Palinode 0.23 would have taken it here")
+            continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
     return ForgetPlan(request, knobs, tuple(candidates), resolution)
 
@@ -191,7 +198,7 @@ def _route_one(store: Store, request: Request, hit: Hit, rank: int, shared: tupl
 
 
 def plan_forget(store: Store, index: SearchIndex, request_path: str, memories: Mapping[str, Memory],
-                knobs: ForgetKnobs | None = None) -> ForgetPlan:
+                knobs: ForgetKnobs | None = None, lexical: bool = False) -> ForgetPlan:
     request = request_at(store, request_path)
     knobs = knobs or store.config.forget
-    return route(store, resolve(index, request, knobs.search_k, memories), knobs, memories)
+    return route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)

@@ -34,6 +34,7 @@ def store_cache_dir(store_root: Path) -> Path:
 
 
 _KEY_COLUMNS = ("rel", "mtime_ns", "ctime_ns", "size", "ino", "fingerprint")
+PREFS_COLUMN = Summary._fields.index("retracted_prefs")  # stored as JSON text
 
 
 def _columns() -> tuple[str, ...]:
@@ -79,9 +80,10 @@ class ScanCache:
         out = {}
         make = Summary._make
         for row in rows:
+            prefs = row[6 + PREFS_COLUMN]
             summary = make(row[6:])
-            if summary.retracted_prefs is not None:  # JSON when present (rare); NULL stays None
-                summary = summary._replace(retracted_prefs=tuple(json.loads(summary.retracted_prefs)))
+            if prefs is not None:  # JSON when present (rare); NULL stays None
+                summary = summary._replace(retracted_prefs=tuple(json.loads(prefs)))
             out[row[0]] = (row[1:5], row[5], summary)
         return out
 
@@ -92,8 +94,9 @@ class ScanCache:
             if m.stamp[1] > racy_after:
                 continue
             prefs = m.summary.retracted_prefs
-            rows.append((m.rel, *m.stamp, m.fingerprint,
-                         *m.summary._replace(retracted_prefs=json.dumps(list(prefs)) if prefs else None)))
+            fields: list[object] = list(m.summary)
+            fields[PREFS_COLUMN] = json.dumps(list(prefs)) if prefs else None
+            rows.append((m.rel, *m.stamp, m.fingerprint, *fields))
         gone = [(rel,) for rel in removed]
         if not rows and not gone:
             return

@@ -33,14 +33,16 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
                                      env=env, start_new_session=True)
         except OSError as exc:
             raise PalinodeError(f"{args[0]} in the background could not start: {exc}") from None
+        stdout = child.stdout
+        assert stdout is not None  # stdout=PIPE
         try:
             while True:
                 if cancel.is_set():
                     raise Cancelled()
-                ready, _, _ = select.select([child.stdout], [], [], 0.2)
+                ready, _, _ = select.select([stdout], [], [], 0.2)
                 if not ready:
                     continue
-                line = child.stdout.readline()
+                line = stdout.readline()
                 if not line:
                     break
                 if progress and line.startswith(b'{"progress"'):  # then the (multi-line) result
@@ -49,7 +51,7 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
             code = child.wait()
         finally:
             _end_group(child)
-            child.stdout.close()
+            stdout.close()
         if code != 0:
             errors.seek(0)
             reason = errors.read().decode("utf-8", "replace").strip().splitlines()

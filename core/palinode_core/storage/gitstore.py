@@ -122,6 +122,7 @@ class GitStore:
         if trailers:
             message += "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
         with _repo_lock(str(self.root)):
+            staged = self._git("ls-files", "-s", "--", *paths)  # to put the index back if the commit fails
             delay = 0.1
             for attempt in range(attempts):
                 try:
@@ -136,8 +137,21 @@ class GitStore:
                         continue
                     if "nothing to commit" in text or "nothing added" in text:
                         return None
+                    self._restore_index(paths, staged)
                     raise GitError(f"git refused the commit: {text.strip().splitlines()[-1] if text.strip() else exc}") from None
         return None  # pragma: no cover
+
+    def _restore_index(self, paths: list[str], staged: str) -> None:
+        """The index entries of ``paths`` as ``ls-files -s`` saw them before a failed
+        commit's ``git add``: the caller puts the files back, this the staging area."""
+        try:
+            self._git("update-index", "--force-remove", "--", *paths)
+            for line in staged.splitlines():
+                info, _, path = line.partition("\t")
+                mode, sha, _stage = info.split()
+                self._git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
+        except git.GitCommandError:
+            pass  # best effort: the files themselves are restored by the caller either way
 
     def status(self, paths: list[str]) -> str:
         """``git status --porcelain`` for these paths: empty when committed as is."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 from . import paths as store_paths
 DEFAULT_DEBOUNCE = 0.1
@@ -37,7 +40,7 @@ class StoreWatcher:
         self._pending: set[str] = set()
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self.events_seen = 0
         self.batches = 0
 
@@ -74,33 +77,34 @@ class StoreWatcher:
 
     def start(self) -> None:
         from watchdog.events import (FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileModifiedEvent,
-                                     FileMovedEvent, FileSystemEventHandler)
+                                     FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
         from watchdog.observers import Observer
 
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event):  # noqa: ANN001 - watchdog's signature
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 # Only events that change content: reads raise "opened" and
                 # "closed_no_write", and reacting to our own scans would loop.
                 if event.is_directory or event.event_type not in CHANGING_EVENTS:
                     return
-                watcher.feed(event.src_path, getattr(event, "dest_path", "") or "")
+                watcher.feed(os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
 
-        self._observer = Observer()
+        observer = Observer()
         # The filter also narrows the inotify mask, so the kernel never sends the
         # open/access events that our own scans would otherwise flood in.
-        self._observer.schedule(Handler(), str(self.root), recursive=True,
-                                event_filter=[FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
-                                              FileClosedEvent])
-        self._observer.daemon = True
-        self._observer.start()
+        observer.schedule(Handler(), str(self.root), recursive=True,
+                          event_filter=[FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
+                                        FileClosedEvent])
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
 
     def stop(self) -> None:
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-            self._observer = None
+            self._observer: BaseObserver | None = None
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()

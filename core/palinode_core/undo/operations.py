@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import PalinodeError
 from ..ops import lifecycle
@@ -45,7 +45,8 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
         match = _SUBJECT_RE.match(commit.subject)
         if not match or match.group("prefix") != store.config.commit_prefix:
             continue
-        out.append(Operation(commit.sha, commit.date, match.group("op"), match.group("path"),
+        op = cast(OperationName, match.group("op"))  # the pattern admits only these names
+        out.append(Operation(commit.sha, commit.date, op, match.group("path"),
                              match.group("succ") or match.group("src"), commit.subject, commit.trailers))
     return out
 
@@ -70,7 +71,7 @@ def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract
     return None
 
 
-def plan_undo(store: Store, operation: Operation, reason: str | None = "undone in palinode-tui") -> Plan:
+def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
     """The inverse of one applied operation, planned against the file as it is now."""
     pref = None
     if operation.op in ("retract", "unretract"):

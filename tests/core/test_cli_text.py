@@ -1,0 +1,90 @@
+"""The CLI's text output is for people: tables, counts, a diff coloured only on
+a terminal; store text never becomes an escape, with or without colour."""
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+
+from helpers import MOONRISE, make_git_store, palinode_file
+
+from palinode_core.cli.output import render
+
+HOSTILE = "I know Wil\x1b]52;c;cGF5bG9hZA==\x07helmina \x1b[2J Cragg"
+
+
+def _store(tmp_path, pref_text: str = "I know Wilhelmina Cragg"):
+    return make_git_store(tmp_path / "s", {
+        "insights/forget-w.md": palinode_file({"id": "insights-forget-w", "created_at": "2031-05-15T09:00:00+00:00"},
+                                              f"Please forget that {pref_text}."),
+        "projects/moonrise-closeout.md": palinode_file({"id": "projects-moonrise-closeout",
+                                                        "created_at": "2031-04-04T15:00:00+00:00"}, MOONRISE),
+    })
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "palinode_core", *args], capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": ""})
+
+
+def test_plan_and_requests_print_tables_and_counts(tmp_path):
+    store = tmp_path / "demo"
+    assert _run("demo-store", str(store)).returncode == 0
+    plan = _run("plan", str(store), "insights/forget-w.md", "--lexical")
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    assert lines[0].startswith("Forget request insights/forget-w.md")
+    header = next(line for line in lines if line.strip().startswith("rank"))
+    assert header.split() == ["rank", "route", "memory", "coverage", "found", "by", "shared", "words"]
+    row = next(line for line in lines if "people/wilhelmina-fair.md" in line and "archive" in line)
+    assert "0.2857 vs 0.05" in row and "cragg, wilhelmina" in row
+    assert "+superseded_by: insights/forget-w.md" in [line.strip() for line in lines]  # the diff
+    assert lines[-1].endswith("nothing was written.")
+    assert "{'op'" not in plan.stdout  # no Python dicts
+    requests = _run("requests", str(store))
+    assert requests.stdout.splitlines()[0].split() == ["state", "request", "preference", "archived", "struck"]
+    assert requests.stdout.splitlines()[-1] == "1 applied, 5 pending, 1 withdrawn"
+    assert _run("requests", str(_store(tmp_path))).stdout.splitlines()[-1] == "1 pending"
+
+
+def test_colour_only_on_a_terminal_and_store_escapes_stay_inert(tmp_path):
+    store = _store(tmp_path, HOSTILE)
+    piped = _run("requests", str(store))
+    assert "\x1b" not in piped.stdout and "\\x1b]52" in piped.stdout
+    # on a real pseudo-terminal our colours appear, the store's escapes still do not
+    leader, follower = pty.openpty()
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "plan", str(store), "insights/forget-w.md",
+                           "--lexical"], stdout=follower, stderr=subprocess.PIPE,
+                          env={k: v for k, v in os.environ.items() if k != "NO_COLOR"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    out = b"".join(chunks).decode()
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b[1m" in out  # our heading style
+    assert "\x1b]" not in out and "\x1b[2J" not in out  # no OSC, no clear-screen from the store
+    assert "\\x1b]52" in out
+
+
+def test_render_escapes_every_store_string_before_colouring():
+    data = {"request": "r\x1b[31m.md", "pref": HOSTILE, "rid": "00000000", "search_mode": "lexical",
+            "search_notice": None, "knobs": {"search_k": 10, "min_shared_words": 1, "max_targets": 2,
+                                             "min_target_coverage": 0.05},
+            "candidates": [{"path": "a\x9b2J.md", "rank": 1, "arms": "bm25", "shared_words": ["x\x1b"],
+                            "coverage": 0.5, "floor": 0.05, "route": "archive", "reason": "why\x07",
+                            "plan": {"changes": True, "diff": "+line \x1b]0;title\x07\n"}}]}
+    for colour in (False, True):
+        text = render("plan", data, as_json=False, colour=colour)
+        stripped = text.replace("\x1b[0m", "")
+        for code in ("\x1b[1m", "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[2m", "\x1b[33m"):
+            stripped = stripped.replace(code, "")
+        assert "\x1b" not in stripped and "\x9b" not in stripped and "\x07" not in stripped

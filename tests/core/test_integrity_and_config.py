@@ -1,0 +1,242 @@
+"""Every integrity problem kind is reported, recovery refuses what it cannot
+repair (writing nothing), and a bad palinode.config.yaml is one clear error."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import Clock, git, make_git_store, palinode_file, subjects
+from palinode_core.forget import ledger, review
+from palinode_core.ops import journal, lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.session import Session
+from palinode_core.undo import recover, withdraw
+from palinode_core.storage.config import ForgetKnobs, StoreConfig, load_store_config
+from palinode_core.errors import PalinodeError
+from palinode_core.storage.store import Store
+from palinode_core.text.words import retraction_id
+
+ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
+PREF = "I know Ann Lee"
+RID = retraction_id(PREF)
+
+
+class Crash(BaseException):
+    """Stands for a kill: not an error the apply path catches and rolls back."""
+
+
+def crash_at(name: str):
+    def fault(step: str) -> None:
+        if step == name:
+            raise Crash(step)
+    return fault
+
+
+@pytest.fixture
+def retracted(tmp_path):
+    """A store with one real, consistent retraction in people/ann.md."""
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN, "people/bob.md": palinode_file({"id": "b"}, "Bob.")})
+    store = Store(root, clock=Clock())
+    apply(store, lifecycle.plan_retract(store, "people/ann.md", PREF))
+    assert Session(Store(root)).integrity() == []
+    return root
+
+
+def kinds(root) -> list[tuple[str, str, str]]:
+    return [(p.path, p.kind, p.severity) for p in Session(Store(root)).integrity()]
+
+
+def edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
+# -- one test per problem kind -------------------------------------------------
+def test_interrupted_apply(retracted):
+    store = Store(retracted, clock=Clock())
+    with pytest.raises(Crash):
+        apply(store, lifecycle.plan_archive(store, "people/bob.md"), fault=crash_at("after_file_write"))
+    problems = Session(Store(retracted)).integrity()
+    assert [(p.path, p.kind) for p in problems] == [("people/bob.md", "interrupted_apply")]
+    assert problems[0].detail.endswith("run recover to complete or roll back")
+
+
+def test_interrupted_withdraw(tmp_path):
+    root = make_git_store(tmp_path / "w", {
+        "people/ann.md": ANN,
+        "insights/pref-ann.md": palinode_file({"id": "insights-pref-ann"}, "I know Ann Lee well."),
+        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann"}, "Please forget that I know Ann Lee."),
+    })
+    store = Store(root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, "insights/pref-ann.md", superseded_by="insights/forget-ann.md"))
+    apply(store, lifecycle.plan_retract(store, "people/ann.md", PREF, superseded_by="insights/forget-ann.md"))
+    with pytest.raises(Crash):
+        withdraw.apply_withdraw(store, Session(store).plan_withdraw("insights/forget-ann.md"), fault=crash_at("before_step_1"))
+    problems = Session(Store(root)).integrity()
+    assert [(p.path, p.kind) for p in problems] == [("insights/forget-ann.md", "interrupted_withdraw")]
+    assert "stopped after 1 of" in problems[0].detail
+
+
+def test_unreadable_journal_entry(retracted):
+    folder = journal.journal_dir(Store(retracted))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "apply-garbled.json").write_text("{not json")
+    problems = Session(Store(retracted)).integrity()
+    assert [(p.path, p.kind) for p in problems] == [("apply-garbled.json", "interrupted_unknown")]
+    assert "unreadable journal entry" in problems[0].detail
+    assert "run recover" not in problems[0].detail  # recover cannot do anything about it
+
+
+def test_dangling_superseded_by(tmp_path):
+    root = make_git_store(tmp_path / "s", {
+        "people/old.md": palinode_file({"status": "archived", "superseded_by": "people/gone.md"}, "Old.")})
+    assert kinds(root) == [("people/old.md", "dangling_superseded_by", "warning")]
+
+
+def test_marker_without_record(retracted):
+    edit(retracted / "people/ann.md", f"retracted_prefs:\n- {PREF.lower()}\n", "")
+    assert kinds(retracted) == [("people/ann.md", "marker_without_record", "error")]
+
+
+def test_record_without_markers(retracted):
+    ann = retracted / "people/ann.md"
+    text = ann.read_text()
+    start, end = text.index("~~"), text.index(f"r:{RID}].") + len(f"r:{RID}].")
+    ann.write_text(text[:start] + "Ann Lee likes tea." + text[end:])  # a hand edit undid the strike
+    assert kinds(retracted) == [("people/ann.md", "record_without_markers", "warning")]
+
+
+def test_missing_history_line(retracted):
+    (retracted / "people/ann-history.md").unlink()
+    assert kinds(retracted) == [("people/ann.md", "missing_history_line", "error")]
+
+
+def test_unanchored_marker(retracted):
+    edit(retracted / "people/ann.md", "She runs", f"[RETRACTED 2031-06-01 r:{RID}]. She runs")
+    assert kinds(retracted) == [("people/ann.md", "unanchored_marker", "error")]
+
+
+def test_multiline_strike(retracted):
+    edit(retracted / "people/ann.md", "~~Ann Lee likes", "~~Ann Lee\nlikes")
+    problems = Session(Store(retracted)).integrity()
+    assert [(p.path, p.kind, p.severity) for p in problems] == [("people/ann.md", "multiline_strike", "warning")]
+    assert "crosses a line break" in problems[0].detail
+
+
+def test_every_problem_kind_has_a_test():
+    """A new Problem kind in the core must come with its own test above."""
+    import re
+    from pathlib import Path
+    import palinode_core
+    source = "".join(p.read_text() for p in Path(palinode_core.__file__).parent.rglob("*.py"))
+    found = set(re.findall(r'Problem\(\w+, "([a-z_]+)"', source)) | {
+        f"interrupted_{k}" for k in ("apply", "withdraw", "unknown")}  # journal kinds, named by an f-string
+    assert len(found) >= 9
+    tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
+              "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
+              "multiline_strike"}
+    assert found == tested
+
+
+# -- recovery that cannot repair -----------------------------------------------
+def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
+    store = Store(retracted, clock=Clock())
+    with pytest.raises(Crash):
+        apply(store, lifecycle.plan_archive(store, "people/bob.md"), fault=crash_at("after_file_write"))
+    bob = retracted / "people/bob.md"
+    bob.write_text(bob.read_text() + "An agent wrote here after the crash.\n")
+    files = {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts}
+    head = git(retracted, "rev-parse", "HEAD")
+    [item] = journal.pending(Store(retracted))
+    assert not item.can_complete and not item.can_roll_back
+    assert "has since been changed by someone else; resolve by hand" in item.summary
+    [problem] = Session(Store(retracted)).integrity()
+    assert problem.kind == "interrupted_apply" and "run recover" not in problem.detail
+    for how in ("complete", "rollback"):
+        with pytest.raises(PalinodeError, match=f"cannot {how}: archive people/bob.md was interrupted and "
+                                                 "people/bob.md has since been changed by someone else"):
+            recover.recover(Store(retracted), how)
+    # nothing written, nothing committed, the journal kept for the human
+    assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
+    assert git(retracted, "rev-parse", "HEAD") == head
+    assert len(journal.pending(Store(retracted))) == 1
+    # and the CLI says so in one line
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "recover", str(retracted), "--rollback"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "resolve by hand" in proc.stderr
+    assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
+
+
+def test_recover_refuses_an_unreadable_journal_entry(retracted):
+    folder = journal.journal_dir(Store(retracted))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "apply-garbled.json").write_text("{not json")
+    with pytest.raises(PalinodeError, match="cannot complete: an unreadable journal entry"):
+        recover.recover(Store(retracted), "complete")
+    assert (folder / "apply-garbled.json").read_text() == "{not json"
+    assert git(retracted, "status", "--porcelain") == ""
+
+
+# -- palinode.config.yaml ----------------------------------------------------
+def write_config(root, text: str) -> None:
+    (root / "palinode.config.yaml").write_text(text)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("consolidation: [unclosed\n", "palinode.config.yaml cannot be read: "),
+    ("- just\n- a list\n", "palinode.config.yaml is not a mapping"),
+    ("consolidation:\n  forget:\n    search_k: ten\n", "palinode.config.yaml: consolidation.forget has a bad value"),
+    ("consolidation:\n  forget:\n    min_target_coverage: [1]\n",
+     "palinode.config.yaml: consolidation.forget has a bad value"),
+    (b"consolidation: \xff\xfe\n", "palinode.config.yaml cannot be read: UnicodeDecodeError"),
+])
+def test_a_bad_config_is_one_clear_error(tmp_path, text, message):
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
+    path = root / "palinode.config.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(PalinodeError) as caught:
+        load_store_config(root)
+    assert str(caught.value).startswith(message)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(PalinodeError):
+        Store(root)  # a store never opens with knobs it could not read
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "scan", str(root)], capture_output=True, text=True,
+                          env={**os.environ})
+    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "palinode.config.yaml" in proc.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "",  # empty file
+    "other: 1\n",  # no sections this tool reads
+    "consolidation: 3\ngit: [x]\nsearch: text\n",  # sections of the wrong shape are absent
+    "consolidation:\n  forget: null\n",
+])
+def test_absent_or_misshapen_sections_mean_palinodes_defaults(tmp_path, text):
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
+    write_config(root, text)
+    config = load_store_config(root)
+    assert config.forget == ForgetKnobs()
+    assert (config.commit_prefix, config.exclude_status) == (StoreConfig().commit_prefix, ("archived",))
+    assert config.source == str(root / "palinode.config.yaml")
+
+
+def test_good_values_are_read_and_used(tmp_path):
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
+    write_config(root, "consolidation:\n  forget:\n    enabled: true\n    search_k: '7'\n    max_targets: 3\n"
+                       "git:\n  commit_prefix: mem\nsearch:\n  exclude_status: [archived, draft]\n")
+    config = load_store_config(root)
+    assert config.forget == ForgetKnobs(enabled=True, search_k=7, max_targets=3)
+    assert config.commit_prefix == "mem" and config.exclude_status == ("archived", "draft")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "config")
+    store = Store(root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert subjects(root)[0] == "mem archive: people/ann.md"
+    assert json.loads(json.dumps(store.config.forget.__dict__))["search_k"] == 7

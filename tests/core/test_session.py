@@ -1,0 +1,59 @@
+"""The Session: one store, its latest scan, request states computed once per
+scan, and the store's config read again when its file changes."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import make_git_store, palinode_file
+
+from palinode_core.errors import PalinodeError
+from palinode_core.session import Session
+
+CONFIG = "consolidation:\n  forget:\n    max_targets: {n}\n    min_target_coverage: 0.2\n"
+
+
+@pytest.fixture
+def root(tmp_path):
+    return make_git_store(tmp_path / "s", {
+        "palinode.config.yaml": CONFIG.format(n=3),
+        "insights/forget-tea.md": palinode_file({"id": "f"}, "Please forget that I drink oolong tea."),
+        "people/me.md": palinode_file({"id": "me"}, "I drink oolong tea every morning."),
+    })
+
+
+def test_config_is_read_again_when_its_file_changes(root):
+    session = Session.open(root)
+    assert session.forget_knobs().max_targets == 3
+    (root / "palinode.config.yaml").write_text(CONFIG.format(n=5) + "# a longer file\n")
+    session.refresh({"palinode.config.yaml"})
+    assert session.forget_knobs().max_targets == 5
+    assert session.store.config.forget.min_target_coverage == 0.2
+
+
+def test_a_broken_config_is_one_clear_error_and_the_previous_one_stays(root):
+    session = Session.open(root)
+    (root / "palinode.config.yaml").write_text("consolidation: [unclosed\n")
+    with pytest.raises(PalinodeError, match="palinode.config.yaml cannot be read"):
+        session.reload_config()
+    assert session.store.config.forget.max_targets == 3
+    (root / "palinode.config.yaml").write_text(CONFIG.format(n=4))
+    assert session.reload_config() and session.forget_knobs().max_targets == 4
+
+
+def test_request_states_are_computed_once_per_scan(root):
+    session = Session.open(root)
+    first = session.request_states()
+    assert [s.state for s in first] == ["pending"]
+    assert session.request_states() is first  # same scan: the cached list
+    (root / "insights/forget-tea.md").write_text(palinode_file({"id": "f", "status": "archived"},
+                                                               "Please forget that I drink oolong tea."))
+    session.refresh({"insights/forget-tea.md"})
+    again = session.request_states()
+    assert again is not first and [s.state for s in again] == ["withdrawn"]
+
+
+def test_an_as_yet_unscanned_session_scans_on_first_use(root):
+    session = Session.open(root)
+    assert session.latest is None
+    assert set(session.memories) == {"insights/forget-tea.md", "people/me.md"}
+    assert session.latest is not None
