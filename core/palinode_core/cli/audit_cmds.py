@@ -41,7 +41,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 
 def _report(args: argparse.Namespace) -> dict[str, Any]:
-    require(args.until is None or args.request is None and args.pref is None,
+    require(args.until is None or (args.request is None and args.pref is None),
             "--until goes with --since (a date range), not with --request or --pref")
     session = open_session(args)
     report = session.report(request=args.request, pref=args.pref, since=args.since, until=args.until)

@@ -56,10 +56,11 @@ def _integrity_args(p: argparse.ArgumentParser) -> None:
 def _integrity(args: argparse.Namespace) -> dict[str, Any]:
     session = open_session(args)
     problems = session.integrity()
-    data = {"ok": not any(p.severity == "error" for p in problems), "problems": [p.to_dict() for p in problems]}
+    ok = not any(p.severity == "error" for p in problems)
+    data: dict[str, Any] = {"ok": ok, "problems": [p.to_dict() for p in problems]}
     if args.history:
-        data["history"] = session.integrity_history()
-        data["ok"] = data["ok"] and data["history"]["ok"]
+        history = session.integrity_history()
+        data.update(ok=ok and history["ok"], history=history)
     return data
 
 

@@ -22,6 +22,8 @@ from ..text.words import retraction_id
 from .integrity import chain_problems
 
 _ZERO = "0" * 40
+# (problems as (kind, detail), marker rids, record rids, history-line rids) of one memory at one point
+Checked = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str], frozenset[str]]
 _HEADER = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
 
 
@@ -58,20 +60,20 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
     objects = GitObjects(store.root)
     prefix = store.config.commit_prefix
     state: dict[str, str] = {}  # path -> blob sha, markdown only
-    checked: dict[tuple[str, str, str | None], tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str], frozenset[str]]] = {}
-    current: dict[str, tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str], frozenset[str]]] = {}
+    checked: dict[tuple[str, str, str | None], Checked] = {}
+    current: dict[str, Checked] = {}
     markers: list[dict[str, Any]] = []
     breaks: list[dict[str, Any]] = []
     repairs: list[dict[str, Any]] = []
     commits = _commits(store, rev)
 
-    def check(rel: str) -> tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str], frozenset[str]]:
+    def check(rel: str) -> Checked:
         """(problems, marker rids, record rids, logged rids) of ``rel`` in the current state."""
         blob, sibling = state.get(rel), state.get(history_rel_for(rel))
         key = (rel, blob or "", sibling)
         if key not in checked:
             empty: frozenset[str] = frozenset()
-            result = (frozenset(), empty, empty, empty)
+            result: Checked = (frozenset(), empty, empty, empty)
             data = objects.read(blob) if blob else None
             if data is not None and (b"RETRACTED" in data or b"retracted_prefs" in data):
                 try:

@@ -13,8 +13,9 @@ report lists."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import NotAForgetRequest, PalinodeError
 from ..forget.ledger import LEDGER_REL, read_ledger
@@ -42,7 +43,7 @@ _ADD_FMT = "%x1e%H%x1f%an%x1f%aI%x1d"
 
 def _parse_when(text: str) -> datetime:
     when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def scope_bounds(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
@@ -80,7 +81,7 @@ def _first_added(store: Store, rev: str, paths: list[str]) -> dict[str, Commit]:
     found: dict[str, Commit] = {}
     for record in out.split("\x1e")[1:]:
         head, _, names = record.partition("\x1d")
-        sha, author, date = (head.split("\x1f") + ["", ""])[:3]
+        sha, author, date = [*head.split("\x1f"), "", ""][:3]
         for name in names.strip("\n\0").split("\0"):
             name = name.strip("\n")
             if name:

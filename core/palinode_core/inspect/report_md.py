@@ -76,14 +76,14 @@ def _request(req: dict[str, Any]) -> list[str]:
                              (d["commit"] or "")[:10]]))
     else:
         out.append("none")
-    out += ["", "### Operations applied", ""] + _commits(req["operations"])
-    out += ["### Undos and withdrawals", ""] + _commits(req["undos"], undo=True)
+    out += ["", "### Operations applied", "", *_commits(req["operations"])]
+    out += ["### Undos and withdrawals", "", *_commits(req["undos"], undo=True)]
     counts = ", ".join(f"{md(k)}: {v}" for k, v in sorted(req["residue"]["counts"].items())) or "none"
     out += ["### Surviving mentions now", "", counts, ""]
     for m in req["residue"]["mentions"]:
         text = f"~~{md(m['text'])}~~" if m["kind"] == "struck" else md(m["text"])
         out.append(f"- {md(m['path'])}:{m['line']} **{md(m['kind'])}**: {text} ({md(m['reason'])})")
-    return out + [""]
+    return [*out, ""]
 
 
 def render_md(report: dict[str, Any]) -> str:

@@ -48,7 +48,8 @@ def timeline(store: Store, ref: str) -> list[Point]:
         for commit in reversed(commits):
             parsed = parse_subject(commit.subject, prefix)
             data = objects.read(f"{commit.sha}:{rel}")
-            status, prefs, markers = "deleted", (), 0
+            prefs: tuple[str, ...] = ()
+            status, markers = "deleted", 0
             if data is not None:
                 try:
                     memory = memory_from_bytes(rel, data)

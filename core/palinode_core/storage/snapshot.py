@@ -9,20 +9,22 @@ and refuses every mutation.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import GitError, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from ..text.document import parse_document
 from . import paths
 from .config import CONFIG_NAME, StoreConfig, config_from_text
-from .gitstore import GitStore
+from .gitstore import Commit, GitStore
 from .memory import Memory, ScanError, ScanResult, Summary
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint
 
@@ -46,11 +48,11 @@ def date_bound(text: str) -> str:
     text = text.strip()
     try:
         if _DAY_RE.match(text):
-            when = datetime.fromisoformat(text + "T23:59:59").replace(tzinfo=timezone.utc)
+            when = datetime.fromisoformat(text + "T23:59:59").replace(tzinfo=UTC)
         else:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
             if when.tzinfo is None:
-                when = when.replace(tzinfo=timezone.utc)
+                when = when.replace(tzinfo=UTC)
     except ValueError:
         raise PalinodeError(f"cannot read the date {text!r}; use YYYY-MM-DD or an ISO 8601 time") from None
     return when.isoformat()
@@ -139,10 +141,8 @@ class GitObjects:
                 self._proc.wait()
 
     def __del__(self) -> None:  # a forgotten snapshot must not leave a process behind
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class SnapshotGit(GitStore):
         super().__init__(root)
         self.as_of = as_of
 
-    def log(self, path: str | None = None, limit: int = 200, rev: str | None = None):  # type: ignore[override]
+    def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
         return super().log(path, limit, rev=rev or self.as_of.commit)
 
     def head(self) -> str | None:
@@ -220,7 +220,7 @@ class SnapshotStore:
         self.root = Path(os.path.realpath(Path(root).expanduser()))
         self.as_of = as_of
         self.git = SnapshotGit(self.root, as_of)
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
         self._objects = GitObjects(self.root)
         self._tree: dict[str, Entry] | None = None
         self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
