@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import git
 
 from palinode_core.demo import build_demo_store
@@ -215,3 +214,36 @@ def test_integrity_history_names_hand_edits_that_broke_a_chain(demo):
     assert then["ok"] and then["history"]["commits_walked"] == clean["history"]["commits_walked"]
     with pytest.raises(PalinodeError):
         Session.open_as_of(demo)
+
+
+def test_hostile_history_is_reported_never_followed(tmp_path):
+    """Links, binary and broken files committed to history are scan errors of
+    that point; a link is never followed out of the store."""
+    from helpers import make_git_store, palinode_file
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\ncategory: x\n---\n\nOUTSIDE SECRET\n")
+    root = make_git_store(tmp_path / "store", {
+        "people/ok.md": palinode_file({"category": "people"}, "Fine memory."),
+        "people/binary.md": "---\ncategory: people\n---\n\nnul \x00 byte\n",
+        "people/bad-yaml.md": "---\nkey: [unclosed\n---\n\nbody\n",
+        ".hidden/secret.md": palinode_file({}, "dot folder: never a memory"),
+        "logs/run.md": palinode_file({}, "skipped folder"),
+    })
+    (root / "people/link.md").symlink_to(secret)
+    git(root, "add", "people/link.md")
+    git(root, "commit", "-qm", "a link")
+    session = Session.open_as_of(root, at="HEAD")
+    scan = session.scanned()
+    assert set(scan.memories) == {"people/ok.md"}
+    errors = {e.path: e.reason for e in scan.errors}
+    assert set(errors) == {"people/binary.md", "people/bad-yaml.md", "people/link.md"}
+    assert "symlink" in errors["people/link.md"] and "NUL" in errors["people/binary.md"]
+    with pytest.raises(PalinodeError, match="symlink"):
+        session.store.read_optional("people/link.md")  # as the live store refuses an unusable file
+    assert session.store.read_text("people/link.md") is None
+    with pytest.raises(PalinodeError, match="symlink"):
+        session.load("people/link.md")
+    for bad in ("../secret.md", "/etc/passwd", "people/\x00.md"):
+        with pytest.raises(PalinodeError):
+            session.load(bad)
+    assert all("OUTSIDE SECRET" not in m.text for m in scan.memories.values())
