@@ -144,6 +144,9 @@ def test_cli_as_of_flags_and_refusals(demo):
                     ["history", "insights/pref-gym.md"], ["integrity"]):
         out = json.loads(run_cli("--json", command[0], str(demo), *command[1:], "--at", sha).stdout)
         assert out["as_of"]["commit"] == sha, command
+    # people reading the text output see which point of history it is
+    text = run_cli("requests", str(demo), "--at", sha).stdout
+    assert text.splitlines()[0] == f"as of --at {sha}: commit {sha[:10]} of {shown['as_of']['date']} (history, read-only)"
     early = run_cli("scan", str(demo), "--as-of", "2020-01-01", ok=False)
     assert early.returncode == 1 and "no commit at or before 2020-01-01T23:59:59+00:00" in early.stderr
     for bad in ("--output=/tmp/x", "no-such-branch", "HEAD~999"):
@@ -204,6 +207,8 @@ def test_integrity_history_names_hand_edits_that_broke_a_chain(demo):
     assert not out["ok"] and not history["ok"] and history["unsound_markers"] == 1
     forged_marker = next(m for m in history["markers"] if m["rid"] == "deadbeef")
     assert forged_marker["commit"] == forged and not forged_marker["record"] and not forged_marker["retract_commit"]
+    text = run_cli("integrity", str(demo), "--history").stdout
+    assert "1 without record, history line or retract commit" in text and "Mallory Hand  hand edit" in text
     broken = {(b["path"], b["kind"]): b for b in history["open"]}
     dropped = broken[("projects/weekly-plan.md", "marker_without_record")]
     assert dropped["commit"] == broke and dropped["author"] == "Mallory Hand" and dropped["hand_edit"]
