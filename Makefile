@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install lint test demo bench screenshots clean
+.PHONY: install lint test demo bench screenshots clean compat compat-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +28,33 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check core/palinode_core
 	$(BIN)/mypy
 
+
+# The published package the compatibility suite runs against, in its own
+# virtualenv (installed without its server dependencies; see the requirements).
+COMPAT_VENV := .venv-compat
+COMPAT_STAMP := $(COMPAT_VENV)/.installed
+$(COMPAT_STAMP): tests/compat/requirements.txt
+	rm -rf $(COMPAT_VENV)
+	$(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/pip install --quiet --no-deps palinode==0.23.0
+	$(COMPAT_VENV)/bin/pip install --quiet -r tests/compat/requirements.txt
+	touch $(COMPAT_STAMP)
+
+compat-venv: $(COMPAT_STAMP)
+
+# Thousands of generated cases through both implementations; prints the table.
+COMPAT_CASES ?= 2000
+compat: $(STAMP) $(COMPAT_STAMP)
+	$(BIN)/python -m tests.compat.fuzz --cases $(COMPAT_CASES)
+
+# The compat tests skip themselves when .venv-compat cannot be built (no
+# network): say so loudly rather than let a skip pass unnoticed.
 # The HTML report is checked in a real headless Chromium (Debian's package);
 # without root it cannot be installed here and that test skips, saying why.
 test: $(STAMP)
+	@$(MAKE) --no-print-directory $(COMPAT_STAMP) || { \
+	  echo "*** COMPATIBILITY SUITE WILL BE SKIPPED: could not build $(COMPAT_VENV) (palinode==0.23.0 from PyPI) ***" >&2; \
+	  rm -rf $(COMPAT_VENV); }
 	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then \
 		apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }; \
 	else echo "*** chromium is missing and this is not root: the HTML report's browser test will be SKIPPED ***"; fi; }
@@ -47,4 +71,4 @@ screenshots: $(STAMP)
 	$(BIN)/python -m palinode_tui.screenshots screenshots
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache

@@ -147,7 +147,7 @@ def _child_running(marker: str) -> bool:
 
 
 def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch):
-    from palinode_core.search.index import index as search
+    from palinode_core.search import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(60)}
     root = make_git_store(tmp_path / "s", files)
     no_model = Embedder(model_path=str(tmp_path / "none"))
@@ -170,7 +170,7 @@ def test_isolated_update_builds_the_same_index_in_a_child(tmp_path, monkeypatch)
 def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
     import threading
 
-    from palinode_core.search.index import index as search
+    from palinode_core.search import index as search
     from palinode_core.errors import Cancelled
     # above 2,000 files the child's whoosh writer forks worker processes of its own
     files = {f"p/n{i:04d}.md": palinode_file({"id": f"n{i}"}, _memory_text(i)) for i in range(2300)}
@@ -207,7 +207,7 @@ def test_cancelling_an_isolated_update_stops_its_child(tmp_path, monkeypatch):
 def test_an_index_child_that_cannot_run_means_indexing_here(tmp_path, monkeypatch):
     import sys
 
-    from palinode_core.search.index import index as search
+    from palinode_core.search import index as search
     files = {f"p/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"note {i} about {TOPICS[i % 10]}") for i in range(30)}
     root = make_git_store(tmp_path / "s", files)
     monkeypatch.setattr(search, "ISOLATE_ABOVE", 1)

@@ -20,6 +20,9 @@ class Request:
     path: str
     pref: str
     memory: Memory
+    # applied by Palinode (another memory's superseded_by or retracted_prefs
+    # points at it) although our detector declines it
+    palinode_only: bool = False
 
     @property
     def norm(self) -> str:
@@ -30,22 +33,39 @@ class Request:
         return retraction_id(self.pref)
 
 
+PALINODE_ONLY_NOTE = "applied by Palinode; not a request by our rules"
+
+
 def find_requests(memories: Mapping[str, Memory]) -> list[Request]:
     out = []
+    applied: set[str] | None = None
+    retracted: set[str] = set()
     for rel, memory in sorted(memories.items()):
         pref = memory.forget_pref  # detected when the file was parsed
         if pref:
             out.append(Request(rel, pref, memory))
+        elif memory.palinode_pref:
+            if applied is None:  # built once, only when some file needs it
+                applied = {m.superseded_by for m in memories.values() if m.superseded_by}
+                retracted = {p for m in memories.values() for p in m.retracted_prefs}
+            if rel in applied or normalize_pref(memory.palinode_pref) in retracted:
+                out.append(Request(rel, memory.palinode_pref, memory, palinode_only=True))
     return out
 
 
-def request_at(store: Store, request_path: str) -> Request:
-    """The forget request a memory holds, or NotAForgetRequest."""
+def request_at(store: Store, request_path: str, memories: Mapping[str, Memory] | None = None) -> Request:
+    """The forget request a memory holds, or NotAForgetRequest. With the
+    scan's ``memories``, a request only Palinode's detector takes counts too
+    when Palinode applied it (so what it forgot can be audited and undone)."""
     memory = store.load(request_path)
     pref = detect_forget_request(memory.body)
-    if not pref:
-        raise NotAForgetRequest(f"{memory.rel} contains no forget request")
-    return Request(memory.rel, pref, memory)
+    if pref:
+        return Request(memory.rel, pref, memory)
+    if memories is not None:
+        for request in find_requests(memories):
+            if request.path == memory.rel and request.palinode_only:
+                return Request(memory.rel, request.pref, memory, palinode_only=True)
+    raise NotAForgetRequest(f"{memory.rel} contains no forget request")
 
 
 @dataclass(frozen=True)
@@ -58,11 +78,12 @@ class RequestState:
     struck_targets: tuple[str, ...]
     created_at: str | None
     last_decision: dict[str, Any] | None
+    note: str | None = None  # PALINODE_ONLY_NOTE for a request only Palinode's detector takes
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "pref": self.pref, "rid": self.rid, "state": self.state,
                 "archived_targets": list(self.archived_targets), "struck_targets": list(self.struck_targets),
-                "created_at": self.created_at, "last_decision": self.last_decision}
+                "created_at": self.created_at, "last_decision": self.last_decision, "note": self.note}
 
 
 def request_states(store: Store, memories: Mapping[str, Memory]) -> list[RequestState]:
@@ -85,5 +106,6 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
         else:
             state = "pending"
         states.append(RequestState(request.path, request.pref, request.rid, state, archived, struck,
-                                   request.memory.created_at, last))
+                                   request.memory.created_at, last,
+                                   PALINODE_ONLY_NOTE if request.palinode_only else None))
     return states

@@ -37,7 +37,7 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
     found: list[Mention] = []
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
-        request_pref = memory.forget_pref
+        request_pref = memory.forget_pref or memory.palinode_pref
         if (candidates is not None and rel not in candidates and not memory.struck and not memory.via_link
                 and not request_pref):
             continue  # none of the pref's words is in the file: nothing can match

@@ -107,7 +107,8 @@ def trace(store: Store, ref: str, memories: Mapping[str, Memory]) -> Trace:
     forward, note = _forward(memory, memories)
     retired_by = None
     if memory.superseded_by and memory.superseded_by in memories:
-        pref = memories[memory.superseded_by].forget_pref
+        successor = memories[memory.superseded_by]
+        pref = successor.forget_pref or successor.palinode_pref  # it retired this file: Palinode took it
         if pref:
             retired_by = Retirement(memory.superseded_by, pref, retraction_id(pref),
                                     round(coverage(pref, memory.body), 4), "archive")

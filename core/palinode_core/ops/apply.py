@@ -74,7 +74,36 @@ def apply(store: Store, plan: Plan, fault: Callable[[str], None] | None = None,
             raise PalinodeError(f"could not write {plan.target}: {exc.strerror or exc}; nothing was changed") from None
         raise
     journal.clear(entry)
+    if plan.flags:
+        flags_commit, flags_error = _apply_flags(store, plan)
+        return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
     return Applied(plan, sha, plan.history_rel)
+
+
+def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
+    """Write and commit the dependents' flags, best effort as Palinode does:
+    the operation has landed and is never failed by its side effect. A
+    dependent changed since the plan is skipped; a failed commit puts the
+    written flags back."""
+    written = []
+    try:
+        for flag in plan.flags:
+            if store.read_optional(flag.rel)[1] != flag.fingerprint:
+                continue
+            _, abs_path = store.resolve(flag.rel)
+            atomic_write(abs_path, flag.new_text)
+            written.append((flag, abs_path))
+        if not written:
+            return None, None
+        subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(written)} dependent")
+        return store.git.commit([f.rel for f, _ in written], subject, plan.trailers), None
+    except (GitError, OSError) as exc:
+        for flag, abs_path in written:
+            try:
+                atomic_write(abs_path, flag.old_text)
+            except OSError:
+                pass
+        return None, f"dependents were not flagged: {exc}"
 
 
 def restore_history(history_abs: Path, history_before: str | None) -> None:

@@ -3,6 +3,7 @@
 a plan and planning an operation's inverse are each written once."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..errors import PalinodeError
@@ -11,6 +12,7 @@ from ..storage.store import Memory, Store
 from ..text.history import history_line
 from ..text.markdown import Matcher, Region, find_mentions, marker_for, strike, unstrike
 from ..text.words import normalize_pref, retraction_id
+from . import backing
 from .plan import FieldChange, Op, Plan
 
 def _subject(store: Store, text: str) -> str:
@@ -21,6 +23,16 @@ def _base(store: Store, memory: Memory, op: str, status: str, **kw: Any) -> Plan
     return Plan(op=op, target=memory.rel, status=status, old_text=memory.text,
                 new_text=kw.pop("new_text", memory.text), fingerprint=memory.fingerprint,
                 history_rel=history_rel_for(memory.rel), body_line_offset=memory.body_line_offset, **kw)
+
+
+def _with_flags(store: Store, plan: Plan, op: str, reason: str) -> Plan:
+    """Palinode flags the live dependents of a retired source (backing.py)."""
+    flags = backing.plan_flags(store, plan.target, op, reason)
+    if not flags:
+        return plan
+    ref = backing.source_refs(plan.target)[-1]
+    subject = _subject(store, f"backed_by review: {ref} {op} -> {len(flags)} dependent(s)")
+    return replace(plan, flags=flags, flags_subject=subject)
 
 
 def _reason_suffix(reason: str | None) -> str:
@@ -46,12 +58,12 @@ def plan_archive(store: Store, ref: str, superseded_by: str | None = None, reaso
         subject = f"archive: {memory.rel}"
     if actor:
         subject += f" (actor: {actor})"
-    return _base(
+    return _with_flags(store, _base(
         store, memory, "archive", "would_archive", new_text=memory.doc.edit(updates),
         history_line=history_line(line_text, memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=tuple(FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()),
-        superseded_by=superseded_by, reason=reason)
+        superseded_by=superseded_by, reason=reason), "supersede" if superseded_by else "archive", line_text)
 
 
 def plan_restore(store: Store, ref: str, reason: str | None = None,
@@ -61,16 +73,23 @@ def plan_restore(store: Store, ref: str, reason: str | None = None,
         return _base(store, memory, "restore", "not_archived", reason=reason)
     successor = memory.superseded_by
     restored_at = store.now().isoformat()
-    updates = {"status": "active", "restored_from": successor or "archived", "restored_at": restored_at}
+    updates: dict[str, Any] = {"status": "active", "restored_from": successor or "archived",
+                               "restored_at": restored_at}
     removed = ("superseded_by",) if "superseded_by" in memory.meta else ()
     was = f"was superseded by {successor}" if successor else "was archived"
+    stale = backing.restore_checks(store, memory.meta)
+    if stale:  # Palinode re-checks the memory's own backing on the way back
+        updates[backing.FIELD] = [*backing.entries(memory.meta), *stale]
+        was_tail = "; stale backing: " + ", ".join(e["ref"] for e in stale)
+    else:
+        was_tail = ""
     subject = f"restore: {memory.rel}" + (f" <- {successor}" if successor else "")
     changes = [FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()]
     changes += [FieldChange(k, memory.meta.get(k), None) for k in removed]
     return _base(
         store, memory, "restore", "would_restore",
         new_text=memory.doc.edit(updates, delete_keys=removed),
-        history_line=history_line(f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}",
+        history_line=history_line(f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}{was_tail}",
                                   memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=tuple(changes), superseded_by=successor, reason=reason)
@@ -110,14 +129,14 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     if superseded_by:
         line_text += f" \u2014 superseded by {superseded_by}"
         subject += f" <- {superseded_by}"
-    return _base(
+    return _with_flags(store, _base(
         store, memory, "retract", "would_retract",
         new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
         history_line=history_line(line_text, memory.fact_id, store.now()),
         commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
         field_changes=(FieldChange("retracted_prefs", raw_prefs, prefs),),
         mentions=count, spans=tuple(spans), selected=tuple(s.index for s in chosen),
-        regions=tuple(regions), **common)
+        regions=tuple(regions), **common), "retract", f"retracted {count} mention(s) r:{rid}")
 
 
 def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
@@ -129,7 +148,7 @@ def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
         return _base(store, memory, "unretract", "not_retracted", pref=pref, rid=rid, reason=reason)
     new_body, count = unstrike(memory.body, rid)
     raw = memory.meta.get("retracted_prefs")
-    remaining = [p for p in raw if str(p) != norm] if isinstance(raw, list) else []
+    remaining = [p for p in raw if p != norm] if isinstance(raw, list) else []
     if remaining:
         new_text = memory.doc.edit({"retracted_prefs": remaining}, body=new_body)
     else:

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..text.markdown import Region, Span
+from .backing import Flag
 
 Op = Literal["archive", "restore", "retract", "unretract"]
 # would_<op> when the plan changes the file, else Palinode's no-op status
@@ -46,6 +47,8 @@ class Plan:
     superseded_by: str | None = None
     reason: str | None = None
     body_line_offset: int = 0
+    flags: tuple[Flag, ...] = ()  # dependents flagged in a commit of their own, after this one
+    flags_subject: str | None = None
 
     @property
     def changes(self) -> bool:
@@ -67,6 +70,10 @@ class Plan:
             "spans": [_span_dict(s, s.index in self.selected, self.body_line_offset) for s in self.spans],
             "unforgotten": [_region_dict(r, self.body_line_offset) for r in self.regions],
             "diff": self.diff(),
+            "dependents": [{"path": f.rel, "diff": "".join(difflib.unified_diff(
+                f.old_text.splitlines(keepends=True), f.new_text.splitlines(keepends=True),
+                fromfile=f"a/{f.rel}", tofile=f"b/{f.rel}"))} for f in self.flags],
+            "dependents_subject": self.flags_subject,
         }
         if with_text:
             data.update(old_text=self.old_text, new_text=self.new_text)
@@ -97,3 +104,5 @@ class Applied:
     plan: Plan
     commit: str | None
     history_rel: str
+    flags_commit: str | None = None
+    flags_error: str | None = None  # the flags were put back; the operation itself landed

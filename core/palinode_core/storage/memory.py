@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from ..errors import MemoryNotFound
-from ..text.detect import detect_forget_request
+from ..text.detect import detect_forget_request, detect_palinode_request
 from ..text.document import Document
 from ..text.markdown import MARKER_RE
 from . import paths
@@ -46,6 +46,7 @@ class Summary(NamedTuple):
     lifecycle: str
     struck: bool
     forget_pref: str | None  # the preference this memory asks to forget, if it is a request
+    palinode_pref: str | None  # what Palinode's own detector extracts where ours declines (else None)
 
     @classmethod
     def of(cls, rel: str, doc: Document) -> Summary:
@@ -55,10 +56,12 @@ class Summary(NamedTuple):
         fact_id = str(meta.get("id") or "").strip()
         category = meta.get("category")
         return cls(
-            status=str(status).strip() if status not in (None, "") else "active",
+            # exact, as Palinode compares it: `Archived` or a quoted `"archived "` is not archived
+            status=str(status) if status not in (None, "") else "active",
             superseded_by=_as_text(meta.get("superseded_by")),
-            retracted_prefs=(tuple(str(v) for v in prefs) if isinstance(prefs, list) and prefs
-                             else (prefs,) if isinstance(prefs, str) and prefs else None),
+            # only a list is a record for Palinode; a scalar is not (it strikes and replaces it)
+            retracted_prefs=(tuple(v for v in prefs if isinstance(v, str)) or None
+                             if isinstance(prefs, list) else None),
             update_policy=_as_text(meta.get("update_policy")),
             created_at=_as_text(meta.get("created_at")),
             restored_at=_as_text(meta.get("restored_at")),
@@ -67,7 +70,8 @@ class Summary(NamedTuple):
             title=_title(rel, meta, body),
             lifecycle=str(meta.get("lifecycle") or "").lower(),
             struck=bool(MARKER_RE.search(body)),
-            forget_pref=detect_forget_request(body),
+            forget_pref=(pref := detect_forget_request(body)),
+            palinode_pref=None if pref else detect_palinode_request(body),
         )
 
 
@@ -125,7 +129,7 @@ class Memory:
 
     @property
     def archived(self) -> bool:
-        return self.summary.status.lower() == "archived"
+        return self.summary.status == "archived"
 
     @property
     def superseded_by(self) -> str | None:
@@ -141,7 +145,7 @@ class Memory:
 
     @property
     def is_replace_doc(self) -> bool:
-        return (self.update_policy or "").strip().lower() == "replace"
+        return self.update_policy == "replace"  # exact, as Palinode's replace-guard compares it
 
     @property
     def created_at(self) -> str | None:
@@ -166,6 +170,10 @@ class Memory:
         return self.summary.forget_pref
 
     @property
+    def palinode_pref(self) -> str | None:
+        return self.summary.palinode_pref
+
+    @property
     def is_history(self) -> bool:
         return paths.is_history(self.rel)
 
@@ -184,7 +192,7 @@ class Memory:
     @property
     def retired_reason(self) -> str | None:
         """Palinode's lifecycle eligibility, first matching rule (spec §2)."""
-        status = self.status.lower()
+        status = self.status.strip().lower()
         if status in RETIRED_STATUSES:
             return f"status:{status}"
         if self.summary.lifecycle in RETIRED_STATUSES:

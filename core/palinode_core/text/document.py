@@ -30,9 +30,15 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+# Keys Palinode adds after a re-dump without sorting (its backed_by merge):
+# a new one goes last, and its mappings keep their own key order.
+APPENDED_KEYS = frozenset({"stale_backing"})
+
+
 def render_key(key: str, value: Any) -> str:
     """One top-level key as Palinode's dumper writes it (block style, unicode)."""
-    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True, sort_keys=True)
+    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True,
+                          sort_keys=key not in APPENDED_KEYS)
 
 
 def palinode_layout(meta: dict[str, Any], body: str) -> str:
@@ -80,10 +86,14 @@ class Document:
             lead = "" if new_body.startswith(("\n", "\r\n")) else self.newline
             return f"---{self.newline}{fm}---{self.newline}{lead}{new_body}"
         fm = self.fm_text
+        if not self.meta and _has_content(fm):
+            fm = "".join(line for line in fm.splitlines(keepends=True) if not _has_content(line))  # `{}`, `null`
         for key in delete_keys:
             fm = _delete_key(fm, key)
         for key, value in set_keys.items():
             fm = _set_key(fm, key, value, self.newline)
+        if not expected and not _has_content(fm):
+            fm += "{}" + self.newline  # an empty mapping as Palinode writes it (`---` then `---` reads back oddly)
         parsed = load_yaml(fm) if fm.strip() else {}
         if parsed is None:
             parsed = {}
@@ -100,17 +110,26 @@ class Document:
 def parse_document(text: str) -> Document:
     """Split a memory into frontmatter and body, as Palinode recognises it: the
     file starts with a ``---`` line and a later ``---`` line closes the block."""
-    newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    # Palinode (python-frontmatter) strips leading whitespace, then takes any
+    # line of three or more dashes with trailing spaces as the opener.
+    lead = len(text) - len(text.lstrip())
+    lead = text.rfind("\n", 0, lead) + 1  # leading blank lines belong to the opener; its indent too
+    newline = "\r\n" if text[lead:].split("\n", 1)[0].endswith("\r") else "\n"
+    lines = text[lead:].splitlines(keepends=True)
+    if not lines or not _CLOSE_RE.match(lines[0].lstrip().rstrip("\r\n")):
         return Document(text, {}, None, "", "", text, newline)
     for index in range(1, len(lines)):
         if _CLOSE_RE.match(lines[index].rstrip("\r\n")):
             fm_text = "".join(lines[1:index])
             body = "".join(lines[index + 1:])
             meta = _load_mapping(fm_text)
-            return Document(text, meta, fm_text, lines[0], lines[index], body, newline)
+            return Document(text, meta, fm_text, text[:lead] + lines[0], lines[index], body, newline)
     raise UnreadableMemory("frontmatter opened with '---' is never closed")
+
+
+def _has_content(fm_text: str) -> bool:
+    """Any line that is not blank or a comment."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in fm_text.splitlines())
 
 
 def _has_alias(fm_text: str) -> bool:
@@ -195,12 +214,13 @@ def _set_key(fm_text: str, key: str, value: Any, newline: str) -> str:
     for name, start, end in blocks:
         if name == key:
             first = lines[start]
-            flow = bool(re.match(r"^[^:]+:\s*\[", first))
+            # an empty `[]` becomes a block list, as Palinode's dump writes a non-empty list
+            flow = bool(re.match(r"^[^:]+:\s*\[", first)) and not re.match(r"^[^:]+:\s*\[\s*\]\s*(#.*)?$", first)
             lines[start:end] = _render(key, value, newline, flow)
             return "".join(lines)
     names = [name for name, _, _ in blocks]
     rendered = _render(key, value, newline, flow=False)
-    if names == sorted(names):
+    if names == sorted(names) and key not in APPENDED_KEYS:
         for name, start, _ in blocks:
             if name > key:
                 lines[start:start] = rendered

@@ -21,6 +21,11 @@ def with_entry(existing: str | None, line: str) -> str:
     ``status: archived`` first, exactly as Palinode's writer adds it."""
     if existing is None:
         return HISTORY_HEADER + line
+    # Palinode reads the sibling with universal newlines, so a CRLF sibling's
+    # frontmatter is found too; we keep its CRLF and write our lines in it.
+    crlf = "\r\n" in existing and existing.count("\n") == existing.count("\r\n")
+    if crlf:
+        existing = existing.replace("\r\n", "\n")
     match = _FM_RE.match(existing)
     if not match:
         existing = _ARCHIVED_BLOCK + existing
@@ -28,7 +33,8 @@ def with_entry(existing: str | None, line: str) -> str:
         existing = existing[:match.end(1)] + "\nstatus: archived" + existing[match.end(1):]
     if existing and not existing.endswith("\n"):
         existing += "\n"  # Palinode would glue the entry onto the last line
-    return existing + line
+    result = existing + line
+    return result.replace("\n", "\r\n") if crlf else result
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])(\s+)")
 _LIST_ITEM_RE = re.compile(r"^(\s*[-*]\s+)(.*?)(\s*<!-- fact:[^>]+ -->)?\s*$")
 _BULLET_OPENER_RE = re.compile(r"^(\s*[-*]\s+)~~")
 _FENCE_RE = re.compile(r"^(?:`{3,}|~{3,})")
-_AFTER_SENTENCE_RE = re.compile(r"[.!?]\s+$")
 _TOMBSTONE_LINE_RE = re.compile(r"^~~.*~~\s*\[(?:superseded|RETRACTED)\s+\d{4}-\d{2}-\d{2}\b")
 _CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas|although)\s+|,\s+(?=[a-z]+\s)")
 AUTO_FOOTER = "<!-- palinode-auto-footer -->"
@@ -201,7 +200,9 @@ def _prev_line_breaks_paragraph(body: str, line_start: int, floor: int = 0) -> b
     prev = body[prev_start:line_start - 1].rstrip("\r")
     stripped = prev.strip()
     fence = bool(_FENCE_RE.match(stripped))
-    if fence and prev_start >= floor and stripped.startswith("~~"):
+    # only `~~~~…`, the strike's `~~` before the user's own `~~text`, can be a
+    # non-fence; `~~~yaml` or `~~~` is a fence the walker toggled on
+    if fence and prev_start >= floor and stripped.startswith("~~~~"):
         unstruck = stripped[2:]
         fence = bool(_FENCE_RE.match(unstruck)) or not unstruck.strip("~")
     return (not stripped or stripped.startswith(("#", "|")) or fence or bool(_LIST_ITEM_RE.match(prev)))
@@ -210,8 +211,11 @@ def _prev_line_breaks_paragraph(body: str, line_start: int, floor: int = 0) -> b
 def _is_sentence_start(body: str, pos: int, floor: int = 0) -> bool:
     """Could the walker have opened a strike at ``pos``? Only at the start of a
     sentence: after a terminator and whitespace, or at the start of a paragraph."""
-    if _AFTER_SENTENCE_RE.search(body[max(0, pos - 256):pos]):
-        return True
+    j = pos - 1
+    while j >= 0 and body[j].isspace():
+        j -= 1
+    if j < pos - 1 and j >= 0 and body[j] in ".!?":
+        return True  # after a terminator and whitespace, however long the run
     line_start = body.rfind("\n", 0, pos) + 1
     return body[line_start:pos].strip() == "" and _prev_line_breaks_paragraph(body, line_start, floor)
 
@@ -248,10 +252,25 @@ def _find_opener(body: str, floor: int, closer: int) -> int:
     bullet = _BULLET_OPENER_RE.match(body[line_start:closer + 2])
     if bullet and line_start + len(bullet.group(1)) >= floor:
         return line_start + len(bullet.group(1))  # list items are struck whole
-    for p in range(closer - 2, floor - 1, -1):
+    # the walker never strikes across a blank line: look no further back than
+    # the paragraph's start, and when no `~~` there opens a sentence (a strike
+    # made by hand), take the nearest `~~` on the closer's own line
+    para = max(floor, _paragraph_start(body, floor, closer))
+    for p in range(closer - 2, para - 1, -1):
         if body.startswith("~~", p) and _is_sentence_start(body, p, floor):
             return p
-    return -1
+    nearest = body.rfind("~~", max(para, line_start), closer - 1)
+    return nearest if nearest >= 0 and nearest + 2 <= closer else -1
+
+
+_BLANK_LINE_RE = re.compile(r"\n[ \t\r]*\n")
+
+
+def _paragraph_start(body: str, floor: int, closer: int) -> int:
+    start = floor
+    for match in _BLANK_LINE_RE.finditer(body, floor, closer):
+        start = match.end()
+    return start
 
 
 def unstrike(body: str, rid: str) -> tuple[str, int]:

@@ -52,7 +52,7 @@ def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory
     """Take a request back: restore what it archived, unstrike what it struck,
     archive the request record. By default only what *this* request did;
     ``broad`` reproduces Palinode 0.23 (every same-pref record and strike)."""
-    request = request_at(store, request_path)
+    request = request_at(store, request_path, memories)
     memory, pref = request.memory, request.pref
     records = [memory.rel]
     if broad:

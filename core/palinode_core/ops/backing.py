@@ -1,0 +1,132 @@
+"""``backed_by`` propagation as Palinode 0.23 does it (docs/format.md, "backed_by
+propagation"): retiring a source flags each live memory that rests on it with a
+``stale_backing`` entry, and restoring a memory re-checks its own backing.
+Flags only: bodies and statuses of dependents are never changed."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..storage import paths
+from ..errors import MemoryNotFound, PathError, UnreadableMemory
+from ..storage.textio import decode_memory, fingerprint, read_bytes_checked
+from ..text.document import parse_document
+
+FIELD = "stale_backing"
+RESTORE_CHECK = "restore-check"
+_NOT_DEPENDENTS = frozenset({"archive", "daily", "inbox"})
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One dependent gaining an entry: its text before and after."""
+    rel: str
+    old_text: str
+    new_text: str
+    fingerprint: str
+
+
+def normalize_ref(ref: str) -> str:
+    r = ref.strip().replace("\\", "/").lstrip("/")
+    return r[:-3] if r.endswith(".md") else r
+
+
+def link_refs(meta: dict[str, Any], field: str = "backed_by") -> list[str]:
+    """A string or a list of strings; anything else names nothing."""
+    raw = meta.get(field)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        return []
+    return [r.strip() for r in raw if isinstance(r, str) and r.strip()]
+
+
+def entries(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The well-formed entries (malformed ones are dropped, as Palinode's merge drops them)."""
+    raw = meta.get(FIELD)
+    if not isinstance(raw, list):
+        return []
+    return [e for e in raw if isinstance(e, dict) and str(e.get("ref") or "").strip()]
+
+
+def source_refs(rel: str) -> list[str]:
+    """How a dependent may cite ``rel``; a ``-status`` layer answers to its base, which is canonical."""
+    primary = normalize_ref(rel)
+    base = re.sub(r"-status$", "", primary)
+    return [primary, base] if base != primary else [primary]
+
+
+def entry(ref: str, op: str, when: datetime, reason: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"ref": normalize_ref(ref), "op": op, "at": when.isoformat(timespec="seconds")}
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+def plan_flags(store: Any, source_rel: str, op: str, reason: str) -> tuple[Flag, ...]:
+    """The dependents Palinode flags after ``op`` retired ``source_rel``."""
+
+    refs = source_refs(source_rel)
+    wanted = set(refs)
+    new_entry = entry(refs[-1], op, store.now(), reason)
+    flags = []
+    for rel, abs_path, _st in store.iter_markdown():
+        segments = rel.split("/")[:-1]
+        if paths.is_history(rel) or any(seg in _NOT_DEPENDENTS for seg in segments) \
+                or normalize_ref(rel) in wanted:
+            continue
+        try:
+            data = read_bytes_checked(abs_path)
+            if b"backed_by" not in data:
+                continue  # cheap: most memories cite nothing
+            doc = parse_document(decode_memory(data))
+        except (OSError, UnreadableMemory):
+            continue  # unreadable: Palinode skips it too
+        if doc.meta.get("status") == "archived":
+            continue  # asserts nothing in recall
+        if not {normalize_ref(r) for r in link_refs(doc.meta)} & wanted:
+            continue
+        current = entries(doc.meta)
+        if any(normalize_ref(e["ref"]) == new_entry["ref"] for e in current):
+            continue  # one flag per source
+        try:
+            new_text = doc.edit({FIELD: [*current, new_entry]})
+        except UnreadableMemory:
+            continue
+        flags.append(Flag(rel, doc.text, new_text, fingerprint(data)))
+    return tuple(flags)
+
+
+def restore_checks(store: Any, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Entries a memory being restored gains: one per ``backed_by`` source
+    archived or missing now that it has no entry for yet."""
+    already = {normalize_ref(e["ref"]) for e in entries(meta)}
+    out = []
+    for raw in link_refs(meta):
+        ref = normalize_ref(raw)
+        if not ref or ref in already:
+            continue
+        already.add(ref)
+        why = _inactive(store, ref)
+        if why is not None:
+            out.append(entry(ref, RESTORE_CHECK, store.now(), why))
+    return out
+
+
+def _inactive(store: Any, ref: str) -> str | None:
+
+    for candidate in (f"{ref}.md", f"{ref}-status.md"):
+        try:
+            _, abs_path = store.resolve(candidate)
+            if not abs_path.is_file():
+                continue
+            meta = parse_document(decode_memory(read_bytes_checked(abs_path))).meta
+        except (PathError, OSError, UnreadableMemory, MemoryNotFound):
+            return None  # not a retirement signal
+        if meta.get("status") != "archived":
+            return None
+        successor = meta.get("superseded_by")
+        return f"{ref} is archived, superseded by {successor}" if successor else f"{ref} is archived"
+    return f"{ref} is missing"

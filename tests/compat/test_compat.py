@@ -1,0 +1,105 @@
+"""The differential suite in `make test`: a small seeded run of the fuzzer,
+and one pinned case per intentional difference (ours and the package's bytes).
+Needs .venv-compat (built by `make compat-venv`); skipped, loudly, without it."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .gen import Case
+from .harness import NOW, Driver, run_step, venv_ready
+from .fuzz import INTENTIONAL, print_table, run, verdict
+
+pytestmark = [
+    pytest.mark.compat, pytest.mark.xdist_group("compat"),
+    pytest.mark.skipif(not venv_ready(), reason="COMPAT SUITE NOT RUN: .venv-compat is missing "
+                       "(make compat-venv builds it from PyPI)"),
+]
+SMALL = int(os.environ.get("COMPAT_CASES", "30"))
+REL = "notes/m.md"
+PREF = "I love Zanzibar coffee"
+
+
+@pytest.fixture(scope="module")
+def driver():
+    d = Driver()
+    yield d
+    d.close()
+
+
+def both(driver, tmp_path, text: str, op: str, extra: dict[str, str] | None = None, label: str = "s"):
+    case = Case(0, op, REL, PREF, {REL: text, **(extra or {})})
+    return run_step(driver, tmp_path, label, op, case, case.files, NOW)
+
+
+def test_small_seeded_run_has_only_documented_differences(capsys):
+    table, totals, examples = run(range(SMALL))
+    print_table(table, totals, examples)
+    unexplained = [s for s in table if s != "(identical)" and verdict(s) == "UNEXPLAINED"]
+    assert not unexplained, capsys.readouterr().out
+    assert sum(table["(identical)"].values()) > 0  # the comparison is live, not vacuous
+
+
+def test_a_canonical_file_gives_identical_bytes(driver, tmp_path):
+    step = both(driver, tmp_path, "---\ncategory: notes\nid: m\n---\n\nI love Zanzibar coffee. Other.\n", "retract")
+    assert step.pal.files == step.ours.files and step.pal.commits == step.ours.commits
+    assert "~~I love Zanzibar coffee.~~ [RETRACTED 2031-06-01 r:" in step.ours.files[REL]
+
+
+def test_crlf_stays_crlf(driver, tmp_path):
+    step = both(driver, tmp_path, "---\r\nid: m\r\n---\r\n\r\nI love Zanzibar coffee.\r\nMore.\r\n", "archive")
+    assert step.ours.files[REL] == "---\r\nid: m\r\nstatus: archived\r\n---\r\n\r\nI love Zanzibar coffee.\r\nMore.\r\n"
+    assert step.pal.files[REL] == "---\nid: m\nstatus: archived\n---\n\nI love Zanzibar coffee.\nMore.\n"
+    assert step.diffs == [("target", "keep-layout:crlf")]
+
+
+def test_hand_written_frontmatter_layout_is_kept(driver, tmp_path):
+    text = "---\ntitle: \"Notes\"  # mine\ntags: [a, b]\nid: m\n---\n\nBody.\n"
+    step = both(driver, tmp_path, text, "archive")
+    assert step.ours.files[REL] == text.replace("id: m\n", "id: m\nstatus: archived\n")
+    assert step.pal.files[REL] == "---\nid: m\nstatus: archived\ntags:\n- a\n- b\ntitle: Notes\n---\n\nBody.\n"
+    assert step.diffs == [("target", "keep-layout:frontmatter")]
+
+
+def test_trailing_blank_lines_and_unterminated_last_line_are_kept(driver, tmp_path):
+    step = both(driver, tmp_path, "---\nid: m\n---\n\nBody.\n\n\n", "archive", label="a")
+    assert step.ours.files[REL].endswith("Body.\n\n\n") and step.pal.files[REL].endswith("Body.\n")
+    step = both(driver, tmp_path, "---\nid: m\n---\n\nBody.", "archive", label="b")
+    assert step.ours.files[REL].endswith("Body.") and step.pal.files[REL].endswith("Body.\n")
+
+
+def test_history_entry_is_not_glued_onto_an_unterminated_line(driver, tmp_path):
+    sibling = "---\ncategory: history\nstatus: archived\n---\n\n- [2031-05-01 10:00] old <!-- fact:m -->"
+    step = both(driver, tmp_path, "---\nid: m\n---\n\nBody.\n", "archive", {"notes/m-history.md": sibling})
+    line = "- [2031-06-01 11:00] Archived: notes/m.md <!-- fact:m -->\n"
+    assert step.ours.files["notes/m-history.md"] == sibling + "\n" + line
+    assert step.pal.files["notes/m-history.md"] == sibling + line
+
+
+def test_strike_across_a_line_break_is_undone_exactly(driver, tmp_path):
+    marker = "[RETRACTED 2031-06-01 r:8057db09]."
+    text = (f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~I love\nZanzibar coffee.~~ {marker}\n")
+    step = both(driver, tmp_path, text, "unretract")
+    assert step.ours.files[REL] == "---\n{}\n---\n\nI love\nZanzibar coffee.\n"
+    assert marker in step.pal.files[REL]  # the package's pattern cannot cross the line break
+
+
+def test_users_own_strike_on_the_line_is_kept(driver, tmp_path):
+    marker = "[RETRACTED 2031-06-01 r:8057db09]."
+    text = f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~old~~ kept. ~~I love Zanzibar coffee.~~ {marker}\n"
+    step = both(driver, tmp_path, text, "unretract")
+    assert step.ours.files[REL].endswith("\n~~old~~ kept. I love Zanzibar coffee.\n")
+    assert step.pal.files[REL].endswith("\nold~~ kept. ~~I love Zanzibar coffee.\n")  # the package's corruption
+
+
+@pytest.mark.parametrize("text, why", [
+    ("\ufeff---\nid: m\n---\n\nBody.\n", "refuse:bom"),
+    ("---\n- a\n- b\n---\n\nBody.\n", "refuse:list-frontmatter"),
+    ("---\nid: m\n\nBody.\n", "refuse:unclosed-frontmatter"),
+])
+def test_malformed_frontmatter_is_refused_where_the_package_reads_it_as_body(driver, tmp_path, text, why):
+    step = both(driver, tmp_path, text, "archive")
+    assert step.ours.reply["refused"] and step.ours.files[REL] == text
+    assert step.pal.reply["status"] == "archived" and step.pal.files[REL].startswith("---\nstatus: archived\n---")
+    assert step.diffs == [("refusal", why)] and why in INTENTIONAL
