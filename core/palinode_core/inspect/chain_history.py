@@ -29,7 +29,7 @@ _HEADER = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
 
 def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
     """(commit, [(path, new blob or zeros)]) oldest first along the first parent."""
-    out = run_git(store.root, "log", "--reverse", "--first-parent", "-m", "--raw", "--no-abbrev", "--no-renames",
+    out = run_git(store.root, "log", "--root", "--reverse", "--first-parent", "-m", "--raw", "--no-abbrev", "--no-renames",
                   "-z", f"--format={_HEADER}", rev, "--")
     commits = []
     for record in out.split(b"\x1e")[1:]:
