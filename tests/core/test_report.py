@@ -60,6 +60,9 @@ def reviewed(tmp_path_factory):
         session.flag(live.path, live.line, live.kind, live.text, NOTES["flag"], request_path="insights/forget-w.md")
         session.flag("people/wilhelmina-fair.md", 11, "archived", "Met Wilhelmina Cragg at the fair",
                      NOTES["flag_target"], request_path="insights/forget-w.md")
+        # an undo from the Undo list (no trailers): Palinode's strike of the weekly plan taken back
+        struck = next(o for o in session.operations() if o.op == "retract" and o.path == "projects/weekly-plan.md")
+        session.apply(session.plan_undo(struck))
         (root / "people/hostile.md").write_text(f"---\ncategory: people\n---\n\n{HOSTILE}\n", encoding="utf-8")
         git(root, "add", "people/hostile.md")
         git(root, "commit", "-qm", "palinode auto-save: people/hostile.md")
@@ -120,6 +123,12 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
     strike = {t["path"]: t for t in poker["targets"]}["projects/weekly-plan.md"]
     assert strike["decision"] == "automatic" and strike["evidence"]["struck"] == ["Fridays are poker nights with friends."]
     assert "[r:5456db7c]" in strike["evidence"]["history_line"]
+    [undo] = poker["undos"]
+    assert undo["kind"] == "undo" and undo["op"] == "unretract" and undo["path"] == "projects/weekly-plan.md"
+    lines = undo["diff"].splitlines()
+    assert any(x.startswith("-") and "~~Fridays are poker nights with friends.~~" in x for x in lines)
+    assert any(x.startswith("+") and "Fridays are poker nights" in x and "~~" not in x for x in lines)
+    assert poker["residue"]["counts"].get("live") == 1 and "struck" not in poker["residue"]["counts"]
     gym = by_path["insights/forget-gym.md"]
     assert gym["state"] == "withdrawn" and {u["kind"] for u in gym["undos"]} == {"withdrawal"}
     assert [u["op"] for u in gym["undos"]] == ["restore", "archive"]
