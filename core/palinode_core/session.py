@@ -14,11 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
+from .errors import ReadOnlyError
 from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
 
 if TYPE_CHECKING:
+    from .inspect.timeline import Point
+    from .storage.snapshot import AsOf
     from .forget.requests import RequestState
     from .forget.resolve import ForgetPlan, Resolution
     from .forget.review import ForgetApplied
@@ -65,6 +68,30 @@ class Session:
                       use_scan_cache=use_scan_cache)
         return cls(store, embedder=embedder, vectors=vectors)
 
+    @classmethod
+    def open_as_of(cls, root: str | os.PathLike[str], *, at: str | None = None,
+                   date: str | None = None) -> Session:
+        """The store as of a commit (``at``) or the last commit at or before a
+        date, read from git objects: read-only, nothing checked out."""
+        from .storage.snapshot import SnapshotStore
+        return cls(SnapshotStore.open(root, at=at, date=date), vectors=False)  # type: ignore[arg-type]
+
+    @property
+    def as_of(self) -> AsOf | None:
+        """Which point of history this session shows, or None for the live store."""
+        return getattr(self.store, "as_of", None)
+
+    def _live_only(self, what: str) -> None:
+        """Refuse work that needs the store as it is now (planning, search, any write)."""
+        if self.as_of is not None:
+            raise ReadOnlyError(f"{what} needs the live store; this session shows it as of {self.as_of.label} "
+                                "(open it without --as-of/--at)")
+
+    def close(self) -> None:
+        closer = getattr(self.store, "close", None)
+        if closer is not None:
+            closer()
+
     # -- the store as last read ---------------------------------------------------
     @property
     def read_only(self) -> bool:
@@ -109,7 +136,7 @@ class Session:
         """Read ``palinode.config.yaml`` again if it changed; True if it did.
         A config that cannot be read raises, and the previous one stays."""
         stamp = _config_stamp(self.store.root)
-        if stamp == self._config_stamp:
+        if self.as_of is not None or stamp == self._config_stamp:  # history's config is fixed
             return False
         config = load_store_config(self.store.root)
         self.store.config = config
@@ -125,6 +152,7 @@ class Session:
     # -- search ----------------------------------------------------------------------
     def search_index(self) -> SearchIndex:
         """The index object (not updated; see ``update_index``)."""
+        self._live_only("search")
         with self._lock:
             if self._index is None:
                 from .search.index import SearchIndex
@@ -153,6 +181,7 @@ class Session:
         return self.store.config.forget
 
     def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+        self._live_only("planning a forget request")
         from .forget import resolve as forget_resolve
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
@@ -169,24 +198,29 @@ class Session:
 
     def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
                      note: str | None = None) -> ForgetApplied:
+        self._live_only("applying a forget request")
         from .forget import review as forget_review
         return forget_review.apply_forget(self.store, fplan, selection, note)
 
     def dismiss(self, request_path: str, note: str) -> str | None:
+        self._live_only("dismissing a request")
         from .forget import review as forget_review
         return forget_review.dismiss(self.store, request_path, note)
 
     def flag(self, path: str, line: int, kind: str, text: str, note: str,
              request_path: str | None = None) -> str | None:
+        self._live_only("flagging a mention")
         from .forget import review as forget_review
         return forget_review.flag(self.store, path, line, kind, text, note, request_path)
 
     # -- single operations and their undo ---------------------------------------------------
     def plan_op(self, op: str, target: str, **kw: Any) -> Plan:
+        self._live_only("planning an operation")
         from .ops import lifecycle
         return lifecycle.plan_op(self.store, op, target, **kw)
 
     def apply(self, plan: Plan) -> Applied:
+        self._live_only("applying a plan")
         from .ops.apply import apply
         return apply(self.store, plan)
 
@@ -195,33 +229,56 @@ class Session:
         return undo_operations.operations(self.store, limit)
 
     def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
+        self._live_only("planning an undo")
         from .undo import operations as undo_operations
         return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
+        self._live_only("planning a withdrawal")
         from .undo import withdraw as undo_withdraw
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)
 
     def apply_withdraw(self, wplan: WithdrawPlan) -> dict[str, Any]:
+        self._live_only("withdrawing a request")
         from .undo import withdraw as undo_withdraw
         return undo_withdraw.apply_withdraw(self.store, wplan)
 
     def interrupted(self) -> list[Interrupted]:
         from .ops import journal
-        return journal.pending(self.store)
+        return journal.pending(self.store) if self.as_of is None else []  # the journal is now, not history
 
     def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
+        self._live_only("recovering interrupted operations")
         from .undo import recover as undo_recover
         return undo_recover.recover(self.store, how)
 
     # -- inspection ----------------------------------------------------------------------------
     def residue(self, pref: str) -> list[Mention]:
         from .inspect import residue as inspect_residue
-        return inspect_residue.residue(pref, self.memories)
+        return inspect_residue.residue(pref, self.memories, inspect_residue.candidates_for(self.store, pref))
 
     def integrity(self) -> list[Problem]:
         from .inspect import integrity as inspect_integrity
-        return inspect_integrity.integrity(self.store, self.memories)
+        return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
+
+    def integrity_history(self) -> dict[str, Any]:
+        """Every strike marker ever written and every commit that broke a chain."""
+        from .inspect import chain_history as inspect_chain_history
+        return inspect_chain_history.chain_history(self.store, self.as_of.commit if self.as_of else "HEAD")
+
+    def timeline(self, ref: str) -> list[Point]:
+        from .inspect import timeline as inspect_timeline
+        return inspect_timeline.timeline(self.store, ref)
+
+    def diff_between(self, ref: str, old: str, new: str) -> dict[str, Any]:
+        from .inspect import timeline as inspect_timeline
+        return inspect_timeline.diff_between(self.store, ref, old, new)
+
+    def report(self, *, request: str | None = None, pref: str | None = None, since: str | None = None,
+               until: str | None = None) -> dict[str, Any]:
+        from .inspect import report as inspect_report
+        return inspect_report.build_report(self.store, self.memories, request=request, pref=pref, since=since,
+                                           until=until)
 
     def trace(self, ref: str) -> Trace:
         from .inspect import trace as inspect_trace

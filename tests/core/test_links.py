@@ -59,7 +59,7 @@ def test_committed_ledger_link_is_refused_and_never_copied(root, outside):
     store = Store(root, clock=Clock())
     with pytest.raises((PalinodeError, OSError)):
         ledger.record(store, {"action": "dismiss", "request": "x.md"})
-    with pytest.raises(PalinodeError, match="symbolic link"):
+    with pytest.raises(PalinodeError, match=r"(symbolic link|through a link)"):
         ledger.read_ledger(store)
     assert _tree(outside) == before
     assert "not-really-a-key" not in git(root, "log", "-p", "--all")

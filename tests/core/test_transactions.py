@@ -131,7 +131,7 @@ def request_consistent(root: Path) -> str:
 def assert_consistent(root: Path) -> None:
     store = Store(root)
     assert journal.pending(store) == []
-    assert [p.to_dict() for p in integrity(store)] == []
+    assert [p.to_dict() for p in integrity(store, store.scan().memories)] == []
     assert temp_leftovers(root) == []
     assert git(root, "status", "--porcelain") == ""  # nothing staged or written is left over
     assert request_consistent(root) == ""
@@ -198,9 +198,9 @@ def test_killed_inside_git_commit(store_root, tmp_path, then, how):
     code = run_worker(store_root, "apply", "never", env={"PATH": f"{bindir}:{os.environ['PATH']}"})
     assert code in (9, -9)
     store = Store(store_root)
-    assert [p.kind for p in integrity(store)] == ["interrupted_forget"]
+    assert [p.kind for p in integrity(store, store.scan().memories)] == ["interrupted_forget"]
     recover.recover(store, how)
-    assert journal.pending(store) == [] and integrity(store) == [] and temp_leftovers(store_root) == []
+    assert journal.pending(store) == [] and integrity(store, store.scan().memories) == [] and temp_leftovers(store_root) == []
     if how == "rollback" or then == "exit 1":
         # the user's staged version is theirs again whenever our change is not in a commit
         if git(store_root, "log", "-1", "--format=%s", "--", "people/ann.md").startswith("initial"):
@@ -250,7 +250,7 @@ def test_kill_at_every_step_of_a_three_target_apply(store_root, step):
     how = "complete" if APPLY_KILL_STEPS.index(step) % 2 == 0 else "rollback"
     assert run_worker(store_root, "apply", step) in (9, -9)
     store = Store(store_root)
-    problems = integrity(store)
+    problems = integrity(store, store.scan().memories)
     assert [p.kind for p in problems] == ["interrupted_forget"], problems
     assert problems[0].path == REQUEST
     recover.recover(store, how)

@@ -9,11 +9,12 @@ import os
 import sys
 
 from ..errors import PalinodeError
-from . import forget_cmds, review_cmds, store_cmds, trust_cmds
+from . import audit_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
+from .args import as_of_args
 from .output import error_line, render
 from .registry import Command
 
-COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds, trust_cmds)
+COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, trust_cmds)
                                 for c in module.COMMANDS}
 
 
@@ -27,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         if spec.takes_store:
             p.add_argument("store", help="the store's root folder")
         spec.configure(p)
+        if spec.as_of:
+            as_of_args(p)
     return parser
 
 
@@ -43,6 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
+    if "raw" in data:  # a rendered report: already inert (every store string escaped)
+        try:
+            sys.stdout.write(data["raw"])
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    point = getattr(args, "as_of_point", None)
+    if point is not None:
+        data = {"as_of": point.to_dict(), **data}
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     try:
         print(render(args.command, data, args.json, colour), flush=True)

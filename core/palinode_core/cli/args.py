@@ -27,7 +27,23 @@ def embedder() -> Embedder:
 
 
 def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
+    at, date = getattr(args, "at", None), getattr(args, "as_of", None)
+    if at is not None or date is not None:
+        session = Session.open_as_of(args.store, at=at, date=date)
+        args.as_of_point = session.as_of  # main() prints which commit was read
+        return session
     return Session.open(args.store, vectors=not lexical, embedder=embedder())
+
+
+def as_of_args(p: argparse.ArgumentParser) -> None:
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="DATE", help="the store as of the last commit at or before DATE "
+                      "(YYYY-MM-DD means the end of that day, UTC; or an ISO 8601 time)")
+    when.add_argument("--at", metavar="REV", help="the store as of a commit (any git revision)")
+
+
+def wants_as_of(args: argparse.Namespace) -> bool:
+    return getattr(args, "at", None) is not None or getattr(args, "as_of", None) is not None
 
 
 def path_arg(p: argparse.ArgumentParser) -> None:

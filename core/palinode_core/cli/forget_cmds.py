@@ -109,7 +109,7 @@ def _dismiss(args: argparse.Namespace) -> dict[str, Any]:
 COMMANDS = (
     Command("index", "build the search index, or bring it up to date with the store", _index, _index_args),
     Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
-    Command("requests", "every forget request in the store and its state", _requests),
+    Command("requests", "every forget request in the store and its state", _requests, as_of=True),
     Command("plan", "what a forget request would do, target by target (writes nothing)", _plan, knob_args),
     Command("apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply,
             _apply_args),

@@ -145,6 +145,19 @@ def _integrity(out: Text, data: dict[str, Any]) -> None:
     out.add("ok" if data["ok"] else out.style("problems found", "warn"))
     out.table(["severity", "kind", "memory", "detail"],
               [[x["severity"], x["kind"].replace("_", " "), p(x["path"]), p(x["detail"])] for x in data["problems"]])
+    history = data.get("history")
+    if history:
+        unsound = [m for m in history["markers"] if not (m["record"] and m["history_line"] and m["retract_commit"])]
+        out.add(f"history: {history['commits_walked']} commits, {len(history['markers'])} strike marker(s) written, "
+                f"{len(unsound)} without record, history line or retract commit; {len(history['open'])} break(s) "
+                f"still open, {len(history['repairs'])} repaired")
+        out.table(["marker", "memory", "commit", "date", "author", "record", "history", "retract"],
+                  [[p(m["rid"]), p(m["path"]), m["commit"][:10], p(m["date"]), p(m["author"]),
+                    *("yes" if m[k] else "NO" for k in ("record", "history_line", "retract_commit"))]
+                   for m in unsound])
+        out.table(["broke", "memory", "commit", "date", "author", "by", "subject"],
+                  [[b["kind"].replace("_", " "), p(b["path"]), b["commit"][:10], p(b["date"]), p(b["author"]),
+                    "hand edit" if b["hand_edit"] else p(b["actor"]), p(b["subject"])] for b in history["open"]])
 
 
 def _plan(out: Text, data: dict[str, Any]) -> None:
@@ -180,6 +193,10 @@ def render(command: str, data: dict[str, Any], as_json: bool, colour: bool = Fal
     if as_json:
         return safe_json(data)
     out = Text(colour)
+    point = data.get("as_of")
+    if isinstance(point, dict) and command in _RENDERERS:  # the generic renderer prints it as a field
+        out.add(out.style(p(f"as of {point['asked']}: commit {point['commit'][:10]} of {point['date']} "
+                            "(history, read-only)"), "warn"))
     _RENDERERS.get(command, _generic)(out, data)
     return out.render()
 

@@ -22,3 +22,4 @@ class Command:
     run: Handler
     configure: Configure = _no_arguments
     takes_store: bool = True
+    as_of: bool = False  # also reads the store as of a commit or a date (--at / --as-of)

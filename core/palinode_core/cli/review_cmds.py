@@ -48,9 +48,20 @@ def _residue(args: argparse.Namespace) -> dict[str, Any]:
     return {"pref": args.pref, "counts": counts, "mentions": [m.to_dict() for m in mentions]}
 
 
+def _integrity_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--history", action="store_true",
+                   help="walk the whole history: every strike marker ever written, every commit that broke a chain")
+
+
 def _integrity(args: argparse.Namespace) -> dict[str, Any]:
-    problems = open_session(args).integrity()
-    return {"ok": not any(p.severity == "error" for p in problems), "problems": [p.to_dict() for p in problems]}
+    session = open_session(args)
+    problems = session.integrity()
+    ok = not any(p.severity == "error" for p in problems)
+    data: dict[str, Any] = {"ok": ok, "problems": [p.to_dict() for p in problems]}
+    if args.history:
+        history = session.integrity_history()
+        data.update(ok=ok and history["ok"], history=history)
+    return data
 
 
 def _trace(args: argparse.Namespace) -> dict[str, Any]:
@@ -62,7 +73,9 @@ COMMANDS = (
             _withdraw_args),
     Command("recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover,
             _recover_args),
-    Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args),
-    Command("integrity", "markers, records and history lines that disagree", _integrity),
-    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg),
+    Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args, as_of=True),
+    Command("integrity", "markers, records and history lines that disagree", _integrity, _integrity_args,
+            as_of=True),
+    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg,
+            as_of=True),
 )

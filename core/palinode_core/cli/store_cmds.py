@@ -10,7 +10,7 @@ from ..session import Session
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..text.history import parse_entries
-from .args import dry_run_arg, open_for_scan, open_session, path_arg, scan_args
+from .args import dry_run_arg, open_for_scan, open_session, path_arg, scan_args, wants_as_of
 from .registry import Command
 
 if TYPE_CHECKING:
@@ -28,6 +28,9 @@ def memory_summary(memory: Memory) -> dict[str, Any]:
 
 
 def _scan(args: argparse.Namespace) -> dict[str, Any]:
+    if wants_as_of(args):
+        scan = open_session(args).rescan()
+        return {**scan.counts(), "errors": [{"path": e.path, "reason": e.reason} for e in scan.errors]}
     session, progress = open_for_scan(args)
     scan = session.rescan((lambda done, total: progress("reading", done, total)) if progress else None)
     return {**scan.counts(), "errors": [{"path": e.path, "reason": e.reason} for e in scan.errors]}
@@ -113,14 +116,14 @@ def _demo_store(args: argparse.Namespace) -> dict[str, Any]:
 
 
 COMMANDS = (
-    Command("scan", "count the store's memories and report files that cannot be read", _scan, scan_args),
-    Command("show", "one memory's metadata and body", _show, path_arg),
+    Command("scan", "count the store's memories and report files that cannot be read", _scan, scan_args, as_of=True),
+    Command("show", "one memory's metadata and body", _show, path_arg, as_of=True),
     Command("archive", "retire a memory whole (status: archived)", _lifecycle("archive"), _archive_args),
     Command("restore", "bring an archived memory back to recall", _lifecycle("restore"), _restore_args),
     Command("retract", "strike the sentences that carry a preference", _lifecycle("retract"), _retract_args),
     Command("unretract", "undo the strikes one preference made in a memory", _lifecycle("unretract"),
             _unretract_args),
-    Command("history", "a memory's history-sibling entries and git commits", _history, path_arg),
+    Command("history", "a memory's history-sibling entries and git commits", _history, path_arg, as_of=True),
     Command("demo-store", "write the deterministic demo store (with real git history) into DIR", _demo_store,
             _demo_args, takes_store=False),
 )

@@ -17,14 +17,15 @@ LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
-    try:  # never through a link: a linked ledger would be read from outside the store
-        data = safeio.read_bytes(LEDGER_REL, store.root)
-    except (FileNotFoundError, IsADirectoryError):
+    text = store.read_text(LEDGER_REL)  # a snapshot store reads it from history
+    if text is None:
         return []
-    except safeio.LinkRefused:
-        raise PalinodeError(f"{LEDGER_REL} or its folder is a symbolic link; it is not followed") from None
+    return parse_ledger(text)
+
+
+def parse_ledger(text: str) -> list[dict[str, Any]]:
     entries = []
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:

@@ -61,7 +61,13 @@ def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = 
                     out.failed.append({"path": cand.path, "reason": str(exc)})
                     break
         fields = {"request": request.path, "pref": request.pref, "rid": request.rid,
-                  "ledger": {"knobs": fplan.to_dict()["knobs"], "rejected": out.rejected,
+                  "ledger": {"knobs": fplan.to_dict()["knobs"], "search_mode": fplan.resolution.mode,
+                             # every target as resolved, so an audit can show route and coverage without re-resolving
+                             "targets": [{"path": c.path, "rank": c.rank, "route": c.route,
+                                          "shared_words": list(c.shared_words),
+                                          "coverage": None if c.coverage is None else round(c.coverage, 4),
+                                          "reason": c.reason} for c in fplan.targets],
+                             "rejected": out.rejected,
                              "deferred": out.deferred, "note": note, "failed": out.failed}}
         txn = begin(store, "forget", fields, [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
                     ledger_entry, fault)
@@ -89,7 +95,8 @@ def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
     approved = [{"path": d["path"], "route": entry["steps"][d["index"]].get("route"), "spans": d.get("spans", []),
                  "commit": d["commit"]} for d in committed(entry)]
     return {"action": "apply", "request": entry["request"], "pref": entry["pref"], "rid": entry["rid"],
-            "knobs": base.get("knobs"), "approved": approved, "rejected": base.get("rejected", []),
+            "knobs": base.get("knobs"), "search_mode": base.get("search_mode"), "targets": base.get("targets", []),
+            "approved": approved, "rejected": base.get("rejected", []),
             "deferred": base.get("deferred", []), "failed": failed, "note": base.get("note"),
             "complete": not failed}
 

@@ -3,7 +3,7 @@ that disagree, dangling links, and operations a crash interrupted."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal, Mapping
 
 from ..ops import journal
 from ..storage.memory import Memory
@@ -27,9 +27,10 @@ class Problem:
         return {"path": self.path, "kind": self.kind, "detail": self.detail, "severity": self.severity}
 
 
-def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[Problem]:
-    memories = memories if memories is not None else store.scan().memories
-    items = journal.pending(store)
+def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool = True) -> list[Problem]:
+    """Every problem in ``memories``; with ``interrupted``, the crash journal's
+    and stray temp files too (a store read from history has neither)."""
+    items = journal.pending(store) if interrupted else []
     problems: list[Problem] = [
         Problem(str(item.entry.get("target") or item.entry.get("request") or item.path.name), f"interrupted_{item.kind}",
                 item.summary + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back
@@ -39,7 +40,7 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
     folders = {AUDIT_DIR, ""} | {rel.rpartition("/")[0] for rel in memories}
     folders |= {f["rel"].rpartition("/")[0] for item in items
                 for entry in [item.entry, *(c for _, c in item.children)] for f in entry.get("files", [])}
-    if not any(item.live for item in items):
+    if interrupted and not any(item.live for item in items):
         problems += [Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
                      for rel in journal.temp_files(store, folders)]
     # an interrupted operation explains its file's other symptoms: report only the cause
@@ -50,32 +51,39 @@ def integrity(store: Store, memories: dict[str, Memory] | None = None) -> list[P
         if memory.superseded_by and memory.superseded_by not in memories:
             problems.append(Problem(rel, "dangling_superseded_by",
                                     f"superseded_by {memory.superseded_by} names no memory", "warning"))
-        if not memory.struck and not memory.retracted_prefs:
-            continue  # nothing struck, nothing recorded: no text to read
-        marker_rids = {m.group(2) for m in MARKER_RE.finditer(memory.body)}
-        anchored = struck_spans(memory.body)
-        records = {retraction_id(p): p for p in memory.retracted_prefs}
-        for rid in sorted(marker_rids - set(records)):
-            problems.append(Problem(rel, "marker_without_record",
-                                    f"[RETRACTED … r:{rid}] markers but no retracted_prefs entry for r:{rid}"))
-        for rid, pref in sorted(records.items()):
-            if rid not in marker_rids:
-                problems.append(Problem(rel, "record_without_markers",
-                                        f'retracted_prefs has "{pref}" (r:{rid}) but no marker carries it', "warning"))
-        if records:
-            text, _ = store.read_optional(history_rel_for(rel))
-            logged = {e.rid for e in parse_entries(text or "")}
-            for rid, pref in sorted(records.items()):
-                if rid not in logged:
-                    problems.append(Problem(rel, "missing_history_line",
-                                            f'no history line records the retraction of "{pref}" (r:{rid})'))
-        unanchored = len(list(MARKER_RE.finditer(memory.body))) - len(anchored)
-        if unanchored > 0:
-            problems.append(Problem(rel, "unanchored_marker",
-                                    f"{unanchored} marker(s) with no struck text before them (hand edit?)"))
-        for span in anchored:
-            if "\n" in span.text:
-                problems.append(Problem(rel, "multiline_strike",
-                                        f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
-                                        "Palinode 0.23's unretract cannot undo it (this tool can)", "warning"))
+        problems += chain_problems(rel, memory, lambda rel=rel: store.read_optional(history_rel_for(rel))[0])
     return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_"))]
+
+
+def chain_problems(rel: str, memory: Memory, history_text: Callable[[], str | None]) -> list[Problem]:
+    """Markers, ``retracted_prefs`` records and history lines of one memory
+    that disagree. ``history_text`` is called only when records need it."""
+    problems: list[Problem] = []
+    if not memory.struck and not memory.retracted_prefs:
+        return problems  # nothing struck, nothing recorded: no text to read
+    marker_rids = {m.group(2) for m in MARKER_RE.finditer(memory.body)}
+    anchored = struck_spans(memory.body)
+    records = {retraction_id(p): p for p in memory.retracted_prefs}
+    for rid in sorted(marker_rids - set(records)):
+        problems.append(Problem(rel, "marker_without_record",
+                                f"[RETRACTED … r:{rid}] markers but no retracted_prefs entry for r:{rid}"))
+    for rid, pref in sorted(records.items()):
+        if rid not in marker_rids:
+            problems.append(Problem(rel, "record_without_markers",
+                                    f'retracted_prefs has "{pref}" (r:{rid}) but no marker carries it', "warning"))
+    if records:
+        logged = {e.rid for e in parse_entries(history_text() or "")}
+        for rid, pref in sorted(records.items()):
+            if rid not in logged:
+                problems.append(Problem(rel, "missing_history_line",
+                                        f'no history line records the retraction of "{pref}" (r:{rid})'))
+    unanchored = len(list(MARKER_RE.finditer(memory.body))) - len(anchored)
+    if unanchored > 0:
+        problems.append(Problem(rel, "unanchored_marker",
+                                f"{unanchored} marker(s) with no struck text before them (hand edit?)"))
+    for span in anchored:
+        if "\n" in span.text:
+            problems.append(Problem(rel, "multiline_strike",
+                                    f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
+                                    "Palinode 0.23's unretract cannot undo it (this tool can)", "warning"))
+    return problems

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
+from ..storage.grep import files_containing
 from ..storage.memory import Memory
+from ..storage.store import Store
 from ..text.markdown import Matcher, find_mentions, struck_spans
 from ..text.words import normalize_pref, retraction_id
 
@@ -24,17 +26,22 @@ class Mention:
         return {"path": self.path, "line": self.line, "kind": self.kind, "reason": self.reason, "text": self.text}
 
 
-def residue(pref: str, memories: Mapping[str, Memory]) -> list[Mention]:
+def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | None = None) -> list[Mention]:
     """Every surviving mention of ``pref``, classified by whether recall would
-    still surface it."""
+    still surface it. ``candidates``, when given, holds every file that could
+    contain one of the pref's words (storage.grep); other files are not read
+    unless struck or read through a link."""
     matcher = Matcher.for_pref(pref)
     rid = retraction_id(pref)
     norm = normalize_pref(pref)
     found: list[Mention] = []
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
-        offset = memory.body_line_offset
         request_pref = memory.forget_pref or memory.palinode_pref
+        if (candidates is not None and rel not in candidates and not memory.struck and not memory.via_link
+                and not request_pref):
+            continue  # none of the pref's words is in the file: nothing can match
+        offset = memory.body_line_offset
         if request_pref and normalize_pref(request_pref) == norm:
             found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
                                  memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
@@ -57,3 +64,9 @@ def residue(pref: str, memories: Mapping[str, Memory]) -> list[Mention]:
             found.append(Mention(rel, struck.line + offset, "struck",
                                  "struck in place: kept in the file, projected out of search", struck.text))
     return found
+
+
+def candidates_for(store: Store, pref: str) -> set[str] | None:
+    """Files that could mention ``pref`` (any of its words, as a substring), or None."""
+    matcher = Matcher.for_pref(pref)
+    return files_containing(store, matcher.pref_words | matcher.entities)

@@ -58,8 +58,17 @@ def load_store_config(root: Path) -> StoreConfig:
     except OSError as exc:
         raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(raw.decode("utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
+    return config_from_text(text, str(path))
+
+
+def config_from_text(text: str, source: str) -> StoreConfig:
+    """The config a ``palinode.config.yaml`` text holds (also one read from history)."""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
         raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
     if not isinstance(data, dict):
         raise PalinodeError(f"{CONFIG_NAME} is not a mapping")
@@ -77,4 +86,4 @@ def load_store_config(root: Path) -> StoreConfig:
         raise PalinodeError(f"{CONFIG_NAME}: consolidation.forget has a bad value ({exc})") from None
     prefix = _section(data, "git").get("commit_prefix", "palinode")
     exclude = _section(data, "search").get("exclude_status", ["archived"])
-    return StoreConfig(knobs, str(prefix), tuple(str(s) for s in exclude or ()), str(path))
+    return StoreConfig(knobs, str(prefix), tuple(str(s) for s in exclude or ()), source)

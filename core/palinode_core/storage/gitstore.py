@@ -300,13 +300,16 @@ class GitStore:
             return ""
         return self.run("status", "--porcelain", "--ignore-submodules=all", "--no-renames", "--", *paths, read=True)
 
-    def log(self, path: str | None = None, limit: int = 200) -> list[Commit]:
-        """Commits touching ``path`` (or all), newest first, with trailers."""
+    def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
+        """Commits touching ``path`` (or all), newest first, with trailers;
+        from ``rev`` back when given (else HEAD)."""
         if self.repo is None:
             return []
         fmt = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
         args = ["log", f"-n{int(limit)}", f"--format={fmt}", "--name-only", "-z", "--no-textconv", "--no-ext-diff",
                 "--no-color", "--no-show-signature", "--no-renames"]
+        if rev:
+            args += ["--end-of-options", rev]  # a revision, never an option
         if path:
             args += ["--", path]
         try:
@@ -333,6 +336,10 @@ class GitStore:
         if path:
             args += ["--", path]
         return self.run(*args, read=True)
+
+    def diff_between(self, old: str, new: str, paths: list[str]) -> str:
+        """What changed in ``paths`` from commit ``old`` to commit ``new``."""
+        return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", *paths)
 
     def head(self) -> str | None:
         try:

@@ -260,5 +260,16 @@ class Store:
             return None, None
         return decode_memory(data), fingerprint(data)
 
+    def read_text(self, rel: str) -> str | None:
+        """A store file's text with undecodable bytes replaced, or None when
+        absent (our own records, which a damaged byte must not make unreadable)."""
+        rel, _ = self.resolve(rel)
+        try:  # never through a link: a linked record would be read from outside the store
+            return safeio.read_bytes(rel, self.root).decode("utf-8", errors="replace")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except safeio.LinkRefused:
+            raise PalinodeError(f"{rel} or a folder above it is a symbolic link; it is not followed") from None
+
     def now(self) -> datetime:
         return self.clock()

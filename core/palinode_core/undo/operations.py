@@ -9,17 +9,15 @@ from typing import Any, Literal, cast
 from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
-from ..storage.paths import SUBJECT_PATH_PATTERN, history_rel_for, parse_subject_path
+from ..ops.subjects import SUBJECT_RE
+from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.words import retraction_id
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
-_P = SUBJECT_PATH_PATTERN  # a plain word, or a JSON-quoted path (spaces, newlines, quotes)
-_SUBJECT_RE = re.compile(
-    rf"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>{_P})"
-    rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$")
+_SUBJECT_RE = SUBJECT_RE  # parsed in ops.subjects, shared with the audit views
 _RETRACT_ENTRY_RE = re.compile(r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
                                r'(?: \u2014 superseded by \S+| \(reason: .*\))?$')
 

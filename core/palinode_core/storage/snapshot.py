@@ -1,0 +1,330 @@
+"""The store as of a commit or a date, read straight from git objects.
+
+Nothing is checked out: the tree comes from ``git ls-tree`` and every blob
+from one long-lived ``git cat-file --batch`` process, so the worktree and the
+index are never touched (``GIT_OPTIONAL_LOCKS=0`` keeps git from refreshing
+the index on its own). A ``SnapshotStore`` offers the reading surface of
+``Store`` (load, scan, read_optional, read_text, git.log up to that commit)
+and refuses every mutation.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..errors import GitError, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
+from ..text.document import parse_document
+from . import paths
+from .config import CONFIG_NAME, StoreConfig, config_from_text
+from .gitstore import Commit, GitStore
+from .memory import Memory, ScanError, ScanResult, Summary
+from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint
+
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+_DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def run_git(root: Path, *args: str) -> bytes:
+    """One read-only git command's stdout, or GitError with git's own last line."""
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                          env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}")
+    return proc.stdout
+
+
+def date_bound(text: str) -> str:
+    """A user's date as the instant ``--before`` needs: a bare day means the
+    end of that day, UTC; a time without a zone is UTC; a zone is kept."""
+    text = text.strip()
+    try:
+        if _DAY_RE.match(text):
+            when = datetime.fromisoformat(text + "T23:59:59").replace(tzinfo=UTC)
+        else:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+    except ValueError:
+        raise PalinodeError(f"cannot read the date {text!r}; use YYYY-MM-DD or an ISO 8601 time") from None
+    return when.isoformat()
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """Which point of history a snapshot shows, and what the user asked for."""
+    commit: str
+    date: str  # the commit's committer date, ISO 8601
+    asked: str  # "--at REV" or "--as-of DATE" as given
+    subject: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.asked} = commit {self.commit[:7]} of {self.date}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "date": self.date, "asked": self.asked, "subject": self.subject}
+
+
+def resolve_point(root: Path, *, at: str | None = None, date: str | None = None) -> AsOf:
+    """The commit ``--at REV`` names, or the last one at or before ``--as-of DATE``."""
+    if (at is None) == (date is None):
+        raise PalinodeError("give exactly one of a revision (--at) or a date (--as-of)")
+    if at is not None:
+        if not at.strip() or at.startswith("-"):
+            raise PalinodeError(f"not a revision: {at!r}")
+        try:
+            sha = run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{at}^{{commit}}")
+        except GitError:
+            raise PalinodeError(f"no commit {at!r} in {root}") from None
+        asked = f"--at {at}"
+    else:
+        bound = date_bound(date or "")
+        try:
+            sha = run_git(root, "rev-list", "-1", f"--before={bound}", "HEAD")
+        except GitError:
+            sha = b""
+        if not sha.strip():
+            raise PalinodeError(f"no commit at or before {bound} in {root}")
+        asked = f"--as-of {date}"
+    commit = sha.decode().strip()
+    out = run_git(root, "show", "-s", "--format=%cI%x1f%s", commit).decode("utf-8", "replace").rstrip("\n")
+    when, _, subject = out.partition("\x1f")
+    return AsOf(commit, when, asked, subject)
+
+
+class GitObjects:
+    """One ``git cat-file --batch`` process for the life of a snapshot: a blob
+    costs a pipe round trip, not a process."""
+
+    def __init__(self, root: Path):
+        self._proc = subprocess.Popen(["git", "-C", str(root), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      env={**os.environ, **GIT_ENV})
+        self._lock = threading.Lock()
+
+    def read(self, name: str) -> bytes | None:
+        """The object's bytes (a sha, or ``REV:path``), or None when missing."""
+        if "\n" in name:
+            return None
+        with self._lock:
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            self._proc.stdin.flush()
+            header = self._proc.stdout.readline()
+            if not header:
+                raise GitError("git cat-file stopped unexpectedly")
+            parts = header.split()
+            if len(parts) != 3:  # "<name> missing" / "ambiguous"
+                return None
+            size = int(parts[2])
+            data = self._proc.stdout.read(size)
+            self._proc.stdout.read(1)  # the newline after the content
+            return data
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def __del__(self) -> None:  # a forgotten snapshot must not leave a process behind
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: str
+    kind: str
+    sha: str
+    size: int
+
+
+def list_tree(root: Path, rev: str) -> dict[str, Entry]:
+    """Every file of ``rev``'s tree (recursive), by store-relative path."""
+    out = run_git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", rev)
+    tree: dict[str, Entry] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, sha, size = meta.split(None, 3)
+        rel = name.decode("utf-8", "replace")
+        tree[rel] = Entry(mode.decode(), kind.decode(), sha.decode(), int(size) if size.strip().isdigit() else 0)
+    return tree
+
+
+def is_memory_path(rel: str) -> bool:
+    """What ``walk.iter_markdown`` would list: ``*.md``, no dot segment, no skipped folder."""
+    return rel.endswith(".md") and not paths.is_skipped(rel) and not any(s.startswith(".") for s in rel.split("/"))
+
+
+def memory_from_bytes(rel: str, data: bytes) -> Memory:
+    """A memory parsed from a blob exactly as a scan parses a file."""
+    if len(data) > MAX_MEMORY_BYTES:
+        raise UnreadableMemory(f"file is {len(data)} bytes, over the {MAX_MEMORY_BYTES}-byte limit for a memory")
+    doc = parse_document(decode_memory(data))
+    return Memory(rel, fingerprint(data), Summary.of(rel, doc), loaded=doc)
+
+
+class SnapshotGit(GitStore):
+    """The repository seen from one commit: logs stop there, nothing commits."""
+
+    def __init__(self, root: Path, as_of: AsOf):
+        super().__init__(root)
+        self.as_of = as_of
+
+    def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
+        return super().log(path, limit, rev=rev or self.as_of.commit)
+
+    def head(self) -> str | None:
+        return self.as_of.commit
+
+    def status(self, paths: list[str]) -> str:
+        return ""
+
+    def preflight(self) -> None:
+        raise ReadOnlyError(refusal(self.as_of))
+
+    def commit(self, paths: list[str], subject: str, trailers: dict[str, str] | None = None,
+               attempts: int = 5) -> str | None:
+        raise ReadOnlyError(refusal(self.as_of))
+
+
+def refusal(as_of: AsOf) -> str:
+    return (f"the store is shown as of {as_of.label}: history cannot be changed; "
+            "open it without --as-of/--at to make changes")
+
+
+class SnapshotStore:
+    """The reading surface of ``Store`` over one commit's tree. Every mutation
+    is refused with a message naming the point in history."""
+
+    read_only = True
+    scan_cache = None
+
+    def __init__(self, root: str | os.PathLike[str], as_of: AsOf, clock: Callable[[], datetime] | None = None):
+        self.root = Path(os.path.realpath(Path(root).expanduser()))
+        self.as_of = as_of
+        self.git = SnapshotGit(self.root, as_of)
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._objects = GitObjects(self.root)
+        self._tree: dict[str, Entry] | None = None
+        self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
+        text = self.read_text(CONFIG_NAME)
+        self.config: StoreConfig = config_from_text(text, f"{CONFIG_NAME} at {as_of.commit[:7]}") \
+            if text is not None else StoreConfig()
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str], *, at: str | None = None, date: str | None = None) -> SnapshotStore:
+        path = Path(root).expanduser()
+        if not path.is_dir():
+            raise PalinodeError(f"no store at {path}: not a directory")
+        if not GitStore(path).available:
+            raise GitError(f"{path} is not a git repository: there is no history to read")
+        return cls(path, resolve_point(path, at=at, date=date))
+
+    def close(self) -> None:
+        self._objects.close()
+
+    # -- the surface Store offers -------------------------------------------------
+    def check_writable(self) -> None:
+        raise ReadOnlyError(refusal(self.as_of))
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def cancel(self) -> None:
+        pass
+
+    @property
+    def tree(self) -> dict[str, Entry]:
+        if self._tree is None:
+            self._tree = list_tree(self.root, self.as_of.commit)
+        return self._tree
+
+    def resolve(self, ref: str) -> tuple[str, Path]:
+        """The same refusals as the live store's (NUL, absolute, ``..``); links are
+        judged by the tree (a link in history is never followed)."""
+        text = os.fspath(ref)
+        if not text or "\x00" in text:
+            raise PathError(f"malformed path {text!r}")
+        if os.path.isabs(text) or text.startswith("~"):
+            raise PathError(f"path must be relative to the store: {text!r}")
+        parts = PurePosixPath(text.replace(os.sep, "/")).parts
+        if ".." in parts:
+            raise PathError(f"path may not contain '..': {text!r}")
+        rel = PurePosixPath(*parts).as_posix()
+        return rel, self.root.joinpath(*parts)
+
+    def _blob(self, rel: str) -> tuple[Entry, bytes]:
+        entry = self.tree.get(rel)
+        if entry is None or entry.kind != "blob":
+            raise MemoryNotFound(f"no memory at {rel} as of {self.as_of.commit[:7]}")
+        if entry.mode == "120000":
+            raise UnreadableMemory("a symlink in history; not followed")
+        if entry.size > MAX_MEMORY_BYTES:
+            raise UnreadableMemory(f"file is {entry.size} bytes, over the {MAX_MEMORY_BYTES}-byte limit for a memory")
+        data = self._objects.read(entry.sha)
+        if data is None:
+            raise UnreadableMemory(f"blob {entry.sha[:7]} is missing from the repository")
+        return entry, data
+
+    def load(self, ref: str) -> Memory:
+        rel, _ = self.resolve(ref)
+        entry = self.tree.get(rel)
+        if entry is not None and (rel, entry.sha) in self._parsed:
+            return self._parsed[(rel, entry.sha)]
+        entry, data = self._blob(rel)
+        memory = memory_from_bytes(rel, data)
+        self._parsed[(rel, entry.sha)] = memory
+        return memory
+
+    def read_optional(self, rel: str) -> tuple[str | None, str | None]:
+        rel, _ = self.resolve(rel)
+        try:
+            _, data = self._blob(rel)
+        except MemoryNotFound:
+            return None, None
+        return decode_memory(data), fingerprint(data)
+
+    def read_text(self, rel: str) -> str | None:
+        """A file's text at this commit, undecodable bytes replaced (our own records)."""
+        rel, _ = self.resolve(rel)
+        try:
+            _, data = self._blob(rel)
+        except (MemoryNotFound, UnreadableMemory):
+            return None
+        return data.decode("utf-8", "replace")
+
+    def scan(self, progress: Callable[[int, int], None] | None = None, *, isolate: bool = False) -> ScanResult:
+        result = ScanResult()
+        listed = sorted(rel for rel in self.tree if is_memory_path(rel))
+        for done, rel in enumerate(listed):
+            if progress is not None and done % 2000 == 0:
+                progress(done, len(listed))
+            if self.tree[rel].kind != "blob":
+                continue  # a submodule is no memory
+            try:
+                memory = self.load(rel)
+            except (UnreadableMemory, MemoryNotFound) as exc:
+                result.errors.append(ScanError(rel, str(exc)))
+                continue
+            (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+        return result
+
+    def refresh(self, previous: ScanResult, changed: set[str] | None = None) -> ScanResult:
+        return previous  # history does not change
