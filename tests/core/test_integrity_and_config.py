@@ -139,7 +139,7 @@ def test_every_problem_kind_has_a_test():
     assert len(found) >= 9
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
-              "multiline_strike"}
+              "multiline_strike", "temp_file"}  # temp_file: tests/core/test_transactions.py
     assert found == tested
 
 

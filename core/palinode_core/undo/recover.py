@@ -39,7 +39,8 @@ def recover(store: Store, how: str) -> list[dict[str, Any]]:
             if item.kind in LEDGERS:
                 results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
                 continue
-            if "files" not in item.entry:
+            able = item.can_complete if how == "complete" else item.can_roll_back
+            if "files" not in item.entry or not able and "committed" not in item.summary:
                 raise PalinodeError(f"cannot {how}: {item.summary}")
             outcome = ops_apply.finish(store, item.entry, how)
             journal.clear(item.path)
