@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from palinode_core.detect import detect_forget_request
+from palinode_core.text.detect import detect_forget_request
 
 # Shapes that make a backtracking regex rescan a run from every start position, and
 # forget tokens that pass the cheap checks and fail late (bare, correction, code...).

@@ -34,6 +34,10 @@ class NotAForgetRequest(PalinodeError):
     """The named memory does not contain a forget request."""
 
 
+class EmbeddingUnavailable(PalinodeError):
+    """Text had to be embedded but the embedding model could not load."""
+
+
 class Cancelled(Exception):
     """Long work (a scan, an index update) stopped because its owner is shutting
     down; nothing half-written is kept. Not a PalinodeError: nobody failed."""

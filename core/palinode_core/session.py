@@ -1,42 +1,38 @@
 """A Session: one store opened for auditing. It holds the store's latest scan,
 its search index, the request states of that scan, and the store's config
 (read again when ``palinode.config.yaml`` changes). The app and the CLI talk
-to a Session; the layers below it never hold state between calls."""
+to a Session; the layers below it never hold state between calls.
+
+Only the storage layer is imported up front: each method imports the layer it
+calls, so a command that only scans (``palinode-audit scan``) never loads
+search, forget, undo or their libraries."""
 from __future__ import annotations
 
 import os
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from .forget import requests as forget_requests
-from .forget import resolve as forget_resolve
-from .forget import review as forget_review
-from .forget.requests import RequestState
-from .forget.resolve import ForgetPlan, Resolution
-from .forget.review import ForgetApplied
-from .forget.selection import Selection, narrow
-from .inspect import integrity as inspect_integrity
-from .inspect import residue as inspect_residue
-from .inspect import trace as inspect_trace
-from .inspect.integrity import Problem
-from .inspect.residue import Mention
-from .inspect.trace import Trace
-from .ops import journal, lifecycle
-from .ops.apply import Applied, apply
-from .ops.journal import Interrupted
-from .ops.plan import Plan
-from .search.embed import Embedder
-from .search.index import SearchIndex
 from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
-from .undo import operations as undo_operations
-from .undo import recover as undo_recover
-from .undo import withdraw as undo_withdraw
-from .undo.operations import Operation
-from .undo.withdraw import WithdrawPlan
+
+if TYPE_CHECKING:
+    from .forget.requests import RequestState
+    from .forget.resolve import ForgetPlan, Resolution
+    from .forget.review import ForgetApplied
+    from .forget.selection import Selection
+    from .inspect.integrity import Problem
+    from .inspect.residue import Mention
+    from .inspect.trace import Trace
+    from .ops.apply import Applied
+    from .ops.journal import Interrupted
+    from .ops.plan import Plan
+    from .search.embed import Embedder
+    from .search.index import SearchIndex
+    from .undo.operations import Operation
+    from .undo.withdraw import WithdrawPlan
 
 Progress = Callable[[str, int, int], None]
 
@@ -131,6 +127,7 @@ class Session:
         """The index object (not updated; see ``update_index``)."""
         with self._lock:
             if self._index is None:
+                from .search.index import SearchIndex
                 self._index = SearchIndex(self.store, self.embedder)
             return self._index
 
@@ -145,6 +142,7 @@ class Session:
     # -- forget requests ------------------------------------------------------------------
     def request_states(self) -> list[RequestState]:
         """Every request's state, computed once per scan."""
+        from .forget import requests as forget_requests
         scan = self.scanned()
         if self._states is None or self._states[0] is not scan:
             self._states = (scan, forget_requests.request_states(self.store, scan.memories))
@@ -155,61 +153,78 @@ class Session:
         return self.store.config.forget
 
     def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+        from .forget import resolve as forget_resolve
         index = index or self.search_index()
         return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
                                           knobs or self.forget_knobs(), lexical=not self.vectors)
 
     def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search."""
+        from .forget import resolve as forget_resolve
         return forget_resolve.route(self.store, resolution, knobs, self.memories)
 
     def narrow(self, plan: Plan, spans: frozenset[int] | None) -> Plan:
+        from .forget.selection import narrow
         return narrow(self.store, plan, spans)
 
     def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
                      note: str | None = None) -> ForgetApplied:
+        from .forget import review as forget_review
         return forget_review.apply_forget(self.store, fplan, selection, note)
 
     def dismiss(self, request_path: str, note: str) -> str | None:
+        from .forget import review as forget_review
         return forget_review.dismiss(self.store, request_path, note)
 
     def flag(self, path: str, line: int, kind: str, text: str, note: str,
              request_path: str | None = None) -> str | None:
+        from .forget import review as forget_review
         return forget_review.flag(self.store, path, line, kind, text, note, request_path)
 
     # -- single operations and their undo ---------------------------------------------------
     def plan_op(self, op: str, target: str, **kw: Any) -> Plan:
+        from .ops import lifecycle
         return lifecycle.plan_op(self.store, op, target, **kw)
 
     def apply(self, plan: Plan) -> Applied:
+        from .ops.apply import apply
         return apply(self.store, plan)
 
     def operations(self, limit: int = 500) -> list[Operation]:
+        from .undo import operations as undo_operations
         return undo_operations.operations(self.store, limit)
 
     def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
+        from .undo import operations as undo_operations
         return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
+        from .undo import withdraw as undo_withdraw
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)
 
     def apply_withdraw(self, wplan: WithdrawPlan) -> dict[str, Any]:
+        from .undo import withdraw as undo_withdraw
         return undo_withdraw.apply_withdraw(self.store, wplan)
 
     def interrupted(self) -> list[Interrupted]:
+        from .ops import journal
         return journal.pending(self.store)
 
     def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
+        from .undo import recover as undo_recover
         return undo_recover.recover(self.store, how)
 
     # -- inspection ----------------------------------------------------------------------------
     def residue(self, pref: str) -> list[Mention]:
+        from .inspect import residue as inspect_residue
         return inspect_residue.residue(pref, self.memories)
 
     def integrity(self) -> list[Problem]:
+        from .inspect import integrity as inspect_integrity
         return inspect_integrity.integrity(self.store, self.memories)
 
     def trace(self, ref: str) -> Trace:
+        from .inspect import trace as inspect_trace
         return inspect_trace.trace(self.store, ref, self.memories)
 
     def load(self, ref: str) -> Memory:

@@ -18,7 +18,7 @@ from palinode_core.storage.store import Store
 
 DATA = ROOT / "tests" / "data" / "bad-inputs"
 EXPECTED: dict[str, dict] = yaml.safe_load((DATA / "expected.yaml").read_text())
-RUNTIME = {"huge-50mb.md": "over the", "symlink-loop.md": "broken or looping symlink",
+RUNTIME = {"huge-50mb.md": "over the", "symlink-loop.md": "a link leads to another link; not followed",
            "symlink-outside.md": "points outside the store", "symlink-dangling.md": "broken or looping symlink",
            "fifo.md": "not a regular file"}
 SECRET = "TOP-SECRET-OUTSIDE-THE-STORE-7f3a"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from palinode_core.detect import detect_forget_request
+from palinode_core.text.detect import detect_forget_request
 
 CASES = yaml.safe_load((Path(__file__).parent / "detection_cases.yaml").read_text(encoding="utf-8"))["cases"]
 

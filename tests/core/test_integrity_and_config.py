@@ -139,8 +139,19 @@ def test_every_problem_kind_has_a_test():
     assert len(found) >= 9
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
-              "multiline_strike", "temp_file"}  # temp_file: tests/core/test_transactions.py
+              "multiline_strike", "temp_file"}
     assert found == tested
+
+
+def test_temp_file_left_by_a_stop_is_reported_and_recover_removes_it(retracted):
+    leftover = retracted / "people/.bob.md.k2j4h1ab.tmp"
+    leftover.write_text("half a write")
+    problems = [(p.path, p.kind) for p in Session(Store(retracted)).integrity()]
+    assert ("people/.bob.md.k2j4h1ab.tmp", "temp_file") in problems
+    results = recover.recover(Store(retracted), "complete")
+    assert not leftover.exists() and any(r.get("kind") == "temp_files" for r in results)
+    assert all(kind != "temp_file" for _path, kind in
+               [(p.path, p.kind) for p in Session(Store(retracted)).integrity()])
 
 
 # -- recovery that cannot repair -----------------------------------------------
@@ -158,8 +169,8 @@ def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
     [problem] = Session(Store(retracted)).integrity()
     assert problem.kind == "interrupted_apply" and "run recover" not in problem.detail
     for how in ("complete", "rollback"):
-        with pytest.raises(PalinodeError, match=f"cannot {how}: archive people/bob.md was interrupted and "
-                                                 "people/bob.md has since been changed by someone else"):
+        with pytest.raises(PalinodeError, match=f"cannot {how} people/bob.md: it was changed by someone else "
+                                                 "since; resolve it by hand"):
             recover.recover(Store(retracted), how)
     # nothing written, nothing committed, the journal kept for the human
     assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
@@ -169,7 +180,7 @@ def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "recover", str(retracted), "--rollback"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.count("\n") == 1 and "resolve by hand" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "resolve it by hand" in proc.stderr
     assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
 
 

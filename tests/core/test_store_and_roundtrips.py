@@ -14,7 +14,7 @@ from helpers import SAMPLE_STORE, Clock, copy_sample_store, fixture_files, git, 
 from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.text.document import parse_document
-from palinode_core.errors import GitError, PathError, ReadOnlyError, StalePlan
+from palinode_core.errors import GitError, PalinodeError, PathError, ReadOnlyError, StalePlan
 from palinode_core.text.markdown import Matcher, find_mentions, marker_for, strike, unstrike
 from palinode_core.storage.store import Store
 
@@ -201,7 +201,7 @@ def test_failed_commit_rolls_back_both_files(small):
             lock.write_text("")
     plan = lifecycle.plan_archive(store, "people/ann.md")
     try:
-        with pytest.raises(GitError, match="git refused the commit"):
+        with pytest.raises(PalinodeError, match=r"not committed: .*main\.lock.*nothing was changed"):
             apply(store, plan, fault=hold_the_branch_lock)
     finally:
         lock.unlink(missing_ok=True)

@@ -9,11 +9,11 @@ import os
 import sys
 
 from ..errors import PalinodeError
-from . import forget_cmds, review_cmds, store_cmds
+from . import forget_cmds, review_cmds, store_cmds, trust_cmds
 from .output import error_line, render
 from .registry import Command
 
-COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds)
+COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds, trust_cmds)
                                 for c in module.COMMANDS}
 
 

@@ -5,16 +5,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Callable
 
 from ..errors import PalinodeError
+from ..search.embed import Embedder
 from ..session import Session
 from ..storage.config import ForgetKnobs
 
 
+def _say_loading() -> None:
+    print("palinode-audit: loading the embedding model: some text has no cached vector (this takes seconds)",
+          file=sys.stderr, flush=True)
+
+
+def embedder() -> Embedder:
+    """The CLI's embedder: it says on stderr when the model has to load, since
+    every text the store holds (chunks, requests' preferences) is normally cached."""
+    return Embedder(on_load=_say_loading)
+
+
 def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
-    return Session.open(args.store, vectors=not lexical)
+    return Session.open(args.store, vectors=not lexical, embedder=embedder())
 
 
 def path_arg(p: argparse.ArgumentParser) -> None:
@@ -37,7 +50,7 @@ def open_for_scan(args: argparse.Namespace, *, lexical: bool = False
     if args.background:
         os.nice(10)
     session = Session.open(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
-                      vectors=not lexical)
+                           vectors=not lexical, embedder=embedder())
 
     def progress(phase: str, done: int, total: int) -> None:
         print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..forget.selection import APPROVE_ALL, Choice
-from ..search.index import SearchIndex
 from ..session import Session
 from .args import knob_args, knobs_from, open_for_scan, open_session, require, scan_args
 from .registry import Command
+
+if TYPE_CHECKING:  # imported where used: `requests` needs neither search nor forget selection
+    from ..forget.selection import Choice
+    from ..search.index import SearchIndex
 
 
 def updated_index(session: Session, lexical: bool) -> SearchIndex:
@@ -36,7 +38,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     stats = index.stats
     return {"files": stats.files, "chunks": stats.chunks, "files_reindexed": stats.files_reindexed,
             "vectors": stats.vectors, "embedded": stats.embedded_this_session, "unreadable": stats.errors,
-            "mode": "hybrid" if index.vectors_ready else "lexical"}
+            "mode": "hybrid" if index.vectors_ready else "lexical", "problem": index.problem}
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
@@ -51,7 +53,8 @@ def _search(args: argparse.Namespace) -> dict[str, Any]:
     index = updated_index(session, args.lexical)
     result = index.search(args.query, limit=args.limit, include_archived=args.include_archived,
                           lexical_only=args.lexical)
-    return {"query": args.query, "mode": result.mode, "notice": result.notice, "hits": [
+    notice = "; ".join(n for n in (index.problem, result.notice) if n) or None
+    return {"query": args.query, "mode": result.mode, "notice": notice, "hits": [
         {"path": h.path, "chunk": h.section, "bm25_rank": h.bm25_rank, "vector_rank": h.vector_rank,
          "arms": h.arms, "score": round(h.score, 4)} for h in result.hits]}
 
@@ -81,6 +84,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
     session, fplan = _planned(args)
     if not args.yes:
         return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
+    from ..forget.selection import APPROVE_ALL
     selection: dict[str, Choice] | None = None
     if args.only:
         selection = {}

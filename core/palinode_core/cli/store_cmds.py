@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..ops.plan import Plan
 from ..session import Session
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..text.history import parse_entries
 from .args import dry_run_arg, open_for_scan, open_session, path_arg, scan_args
 from .registry import Command
+
+if TYPE_CHECKING:
+    from ..ops.plan import Plan
 
 
 def memory_summary(memory: Memory) -> dict[str, Any]:

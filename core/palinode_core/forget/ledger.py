@@ -7,19 +7,24 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import PalinodeError
 from ..ops.apply import commit_files
 from ..ops.lock import writer_lock
+from ..storage import safeio
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
-    path = store.root / LEDGER_REL
-    if not path.is_file():
+    try:  # never through a link: a linked ledger would be read from outside the store
+        data = safeio.read_bytes(LEDGER_REL, store.root)
+    except (FileNotFoundError, IsADirectoryError):
         return []
+    except safeio.LinkRefused:
+        raise PalinodeError(f"{LEDGER_REL} or its folder is a symbolic link; it is not followed") from None
     entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
@@ -40,8 +45,7 @@ def record(store: Store, entry: dict[str, Any], parent: str | None = None,
     store.git.preflight()
     entry = {"at": store.now().isoformat(), **entry}
     with writer_lock(store):
-        path = store.root / LEDGER_REL
-        before = path.read_text(encoding="utf-8") if path.is_file() else None
+        before = store.read_optional(LEDGER_REL)[0]  # refuses a linked ledger or folder
         head = before or ""
         if head and not head.endswith("\n"):
             head += "\n"

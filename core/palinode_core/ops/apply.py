@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan
 from ..storage.store import Store
+from ..storage import safeio
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
@@ -195,7 +196,7 @@ def put_back(store: Store, files: list[dict[str, Any]], index_before: dict[str, 
         current, _ = store.read_optional(f["rel"])
         if current == f["after"] and current != f["before"]:
             if f["before"] is None:
-                Path(path).unlink(missing_ok=True)
+                safeio.unlink(f["rel"], store.root)  # never through a swapped-in folder link
             else:
                 atomic_write(path, f["before"])
         elif current != f["before"]:
@@ -245,13 +246,21 @@ def _last_commit(store: Store, rel: str) -> str | None:
 def restore_history(history_abs: Path, history_before: str | None) -> None:
     """The history sibling as it was: removed if it did not exist."""
     if history_before is None:
-        history_abs.unlink(missing_ok=True)
-    elif not history_abs.exists() or history_abs.read_text(encoding="utf-8") != history_before:
+        safeio.unlink(history_abs)  # never through a swapped-in folder link
+    elif _text_now(history_abs) != history_before:
         atomic_write(history_abs, history_before)
 
 
 def restore_files(target_abs: Path, old_text: str, history_abs: Path, history_before: str | None) -> None:
     """Put a target and its sibling back; skips what was never replaced (a failed atomic write)."""
-    if not target_abs.exists() or target_abs.read_text(encoding="utf-8") != old_text:
+    if _text_now(target_abs) != old_text:
         atomic_write(target_abs, old_text)
     restore_history(history_abs, history_before)
+
+
+def _text_now(path: Path) -> str | None:
+    """The file's text as it is, read without following a link (None when absent)."""
+    try:
+        return safeio.read_bytes(path).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None

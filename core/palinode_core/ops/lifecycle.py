@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import PalinodeError
-from ..storage.paths import history_rel_for
+from ..storage.paths import history_rel_for, subject_path
 from ..storage.store import Memory, Store
 from ..text.history import history_line
 from ..text.markdown import Matcher, Region, find_mentions, marker_for, strike, unstrike
@@ -52,10 +52,10 @@ def plan_archive(store: Store, ref: str, superseded_by: str | None = None, reaso
     actor_tail = f" [actor: {actor}]" if actor else ""
     if superseded_by:
         line_text = f"Superseded by {superseded_by}{_reason_suffix(reason)}{actor_tail}"
-        subject = f"supersede: {memory.rel} -> {superseded_by}"
+        subject = f"supersede: {subject_path(memory.rel)} -> {subject_path(superseded_by)}"
     else:
         line_text = f"Archived: {memory.rel}{_reason_suffix(reason)}{actor_tail}"
-        subject = f"archive: {memory.rel}"
+        subject = f"archive: {subject_path(memory.rel)}"
     if actor:
         subject += f" (actor: {actor})"
     return _with_flags(store, _base(
@@ -83,7 +83,7 @@ def plan_restore(store: Store, ref: str, reason: str | None = None,
         was_tail = "; stale backing: " + ", ".join(e["ref"] for e in stale)
     else:
         was_tail = ""
-    subject = f"restore: {memory.rel}" + (f" <- {successor}" if successor else "")
+    subject = f"restore: {subject_path(memory.rel)}" + (f" <- {subject_path(successor)}" if successor else "")
     changes = [FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()]
     changes += [FieldChange(k, memory.meta.get(k), None) for k in removed]
     return _base(
@@ -125,10 +125,10 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     prefs = [*raw_prefs, norm] if isinstance(raw_prefs, list) else [norm]
     count = len(chosen)
     line_text = f'Retracted {count} mention(s) [r:{rid}]: "{pref}"'
-    subject = f"retract: {memory.rel} ({count} mentions)"
+    subject = f"retract: {subject_path(memory.rel)} ({count} mentions)"
     if superseded_by:
         line_text += f" \u2014 superseded by {superseded_by}"
-        subject += f" <- {superseded_by}"
+        subject += f" <- {subject_path(superseded_by)}"
     return _with_flags(store, _base(
         store, memory, "retract", "would_retract",
         new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
@@ -158,7 +158,7 @@ def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
         history_line=history_line(
             f'Unretracted {count} mention(s) [r:{rid}]: "{pref}"{_reason_suffix(reason)}',
             memory.fact_id, store.now()),
-        commit_subject=_subject(store, f"unretract: {memory.rel} ({count} mentions)"),
+        commit_subject=_subject(store, f"unretract: {subject_path(memory.rel)} ({count} mentions)"),
         trailers=dict(trailers or {}),
         field_changes=(FieldChange("retracted_prefs", raw, remaining or None),),
         pref=pref, rid=rid, mentions=count, reason=reason)

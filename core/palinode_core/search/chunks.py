@@ -14,6 +14,11 @@ CHUNK_LIMIT = 2000
 _SECTION_RE = re.compile(r"^(#{2,3})\s+(.*)$", re.MULTILINE)
 
 
+def text_hash(text: str) -> str:
+    """The vector cache's key for a text (search.vectors): SHA-256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _slugify(text: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return slug or "section"
@@ -28,7 +33,7 @@ class Chunk:
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return text_hash(self.text)
 
 
 def chunk_memory(memory: Memory) -> list[Chunk]:

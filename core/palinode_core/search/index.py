@@ -2,32 +2,42 @@
 reciprocal rank fusion (k=60, equal weights), as Palinode ranks (spec §7).
 
 The index lives in a per-store cache directory outside the store. The BM25
-index updates per changed file; vectors are cached by chunk content hash, so
-reopening a store re-embeds only chunks whose text changed.
+index updates per changed file; vectors are cached by text hash
+(``search.vectors``: chunks, forget requests' preferences, queries), so
+reopening a store re-embeds only chunks whose text changed, and a search for
+text already embedded (a request's preference) never loads the model.
+numpy and whoosh are imported only when the index is used.
 """
 from __future__ import annotations
 
-import hashlib
+import operator
 import re
 import shutil
 import sqlite3
 import threading
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
-import numpy as np
-
-from ..errors import Cancelled, PalinodeError
+from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
+from . import damage
 from .chunks import Chunk, chunk_memory
-from .embed import Embedder
+from .embed import DIM, Embedder
+from .vectors import VectorCache
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SearchMode = Literal["hybrid", "lexical"]
 RRF_K = 60
+# Below this many vectors, dot products in plain Python (double precision, ~13 ms
+# per 1,000) cost less than importing numpy (~80 ms): a small store's plan needs no numpy.
+NUMPY_ABOVE = 4096
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -72,26 +82,64 @@ class SearchIndex:
         self.cache_dir = cache_dir or store.cache_dir
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.cache_dir / "index.sqlite3", check_same_thread=False)
+        self._cancel = threading.Event()
+        self._prefs: list[str] = []  # forget requests' preferences seen by the last update
+        self.problem: str | None = None  # one line when a damaged index was discarded and rebuilt
+        try:
+            self._open()
+        except Exception as exc:  # anything unreadable in a cache means: start over
+            if not damage.is_damage(exc):
+                raise
+            self._discard(exc)
+        self._matrix: np.ndarray | list[array] | None = None
+        self._matrix_rows: list[tuple[str, str, str, str, str]] = []
+        self.vectors_ready = False
+        self.stats = IndexStats()
+        self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
+
+    def cancel(self) -> None:
+        """Stop an update running in another thread at its next document or batch."""
+        self._cancel.set()
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(self.cache_dir / damage.INDEX_DB, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
             "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
             " status TEXT, hash TEXT, text TEXT);"
             "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
-            "CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB);"
         )
+        self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel)
         self._ix = self._open_whoosh()
-        self._matrix: np.ndarray | None = None
-        self._matrix_rows: list[tuple[str, str, str, str, str]] = []
-        self.vectors_ready = False
-        self.stats = IndexStats()
-        self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
-        self._cancel = threading.Event()
+        self._ix.doc_count_all()  # reads the table of contents: a damaged one fails here, not mid-search
 
-    def cancel(self) -> None:
-        """Stop an update running in another thread at its next document or batch."""
-        self._cancel.set()
+    def _discard(self, exc: BaseException) -> None:
+        """Throw the damaged index away and open an empty one (the next update refills it)."""
+        self.problem = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
+        for closing in (getattr(self, "_db", None), getattr(self, "_ix", None)):
+            try:
+                if closing is not None:
+                    closing.close()
+            except Exception:  # it is being thrown away
+                pass
+        damage.discard(self.cache_dir)
+        self._known = None
+        self._matrix = None
+        self._open()
+
+    def _guarded(self, work: Callable[[], Any], refill: Callable[[], Any] | None = None) -> Any:
+        """Run ``work``; on damage, discard the index, ``refill`` it, run ``work`` once more."""
+        try:
+            return work()
+        except Exception as exc:
+            if not damage.is_damage(exc):
+                raise
+            with self._lock:
+                self._discard(exc)
+            if refill is not None:
+                refill()
+            return work()
 
     # -- lexical -------------------------------------------------------------
     def _open_whoosh(self):
@@ -121,6 +169,10 @@ class SearchIndex:
 
     def update_lexical(self, progress: Progress | None = None,
                        memories: dict[str, Memory] | None = None, *, isolate: bool = False) -> None:
+        self._guarded(lambda: self._update_lexical(progress, memories, isolate))
+
+    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None,
+                        isolate: bool) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
         compete with the caller's threads (an app's UI) for the GIL and CPU."""
@@ -128,6 +180,8 @@ class SearchIndex:
             scan = self.store.scan()
             memories = scan.memories
             self.stats.errors = [f"{e.path}: {e.reason}" for e in scan.errors]
+        # a request's preference is the query its plan searches: embed it with the chunks
+        self._prefs = sorted({m.forget_pref for m in memories.values() if m.forget_pref})
         with self._lock:
             changed = self._changed(memories)
         if isolate and len(changed) > ISOLATE_ABOVE:
@@ -220,32 +274,27 @@ class SearchIndex:
         return indexed
 
     # -- vectors -------------------------------------------------------------
-    def update_vectors(self, progress: Progress | None = None, limit: int | None = None) -> bool:
-        """Embed every chunk whose text has no cached vector (at most ``limit``,
-        for a budgeted benchmark). False (with ``embedder.error`` set) when the
-        model cannot load."""
-        missing = self.missing_vectors(limit)
-        if missing and not self.embedder.load():
+    def update_vectors(self, progress: Progress | None = None, limit: int | None = None,
+                       texts: Sequence[str] = ()) -> bool:
+        """Embed every chunk, forget request's preference and extra ``texts``
+        with no cached vector (at most ``limit`` chunks, for a budgeted
+        benchmark). The model loads only if something is missing. False (with
+        ``embedder.error`` set) when it cannot load."""
+        return bool(self._guarded(lambda: self._update_vectors(progress, limit, texts),
+                                  lambda: self.update_lexical(progress)))
+
+    def _update_vectors(self, progress: Progress | None, limit: int | None, texts: Sequence[str]) -> bool:
+        missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
+        try:
+            embedded = self._vectors.embed_pairs(missing, progress)
+        except EmbeddingUnavailable:
             self.vectors_ready = False
             return False
-        # large encode calls let the model sort by length and pad less
-        batch = 256
-        for start in range(0, len(missing), batch):
-            if self._cancel.is_set():
-                raise Cancelled()
-            part = missing[start:start + batch]
-            vecs = self.embedder.encode([text for _, text in part])
-            with self._lock:
-                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?)",
-                                     [(h, v.tobytes()) for (h, _), v in zip(part, vecs)])
-                self._db.commit()
-            self.stats.embedded_this_session += len(part)
-            if progress:
-                progress("vectors", min(start + batch, len(missing)), len(missing))
+        self.stats.embedded_this_session += embedded
         with self._lock:
             self._matrix = None
-            self.stats.vectors = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
-        self.vectors_ready = self.embedder.ready or not missing
+            self.stats.vectors = self._vectors.count()
+        self.vectors_ready = True
         return True
 
     def missing_vectors(self, limit: int | None = None) -> list[tuple[str, str]]:
@@ -253,18 +302,41 @@ class SearchIndex:
         with self._lock:
             return self._db.execute(
                 "SELECT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
-                " WHERE v.hash IS NULL GROUP BY c.hash ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
-                + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
+                " WHERE v.hash IS NULL OR length(v.vec) != ? GROUP BY c.hash"
+                " ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
+                + (" LIMIT ?" if limit else ""), (DIM * 4, limit) if limit else (DIM * 4,)).fetchall()
 
-    def _vector_table(self) -> tuple[np.ndarray, list[tuple[str, str, str, str, str]]]:
+    # the vector cache's API (search.vectors), for any text
+    def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """Cached vectors of ``texts`` and the indices of those with none (zero rows); never loads the model."""
+        return self._vectors.vectors_for(texts)
+
+    def embed_missing(self, texts: Sequence[str], progress: Progress | None = None) -> int:
+        """Embed and cache the texts with no vector; how many were embedded.
+        EmbeddingUnavailable if the model cannot load."""
+        return self._vectors.embed_missing(texts, progress)
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts``, embedding (and caching) those not cached yet."""
+        return self._vectors.vectors(texts)
+
+    def _vector_table(self) -> tuple[np.ndarray | list[array], list[tuple[str, str, str, str, str]]]:
         with self._lock:
             if self._matrix is None:
+                damaged = self._db.execute("SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?",
+                                           (DIM * 4,)).fetchone()[0]
+                if damaged:  # a cache miss, never used: the next update embeds those texts again
+                    self.problem = "vector cache had damaged rows; they are ignored and will be embedded again"
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
-                    " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id").fetchall()
+                    " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",
+                    (DIM * 4,)).fetchall()
                 self._matrix_rows = [r[:5] for r in rows]
-                self._matrix = (np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                                if rows else np.zeros((0, 384), dtype=np.float32))
+                if len(rows) <= NUMPY_ABOVE:
+                    self._matrix = [array("f", r[5]) for r in rows]
+                else:
+                    import numpy as np
+                    self._matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
             return self._matrix, self._matrix_rows
 
     # -- query ---------------------------------------------------------------
@@ -273,7 +345,7 @@ class SearchIndex:
         """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
         excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
         pool = max(limit * 2 * 3, 20)
-        bm25 = self._bm25(query, pool, excluded, fts_floor)
+        bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
         vector: list[tuple[str, str, str, str, str]] = []
         mode = "lexical"
@@ -282,8 +354,11 @@ class SearchIndex:
         elif not self.vectors_ready:
             notice = self.embedder.error or "vectors are still being built; results are lexical for now"
         else:
-            vector = self._vector(query, pool, excluded)
-            mode = "hybrid"
+            try:
+                vector = self._vector(query, pool, excluded)
+                mode = "hybrid"
+            except EmbeddingUnavailable as exc:
+                notice = str(exc)
         scores: dict[str, float] = {}
         info: dict[str, tuple[str, str, str, str]] = {}
         ranks: dict[str, list[int | None]] = {}
@@ -339,9 +414,14 @@ class SearchIndex:
         matrix, rows = self._vector_table()
         if not len(rows):
             return []
-        qvec = self.embedder.encode([query])[0]
-        sims = matrix @ qvec
-        order = np.argsort(-sims, kind="stable")
+        qvec = self._vectors.blob(query)  # cached unless never embedded (a typed query)
+        if isinstance(matrix, list):
+            q = array("f", qvec)
+            sims = [sum(map(operator.mul, row, q)) for row in matrix]
+            order: Sequence[int] = sorted(range(len(sims)), key=lambda i: -sims[i])  # stable, as below
+        else:
+            import numpy as np
+            order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable")
         picked = []
         for i in order:
             if rows[i][3] in excluded:

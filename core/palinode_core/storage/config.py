@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from ..errors import PalinodeError
+from . import safeio
 
 CONFIG_NAME = "palinode.config.yaml"
 
@@ -43,10 +44,21 @@ def _section(data: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 def load_store_config(root: Path) -> StoreConfig:
     path = root / CONFIG_NAME
-    if not path.is_file():
-        return StoreConfig()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # never through a link: a linked config would be read from outside the store
+        raw = safeio.read_bytes(CONFIG_NAME, root, 1024 * 1024)
+    except FileNotFoundError:
+        return StoreConfig()
+    except safeio.LinkRefused:
+        raise PalinodeError(f"{CONFIG_NAME} is a symbolic link; it is not followed (replace it with a file)") from None
+    except IsADirectoryError:
+        return StoreConfig()
+    except ValueError:
+        raise PalinodeError(f"{CONFIG_NAME} is over 1 MB; not read") from None
+    except OSError as exc:
+        raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
     if not isinstance(data, dict):

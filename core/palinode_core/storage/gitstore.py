@@ -1,28 +1,89 @@
-"""Git through the git command (via GitPython's ``repo.git``), never the index
-API, which is ~10x slower. One pathspec commit per mutation, so the user's
-other staged and unstaged work is left exactly as it was (spec §6)."""
+"""Git through one runner: every command we run on a store goes through
+``GitStore.run``, a plain ``git`` subprocess (no GitPython) that
+
+* names the repository explicitly (``GIT_DIR``/``GIT_WORK_TREE``), so nothing
+  is discovered from a parent folder or redirected by ``core.worktree``;
+* reads every path as a literal (``GIT_LITERAL_PATHSPECS=1`` and ``--``), so a
+  file named ``:!x.md`` or ``*.md`` is that file and nothing else;
+* runs nothing the store's own git setup names (hooks, ``core.fsmonitor``,
+  filter/textconv/diff/merge drivers, signing programs, pagers, editors)
+  unless the person trusts this store (see trust.py);
+* in reads, takes no optional lock and never refreshes the index.
+
+One pathspec commit per mutation, so the user's other staged and unstaged
+work is left exactly as it was (spec §6)."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import git
-
 from ..errors import GitError
+from . import safeio
+from . import trust as trust_mod
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 _FIELD_SEP = "\x1f"
 _RECORD_SEP = "\x1e"
+_SHA_RE = re.compile(r"[0-9a-f]{4,64}")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+# Variables that would point git somewhere other than this store, or run a program.
+_SCRUBBED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_EXTERNAL_DIFF",
+                 "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH",
+                 "GIT_SSH_COMMAND", "GIT_CONFIG", "GIT_TRACE", "GIT_ATTR_SOURCE", "GIT_QUARANTINE_PATH")
+
+
+class GitCommandFailed(GitError):
+    """A git command exited non-zero; ``stderr``/``stdout`` hold its words."""
+
+    def __init__(self, args: list[str], status: int, stdout: str, stderr: str):
+        super().__init__(f"git {args[0] if args else ''} failed: {git_complaint(stderr + stdout) or f'exit {status}'}")
+        self.args_run, self.status, self.stdout, self.stderr = args, status, stdout, stderr
+
+
+def git_complaint(text: str) -> str:
+    """git's own sentence about what went wrong: the last ``fatal:``/``error:``
+    line (not a trailing hint), whole, with control characters made visible."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    chosen = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
+    return escape_control(chosen[-1]) if chosen else ""
 
 
 def _repo_lock(root: str) -> threading.Lock:
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(root, threading.Lock())
+
+
+def find_git_dir(root: Path) -> Path | None:
+    """The store's own git directory (``.git`` or the folder a ``.git`` file
+    names), read without running git; None when the root has none."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return Path(os.path.realpath(dot))
+    if dot.is_file():
+        try:
+            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if text.startswith("gitdir:"):
+            target = Path(text[len("gitdir:"):].strip())
+            target = Path(os.path.realpath(target if target.is_absolute() else root / target))
+            return target if target.is_dir() else None
+    return None
+
+
+@dataclass(frozen=True)
+class _Repo:
+    """What callers used of GitPython's Repo: where the git directory is."""
+    git_dir: str
+    working_tree_dir: str
 
 
 @dataclass(frozen=True)
@@ -48,35 +109,104 @@ def _parse_trailers(body: str) -> dict[str, str]:
     return trailers
 
 
+def escape_control(text: str) -> str:
+    """Control characters (a newline above all) as visible escapes, so a file
+    name can never start a new line in a commit message."""
+    return _CONTROL_RE.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"),
+                           text)
+
+
+def commit_message(subject: str, trailers: dict[str, str] | None) -> str:
+    """One subject line and ``Key: value`` trailers, none able to forge another."""
+    message = escape_control(subject)
+    lines = []
+    for key, value in (trailers or {}).items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", key):
+            raise GitError(f"refusing a commit trailer named {escape_control(key)!r}")
+        lines.append(f"{key}: {escape_control(str(value))}")
+    return message + ("\n\n" + "\n".join(lines) if lines else "")
+
+
 class GitStore:
     """The store's git repository, or a clear refusal when there is none."""
 
-    def __init__(self, root: Path, on_command: Callable[[str], None] | None = None):
+    def __init__(self, root: Path, on_command: Callable[[str], None] | None = None, *, read_only: bool = False):
         self.root = Path(os.path.realpath(root))
         self.on_command = on_command
+        self.read_only = read_only
         self._identity_ok = False  # checked once per store: it does not change mid-session
-        try:
-            self.repo: git.Repo | None = git.Repo(self.root, search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            self.repo = None
+        git_dir = find_git_dir(self.root)
+        self.git_dir: Path | None = git_dir
+        self.repo: _Repo | None = _Repo(str(git_dir), str(self.root)) if git_dir else None
+        self._profile = trust_mod.ProfileCache(self.root, git_dir, self._run_plain) if git_dir else None
 
     @property
     def available(self) -> bool:
         return self.repo is not None
 
-    def _git(self, *args: str) -> str:
-        if self.repo is None:
+    # -- the one runner -------------------------------------------------------------
+    def _env(self, overrides: list[tuple[str, str]], read: bool) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+        env.update(GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.root), GIT_LITERAL_PATHSPECS="1",
+                   GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", PAGER="cat", GIT_EDITOR=":",
+                   GIT_SEQUENCE_EDITOR=":")
+        env.pop("GIT_GLOB_PATHSPECS", None)
+        env.pop("GIT_NOGLOB_PATHSPECS", None)
+        env.pop("GIT_ICASE_PATHSPECS", None)
+        if read or self.read_only:
+            env["GIT_OPTIONAL_LOCKS"] = "0"
+        # overrides travel as GIT_CONFIG_KEY_n (not ``-c``, which splits a key with '=' in it)
+        try:
+            count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+        except ValueError:
+            count = 0
+        for key, value in overrides:
+            env[f"GIT_CONFIG_KEY_{count}"] = key
+            env[f"GIT_CONFIG_VALUE_{count}"] = value
+            count += 1
+        env["GIT_CONFIG_COUNT"] = str(count)
+        return env
+
+    def _run_plain(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
+        """A git command that runs no hook, filter or program by its nature
+        (``git config -l``), used to read the setup itself."""
+        return subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env([], True),
+                              capture_output=True, stdin=subprocess.DEVNULL)
+
+    def run(self, *args: str, read: bool = False) -> str:
+        """Run ``git args`` on this store through the neutralising runner and
+        return its stdout; raises ``GitCommandFailed``. ``read``: a command
+        that must not write (no optional locks, no fsmonitor)."""
+        if self.repo is None or self._profile is None:
             raise GitError(f"{self.root} is not a git repository; run `git init` there first")
         if self.on_command:
             self.on_command("git " + " ".join(args))
-        return self.repo.git.execute(["git", *args], env={"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-                                     strip_newline_in_stdout=False)
+        overrides = self._profile.overrides(read_only=read or self.read_only)
+        proc = subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env(overrides, read),
+                              capture_output=True, stdin=subprocess.DEVNULL)
+        stdout = proc.stdout.decode("utf-8", "surrogateescape")
+        if proc.returncode != 0:
+            raise GitCommandFailed(list(args), proc.returncode, stdout,
+                                   proc.stderr.decode("utf-8", "replace"))
+        return stdout
 
+    _git = run  # the name other modules used before the runner had a public one
+
+    # -- trust --------------------------------------------------------------------
+    @property
+    def trusted(self) -> bool:
+        return self._profile is not None and self._profile.current().trusted
+
+    def setup(self) -> trust_mod.Profile | None:
+        """What the store's own git config and hooks would run, and whether trusted."""
+        return self._profile.current() if self._profile is not None else None
+
+    # -- writes -------------------------------------------------------------------
     def preflight(self) -> None:
         """Refuse before anything is written when a commit could not be made safely."""
-        if self.repo is None:
+        if self.repo is None or self.git_dir is None:
             raise GitError(f"{self.root} is not a git repository; run `git init` there first")
-        git_dir = Path(self.repo.git_dir)
+        git_dir = self.git_dir
         if not os.access(self.root, os.W_OK) or not os.access(git_dir, os.W_OK):
             raise GitError(f"{self.root} is read-only; nothing can be written")
         for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
@@ -85,16 +215,17 @@ class GitStore:
             if (git_dir / marker).exists():
                 raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
         # .git/HEAD names a branch unless detached; reading it saves a git process per apply
-        try:
-            attached = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").startswith("ref: ")
-        except OSError:
+        try:  # never blocks on a FIFO or follows a link planted as HEAD
+            attached = safeio.read_bytes(git_dir / "HEAD", max_bytes=4096).startswith(b"ref: ")
+        except (OSError, ValueError):
             attached = False
         if not attached:
             raise GitError("HEAD is detached; check out a branch before changing the store")
+        self._refuse_untrusted_signing()
         if not self._identity_ok:
             try:
-                self._git("var", "GIT_COMMITTER_IDENT")
-            except git.GitCommandError as exc:
+                self.run("var", "GIT_COMMITTER_IDENT", read=True)
+            except GitCommandFailed as exc:
                 raise GitError(self._explain(exc, "no git identity is configured; set user.name and user.email")) from None
             self._identity_ok = True
         lock = git_dir / "index.lock"
@@ -106,97 +237,115 @@ class GitStore:
             raise GitError("another git process holds .git/index.lock; try again when it has finished "
                            "(remove the lock only if no git command is running)")
 
-    def _explain(self, exc: git.GitCommandError, default: str) -> str:
+    def _refuse_untrusted_signing(self) -> None:
+        if self._profile is None:
+            return
+        setting = self._profile.current().signing_refusal
+        if setting:
+            raise GitError(f"this store's git config sets {setting}, which would run a signing program; "
+                           f"nothing was changed (if you trust this store: palinode-audit trust {self.root})")
+
+    def _refuse_untrusted_filters(self, paths: list[str]) -> None:
+        """A clean filter the store's own config defines (git-crypt, say) is not
+        run untrusted, and committing around it could store what it would have
+        transformed: refuse, naming the setting."""
+        profile = self._profile.current() if self._profile is not None else None
+        if profile is None or profile.trusted or not profile.local_filters:
+            return
+        fields = self.run("check-attr", "-z", "filter", "--", *paths, read=True).split("\0")
+        for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+            if value in profile.local_filters:
+                raise GitError(f"this store's git config runs filter.{value}.clean on {escape_control(path)}, "
+                               f"which is not run for an untrusted store; nothing was committed "
+                               f"(if you trust this store: palinode-audit trust {self.root})")
+
+    def _explain(self, exc: GitCommandFailed, default: str) -> str:
         """git's own complaint when it has one that matters, else ``default``."""
-        text = str(exc.stderr or "")
-        if "dubious ownership" in text:
+        if "dubious ownership" in exc.stderr:
             return f"git refuses {self.root}: it is owned by another user (see git's safe.directory)"
         return default
 
     def commit(self, paths: list[str], subject: str, trailers: dict[str, str] | None = None,
                attempts: int = 5) -> str | None:
-        """Stage exactly ``paths`` and commit them alone. Returns the new sha, or
-        None when there was nothing to commit. Retries while another process
-        holds ``index.lock``."""
-        message = subject
-        if trailers:
-            message += "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
+        """Stage exactly ``paths`` (literal names) and commit them alone. Returns
+        the new sha, or None when there was nothing to commit. Retries while
+        another process holds ``index.lock``."""
+        message = commit_message(subject, trailers)
+        self._refuse_untrusted_signing()
+        self._refuse_untrusted_filters(paths)
+        hooks = [] if self.trusted else ["--no-verify"]
         with _repo_lock(str(self.root)):
-            staged = self._git("ls-files", "-s", "--", *paths)  # to put the index back if the commit fails
             delay = 0.1
             for attempt in range(attempts):
                 try:
-                    self._git("add", "--", *paths)
-                    self._git("commit", "--no-verify", "-q", "-m", message, "--", *paths)
-                    return self._git("rev-parse", "HEAD").strip()
-                except git.GitCommandError as exc:
-                    text = f"{exc.stderr or ''}{exc.stdout or ''}"
+                    self.run("add", "--", *paths)
+                    self.run("commit", "-q", *hooks, "--cleanup=verbatim", "-m", message, "--", *paths)
+                    return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip()
+                except GitCommandFailed as exc:
+                    text = f"{exc.stderr}{exc.stdout}"
                     if ".lock" in text and attempt < attempts - 1:
                         time.sleep(delay)
                         delay = min(delay * 2, 1.0)
                         continue
                     if "nothing to commit" in text or "nothing added" in text:
                         return None
-                    self._restore_index(paths, staged)
-                    raise GitError(f"git refused the commit: {text.strip().splitlines()[-1] if text.strip() else exc}") from None
+                    raise GitError(f"git refused the commit: {git_complaint(text) or exc}") from None
         return None  # pragma: no cover
 
-    def _restore_index(self, paths: list[str], staged: str) -> None:
-        """The index entries of ``paths`` as ``ls-files -s`` saw them before a failed
-        commit's ``git add``: the caller puts the files back, this the staging area."""
-        try:
-            self._git("update-index", "--force-remove", "--", *paths)
-            for line in staged.splitlines():
-                info, _, path = line.partition("\t")
-                mode, sha, _stage = info.split()
-                self._git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
-        except git.GitCommandError:
-            pass  # best effort: the files themselves are restored by the caller either way
-
+    # -- reads --------------------------------------------------------------------
     def status(self, paths: list[str]) -> str:
-        """``git status --porcelain`` for these paths: empty when committed as is."""
-        return self._git("status", "--porcelain", "--", *paths) if self.repo is not None else ""
+        """``git status --porcelain`` for these paths: empty when committed as is.
+        Never refreshes or writes the index."""
+        if self.repo is None:
+            return ""
+        return self.run("status", "--porcelain", "--ignore-submodules=all", "--no-renames", "--", *paths, read=True)
 
     def log(self, path: str | None = None, limit: int = 200) -> list[Commit]:
         """Commits touching ``path`` (or all), newest first, with trailers."""
         if self.repo is None:
             return []
         fmt = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
-        args = ["log", f"-n{limit}", f"--format={fmt}", "--name-only"]
+        args = ["log", f"-n{int(limit)}", f"--format={fmt}", "--name-only", "-z", "--no-textconv", "--no-ext-diff",
+                "--no-color", "--no-show-signature", "--no-renames"]
         if path:
             args += ["--", path]
         try:
-            out = self._git(*args)
-        except git.GitCommandError:
+            out = self.run(*args, read=True)
+        except GitCommandFailed:
             return []  # an empty repository has no HEAD yet
         commits = []
         for record in out.split(_RECORD_SEP):
             parts = record.split(_FIELD_SEP)
             if len(parts) < 6:
                 continue
-            sha, subject, author, date, trailer_text, files = parts[:6]
-            commits.append(Commit(sha.strip(), subject, author, date, _parse_trailers(trailer_text),
-                                  tuple(f for f in files.splitlines() if f.strip())))
+            sha, subject, author, date, trailer_text = parts[:5]
+            files = _FIELD_SEP.join(parts[5:]).lstrip("\0")
+            files = files[1:] if files.startswith("\n") else files
+            commits.append(Commit(sha.strip("\0\n"), subject, author, date, _parse_trailers(trailer_text),
+                                  tuple(f for f in files.split("\0") if f)))
         return commits
 
     def diff(self, sha: str, path: str | None = None) -> str:
-        args = ["show", "--format=", "--no-color", "--no-ext-diff", sha]
+        """One commit's patch, as git shows it, with no textconv or external diff."""
+        if not _SHA_RE.fullmatch(sha or ""):
+            raise GitError(f"not a commit id: {escape_control(str(sha))!r}")
+        args = ["show", "--format=", "--no-color", "--no-ext-diff", "--no-textconv", "--no-show-signature", sha]
         if path:
             args += ["--", path]
-        return self._git(*args)
+        return self.run(*args, read=True)
 
     def head(self) -> str | None:
         try:
-            return self._git("rev-parse", "HEAD").strip()
-        except (git.GitCommandError, GitError):
+            return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
+        except GitError:
             return None
 
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
         """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
         try:
-            out = self._git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths)
-        except git.GitCommandError as exc:
+            out = self.run("ls-files", "-s", "-z", "--", *paths, read=True)
+        except GitCommandFailed as exc:
             raise GitError(f"git could not read its index: {str(exc.stderr or exc).strip()}") from None
         entries: dict[str, list[str]] = {}
         for record in out.split("\0"):
@@ -212,7 +361,7 @@ class GitStore:
                 self._git("update-index", "--force-remove", "--", path)
             else:
                 self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
-        except git.GitCommandError as exc:
+        except GitCommandFailed as exc:
             busy = "index.lock" in str(exc.stderr or "")
             raise GitError(f"git could not put back the index entry of {path}"
                            + (": another git process holds .git/index.lock; try again when it has finished"
@@ -223,6 +372,6 @@ class GitStore:
         if self.repo is None:
             return None
         try:
-            return self._git("cat-file", "blob", f"{rev}:{path}")
-        except git.GitCommandError:
+            return self.run("cat-file", "blob", f"{rev}:{path}", read=True)
+        except GitCommandFailed:
             return None

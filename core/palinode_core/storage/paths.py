@@ -2,7 +2,9 @@
 count as memories (spec §1)."""
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 from ..errors import PathError
@@ -68,3 +70,28 @@ def special_dir(rel: str) -> str | None:
 def category_of(rel: str) -> str:
     """The top folder (Palinode's category fallback), or ``(root)``."""
     return rel.split("/")[0] if "/" in rel else "(root)"
+
+
+_PLAIN_PATH_RE = re.compile(r'[^\s"\\\x00-\x1f\x7f]+')
+
+
+def subject_path(rel: str) -> str:
+    """A path as it appears in a commit subject: as is when it is one plain
+    word, else a JSON string (``"a b.md"``, ``"x\\ny.md"``), so a name can
+    never break the subject line, forge a trailer, or be misread by Undo."""
+    if _PLAIN_PATH_RE.fullmatch(rel) and not rel.startswith('"'):
+        return rel
+    return json.dumps(rel, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+SUBJECT_PATH_PATTERN = r'"(?:[^"\\]|\\.)*"|[^\s"]\S*'
+
+
+def parse_subject_path(token: str) -> str:
+    """The path a ``subject_path`` token names."""
+    if token.startswith('"'):
+        try:
+            return str(json.loads(token))
+        except ValueError:
+            return token
+    return token

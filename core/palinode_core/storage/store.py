@@ -19,7 +19,8 @@ from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
 from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary, stamp_of, tally
-from .textio import decode_memory, fingerprint, read_bytes_checked
+from . import safeio
+from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint, read_bytes_checked, too_big
 from .walk import Listing, iter_markdown
 
 # Our own durable state lives in a dot-directory with no .md files, so
@@ -66,7 +67,7 @@ class Store:
         self.root = Path(os.path.realpath(path))
         self.read_only = read_only or os.environ.get("PALINODE_AUDIT_READ_ONLY", "") not in ("", "0")
         self.clock = clock
-        self.git = GitStore(self.root, on_command=on_git)
+        self.git = GitStore(self.root, on_command=on_git, read_only=self.read_only)
         self.config: StoreConfig = load_store_config(self.root)
         self.cache_dir = cache_dir or store_cache_dir(self.root)
         self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
@@ -89,28 +90,49 @@ class Store:
         return self._load(rel, abs_path)
 
     def _load(self, rel: str, abs_path: str | Path) -> Memory:
+        """Read one file without following a link on the way; a memory that is
+        itself a link inside the store is read at its target's own path (again
+        without links), so a swapped link can only make the read fail."""
+        read_rel, via_link = rel, False
         try:
-            st = os.lstat(abs_path)
+            data, st = safeio.read_file(rel, self.root, MAX_MEMORY_BYTES)
         except FileNotFoundError:
             raise MemoryNotFound(f"no memory at {rel}") from None
-        via_link = stat_mod.S_ISLNK(st.st_mode)
-        if via_link:
+        except safeio.LinkRefused:
+            read_rel, via_link = self._link_target(rel, abs_path), True
             try:
-                paths.resolve_in_store(self.root, rel)
-            except PathError:
-                raise UnreadableMemory("symlink points outside the store; not followed") from None
-            try:
-                st = os.stat(abs_path)
-            except OSError:
+                data, st = safeio.read_file(read_rel, self.root, MAX_MEMORY_BYTES)
+            except FileNotFoundError:
                 raise UnreadableMemory("broken or looping symlink") from None
-        if not stat_mod.S_ISREG(st.st_mode):
-            raise UnreadableMemory("not a regular file")
-        try:
-            data = read_bytes_checked(abs_path)
+            except safeio.LinkRefused:
+                raise UnreadableMemory("a link leads to another link; not followed") from None
+            except IsADirectoryError:
+                raise UnreadableMemory("not a regular file") from None
+            except ValueError as exc:
+                raise UnreadableMemory(too_big(exc)) from None
+            except OSError as exc:
+                raise UnreadableMemory(f"cannot read: {exc.strerror or exc}") from None
+        except IsADirectoryError:
+            raise UnreadableMemory("not a regular file") from None
+        except ValueError as exc:
+            raise UnreadableMemory(too_big(exc)) from None
         except OSError as exc:
             raise UnreadableMemory(f"cannot read: {exc.strerror or exc}") from None
         doc = parse_document(decode_memory(data))
         return Memory(rel, fingerprint(data), Summary.of(rel, doc), stamp_of(st), loaded=doc, via_link=via_link)
+
+    def _link_target(self, rel: str, abs_path: str | Path) -> str:
+        """The store-relative real path of a memory that is a link, or a refusal."""
+        try:
+            st = os.lstat(abs_path)
+        except OSError:
+            st = None
+        if st is None or not stat_mod.S_ISLNK(st.st_mode):
+            raise UnreadableMemory("a folder on the way is a symbolic link; not followed")
+        real = Path(os.path.realpath(abs_path))
+        if real == self.root or self.root not in real.parents:
+            raise UnreadableMemory("symlink points outside the store; not followed")
+        return real.relative_to(self.root).as_posix()
 
     def cancel(self) -> None:
         """Stop a scan running in another thread (its owner is closing)."""
@@ -229,10 +251,11 @@ class Store:
             self.scan_cache.save([m for m in parsed if not m.via_link], removed)
 
     def read_optional(self, rel: str) -> tuple[str | None, str | None]:
-        """Text and fingerprint of a store file, or (None, None) when absent."""
-        _, abs_path = self.resolve(rel)
+        """Text and fingerprint of a store file, or (None, None) when absent.
+        No link is followed (a linked file or folder raises an OSError)."""
+        rel, _ = self.resolve(rel)
         try:
-            data = read_bytes_checked(abs_path)
+            data = read_bytes_checked(rel, root=self.root)
         except FileNotFoundError:
             return None, None
         return decode_memory(data), fingerprint(data)

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
-from pathlib import Path
 
 from ..errors import UnreadableMemory
+from . import safeio
 
 # A memory is a note, not a data dump; anything larger is reported, not parsed.
 MAX_MEMORY_BYTES = 8 * 1024 * 1024
@@ -17,16 +16,23 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_bytes_checked(path: str | os.PathLike[str], max_bytes: int = MAX_MEMORY_BYTES) -> bytes:
-    """The file's bytes, refusing one over the limit (also if it grows while read)."""
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            raise UnreadableMemory(f"file is {size} bytes, over the {max_bytes}-byte limit for a memory")
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise UnreadableMemory(f"file grew past the {max_bytes}-byte limit for a memory while being read")
-    return data
+def read_bytes_checked(path: str | os.PathLike[str], max_bytes: int = MAX_MEMORY_BYTES,
+                       root: str | os.PathLike[str] | None = None) -> bytes:
+    """The file's bytes, refusing one over the limit (also if it grows while
+    read). Never follows a link, on the way or at the name (see safeio):
+    ``path`` is store-relative with ``root``, else absolute."""
+    try:
+        return safeio.read_bytes(path, root, max_bytes)
+    except ValueError as exc:
+        raise UnreadableMemory(too_big(exc, max_bytes)) from None
+
+
+def too_big(exc: ValueError, max_bytes: int = MAX_MEMORY_BYTES) -> str:
+    """The message for safeio's size refusal."""
+    if exc.args and exc.args[0] == "grew":
+        return f"file grew past the {max_bytes}-byte limit for a memory while being read"
+    size = exc.args[1] if len(exc.args) > 1 else "?"
+    return f"file is {size} bytes, over the {max_bytes}-byte limit for a memory"
 
 
 def decode_memory(data: bytes) -> str:
@@ -42,41 +48,12 @@ def decode_memory(data: bytes) -> str:
         raise UnreadableMemory(f"not valid UTF-8 at byte {exc.start}") from None
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: str | os.PathLike[str], text: str, root: str | os.PathLike[str] | None = None) -> None:
     """Write via a dot-prefixed temp file in the same folder, fsync, rename.
 
     The ``.tmp`` dot name is what Palinode's watcher ignores; a crash or a full
-    disk leaves the original file intact.
+    disk leaves the original file intact. No link is followed on the way (a
+    swapped-in link makes the write fail with an OSError): ``path`` is
+    store-relative with ``root``, else absolute (built from a real path).
     """
-    data = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    safeio.write_atomic(path, text.encode("utf-8"), root)

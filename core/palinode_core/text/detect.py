@@ -414,6 +414,8 @@ _PAL_REQUEST_RE = re.compile(
 )
 _PAL_FIRST_PERSON_RE = re.compile(
     r"^(?:that\s+)?(?:the\s+)?(?:details?\s+(?:about|of)\s+)?(?:about\s+)?(?:my|me|i)\b", re.IGNORECASE)
+# Palinode's own tail strip (its regex, kept apart from ours so replay stays exact)
+_PAL_TAIL_RE = re.compile(r"\s*(?:from\s+(?:your|the)\s+memory)?\s*[.!?]*\s*$", re.IGNORECASE)
 _PAL_LEAD_RE = re.compile(r"^(?:that\s+)?(?:the\s+)?(?:details?\s+(?:about|of)\s+)?(?:about\s+)?", re.IGNORECASE)
 
 
@@ -427,7 +429,7 @@ def detect_palinode_request(text: str) -> str | None:
             continue
         obj = re.split(r"(?<=[.!?])\s", obj, maxsplit=1)[0]
         obj = _PAL_LEAD_RE.sub("", obj)
-        obj = _TAIL_RE.sub("", obj)
+        obj = _PAL_TAIL_RE.sub("", obj)
         obj = obj.strip().strip(_QUOTES)
         if obj:
             return obj

@@ -13,6 +13,8 @@ ENTRY_RE = re.compile(r"^-\s+\[([^\]]+)\]\s?(.*?)(?:\s*<!-- fact:([^>]*?) -->)?\
 
 def history_line(text: str, fact_id: str, when: datetime) -> str:
     """One entry: UTC minute resolution, no seconds or zone suffix."""
+    # a newline in a file name or reason must not start a forged entry
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
     return f"- [{when:%Y-%m-%d %H:%M}] {text} <!-- fact:{fact_id} -->\n"
 
 

@@ -9,16 +9,17 @@ from typing import Any, Literal, cast
 from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
-from ..storage.paths import history_rel_for
+from ..storage.paths import SUBJECT_PATH_PATTERN, history_rel_for, parse_subject_path
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.words import retraction_id
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
+_P = SUBJECT_PATH_PATTERN  # a plain word, or a JSON-quoted path (spaces, newlines, quotes)
 _SUBJECT_RE = re.compile(
-    r"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>\S+)"
-    r"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>\S+))?(?: <- (?P<src>\S+))?(?: \(actor: [^)]*\))?$")
+    rf"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>{_P})"
+    rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$")
 _RETRACT_ENTRY_RE = re.compile(r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
                                r'(?: \u2014 superseded by \S+| \(reason: .*\))?$')
 
@@ -47,8 +48,10 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
         if not match or match.group("prefix") != store.config.commit_prefix:
             continue
         op = cast(OperationName, match.group("op"))  # the pattern admits only these names
-        out.append(Operation(commit.sha, commit.date, op, match.group("path"),
-                             match.group("succ") or match.group("src"), commit.subject, commit.trailers))
+        counterpart = match.group("succ") or match.group("src")
+        out.append(Operation(commit.sha, commit.date, op, parse_subject_path(match.group("path")),
+                             parse_subject_path(counterpart) if counterpart else None, commit.subject,
+                             commit.trailers))
     return out
 
 

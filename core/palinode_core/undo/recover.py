@@ -10,6 +10,7 @@ from ..forget import review, txn
 from ..ops import apply as ops_apply
 from ..ops import journal
 from ..ops.lock import writer_lock
+from ..storage import safeio
 from ..storage.store import AUDIT_DIR, Store
 from . import withdraw
 
@@ -39,15 +40,14 @@ def recover(store: Store, how: str) -> list[dict[str, Any]]:
             if item.kind in LEDGERS:
                 results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
                 continue
-            able = item.can_complete if how == "complete" else item.can_roll_back
-            if "files" not in item.entry or not able and "committed" not in item.summary:
+            if "files" not in item.entry:
                 raise PalinodeError(f"cannot {how}: {item.summary}")
             outcome = ops_apply.finish(store, item.entry, how)
             journal.clear(item.path)
             results.append({**item.to_dict(), **outcome})
         removed = journal.temp_files(store, leftover_folders(store, items))
         for rel in removed:
-            (store.root / rel).unlink(missing_ok=True)
+            safeio.unlink(rel, store.root)
         for path in journal.journal_temp_files(store):
             path.unlink(missing_ok=True)
         if removed:

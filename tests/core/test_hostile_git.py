@@ -1,0 +1,310 @@
+"""A store copied as a folder carries its own git setup. Without the person's
+trust, no git command of ours runs anything that setup names; with trust, the
+store's hooks run as git runs them. Names are literal paths, never patterns,
+and a name can never forge a commit trailer or confuse Undo."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import Clock, git, make_git_store, palinode_file
+from palinode_core.errors import GitError, PalinodeError
+from palinode_core.forget import ledger
+from palinode_core.inspect.integrity import integrity
+from palinode_core.inspect.trace import trace
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.storage import trust
+from palinode_core.storage.store import Store
+from palinode_core.undo.operations import operations
+
+ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
+BOB = palinode_file({"id": "people-bob"}, "Bob plays chess.")
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "prepare-commit-msg", "post-index-change",
+         "reference-transaction", "pre-auto-gc", "post-checkout", "post-rewrite")
+
+
+def _payload(tmp_path: Path) -> tuple[Path, Path]:
+    """A program that records each run in a marker file, and passes data
+    through as a filter or textconv would (so git does not fail on it)."""
+    marker = tmp_path / "payload-ran"
+    script = tmp_path / "payload.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\n'
+                      'if [ $# -eq 0 ]; then cat; elif [ -f "$1" ]; then cat "$1"; fi\nexit 0\n')
+    script.chmod(0o755)
+    return script, marker
+
+
+def _hostile(root: Path, setting: str, payload: Path, tmp_path: Path) -> None:
+    """Arm one hostile git setting in the store, as a copied store would carry it."""
+    cfg = lambda *kv: git(root, "config", *kv)  # noqa: E731
+    if setting == "fsmonitor":
+        cfg("core.fsmonitor", str(payload))
+    elif setting == "hooks":
+        for name in HOOKS:
+            (root / ".git/hooks" / name).write_text(f"#!/bin/sh\nexec {payload} {name} \"$@\"\n")
+            (root / ".git/hooks" / name).chmod(0o755)
+    elif setting == "hooksPath":
+        folder = tmp_path / "elsewhere-hooks"
+        folder.mkdir()
+        for name in HOOKS:
+            (folder / name).write_text(f"#!/bin/sh\nexec {payload} {name} \"$@\"\n")
+            (folder / name).chmod(0o755)
+        cfg("core.hooksPath", str(folder))
+    elif setting == "filter":
+        for var in ("clean", "smudge", "process"):
+            cfg(f"filter.evil.{var}", str(payload) if var != "process" else f"{payload} process")
+        cfg("filter.evil.required", "true")
+        (root / ".git/info").mkdir(exist_ok=True)
+        (root / ".git/info/attributes").write_text("* filter=evil diff=evil\n")
+    elif setting == "textconv":
+        cfg("diff.evil.textconv", str(payload))
+        cfg("diff.evil.command", str(payload))
+        cfg("diff.external", str(payload))
+        (root / ".gitattributes").write_text("*.md diff=evil\n")
+    elif setting == "programs":
+        for key in ("core.pager", "pager.log", "pager.show", "core.editor", "sequence.editor", "core.sshCommand",
+                    "credential.helper", "core.askPass"):
+            cfg(key, str(payload))
+        cfg("log.showSignature", "true")
+        cfg("gpg.program", str(payload))
+    elif setting == "include":
+        (root / ".git/extra.cfg").write_text(f"[core]\n\tfsmonitor = {payload}\n[filter \"odd=name\"]\n"
+                                             f"\tclean = {payload}\n")
+        (root / ".git/info").mkdir(exist_ok=True)
+        (root / ".git/info/attributes").write_text("* filter=odd=name\n")
+        cfg("include.path", "extra.cfg")
+    else:  # pragma: no cover
+        raise AssertionError(setting)
+
+
+@pytest.fixture
+def store_root(tmp_path):
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN, "people/bob.md": BOB})
+    (root / "insights").mkdir()
+    (root / "insights/forget-ann.md").write_text(palinode_file({"id": "f"}, "Please forget that I know Ann Lee."))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "request")
+    return root
+
+
+def _every_git_command(root: Path, refused: str | None = None) -> None:
+    """apply, ledger commit, log/trace/history, diff, status/integrity.
+    ``refused``: the setting a commit must be refused for, in one line."""
+    store = Store(root, clock=Clock())
+    head = store.git.head()
+    assert head
+    if refused:
+        before = (root / "people/ann.md").read_bytes()
+        with pytest.raises(PalinodeError, match=refused) as err:
+            apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
+        assert "\n" not in str(err.value) and "trust" in str(err.value)
+        with pytest.raises(PalinodeError, match=refused):
+            ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
+        assert (root / "people/ann.md").read_bytes() == before and store.git.head() == head
+        assert store.git.log("insights/forget-ann.md")[0].sha == head
+        assert "Please forget" in store.git.diff(head, "insights/forget-ann.md")
+        assert trace(store, "insights/forget-ann.md", store.scan().memories).commits
+    else:
+        done = apply(store, lifecycle.plan_archive(store, "people/ann.md", reason="hostile test"))
+        assert done.commit and set(git(root, "show", "--name-only", "--format=", "HEAD").split()) == {
+            "people/ann.md", "people/ann-history.md"}
+        assert ledger.record(store, {"action": "dismiss", "request": "insights/forget-ann.md", "note": "n"})
+        assert store.git.log("people/ann.md")[0].sha == done.commit
+        assert trace(store, "people/ann.md", store.scan().memories).commits
+        assert "status: archived" in store.git.diff(done.commit, "people/ann.md")
+        assert operations(store)[0].path == "people/ann.md"
+    # an interrupted apply makes integrity ask git for the files' status
+    def stop(step: str) -> None:
+        if step == "after_history_write":
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        apply(store, lifecycle.plan_archive(store, "people/bob.md"), fault=stop)
+    assert any(p.kind.startswith("interrupted_") for p in integrity(store))
+    assert Store(root, read_only=True).git.status(["people/bob.md"])
+
+
+SETTINGS = ("fsmonitor", "hooks", "hooksPath", "filter", "textconv", "programs", "include")
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_no_payload_runs_without_trust(store_root, tmp_path, setting):
+    payload, marker = _payload(tmp_path)
+    _hostile(store_root, setting, payload, tmp_path)
+    profile = Store(store_root).git.setup()
+    assert profile is not None and not profile.trusted and profile.findings, "the setting is listed"
+    # a filter the store's own config defines is refused by name: committing around it could store
+    # what it exists to transform (git-crypt); every other setting is simply not run
+    _every_git_command(store_root, refused={"filter": "filter.evil.clean", "include": "filter.odd=name.clean"}
+                       .get(setting))
+    assert not marker.exists(), marker.read_text()
+
+
+def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):
+    payload, marker = _payload(tmp_path)
+    for setting in SETTINGS:
+        if setting != "hooksPath":
+            _hostile(store_root, setting, payload, tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "trust", str(store_root), "--show"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    shown = {r["setting"].lower() for r in json.loads(proc.stdout)["runs"]}
+    assert {"core.fsmonitor", "filter.evil.clean", "filter.evil.smudge", "diff.evil.textconv", "diff.external",
+            "core.pager", "gpg.program", "include.path", "hook post-commit", "hook reference-transaction",
+            "filter.odd=name.clean"} <= shown
+    assert not json.loads(proc.stdout)["trusted"] and not marker.exists()
+
+
+def test_trusted_store_runs_its_hooks_as_git_would(store_root, tmp_path):
+    payload, marker = _payload(tmp_path)
+    _hostile(store_root, "hooks", payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    ran = {line.split()[1] for line in marker.read_text().splitlines()}
+    assert {"pre-commit", "commit-msg", "prepare-commit-msg", "post-commit", "reference-transaction"} <= ran
+    # a changed hook is a different setup: untrusted again, nothing more runs
+    (store_root / ".git/hooks/post-commit").write_text(f"#!/bin/sh\nexec {payload} changed\n")
+    marker.unlink()
+    assert not store.git.trusted and store.git.setup().changed_since_trust
+    apply(store, lifecycle.plan_restore(store, "people/ann.md"))
+    assert not marker.exists()
+    # untrust: the record goes
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted and trust.untrust_store(store.root) and not store.git.trusted
+
+
+def test_trusted_filter_runs(store_root, tmp_path):
+    payload, marker = _payload(tmp_path)
+    _hostile(store_root, "filter", payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+    with pytest.raises(PalinodeError, match="filter.evil.clean"):
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists()
+    git(store_root, "config", "--unset", "filter.evil.process")  # the payload does not speak that protocol
+    trust.trust_store(store.root, store.git.setup())
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert marker.read_text().strip(), "the trusted store's clean filter ran, as git runs it"
+
+
+def test_store_that_requires_signing_is_refused_in_one_line(store_root, tmp_path):
+    payload, marker = _payload(tmp_path)
+    git(store_root, "config", "commit.gpgSign", "true")
+    git(store_root, "config", "gpg.program", str(payload))
+    before = (store_root / "people/ann.md").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(store_root), "people/ann.md"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "commit.gpgsign" in proc.stderr.lower() and "trust" in proc.stderr
+    assert (store_root / "people/ann.md").read_bytes() == before and not marker.exists()
+    store = Store(store_root, clock=Clock())
+    with pytest.raises(GitError, match="gpgsign"):
+        ledger.record(store, {"action": "note"})
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", [":!x.md", "*.md", "[ab].md", "-rf.md", "a b.md", "x\ny.md", "q\"uote.md",
+                                  ":(glob)**.md", "--all.md"])
+def test_pathspec_like_names_commit_exactly_that_file(tmp_path, name):
+    root = make_git_store(tmp_path / "s", {name: ANN, "a.md": BOB, "b.md": BOB, "people/c.md": BOB})
+    # the user's own work in progress: an unstaged edit, a staged edit, an untracked file
+    (root / "a.md").write_text(BOB + "\nunstaged edit\n")
+    (root / "b.md").write_text(BOB + "\nstaged edit\n")
+    git(root, "add", "b.md")
+    (root / "untracked.md").write_text(BOB)
+    store = Store(root, clock=Clock())
+    done = apply(store, lifecycle.plan_archive(store, name))
+    files = git(root, "show", "-z", "--name-only", "--format=", done.commit).strip("\0\n").split("\0")
+    history = name[:-3] + "-history.md"
+    assert sorted(f.strip("\n") for f in files) == sorted([name, history])
+    status = git(root, "status", "--porcelain", "-z").split("\0")
+    assert " M a.md" in status and "M  b.md" in status and "?? untracked.md" in status
+    body = git(root, "log", "-1", "--format=%B", done.commit)
+    assert body.count("\n") <= 2, "the subject is one line: nothing forged below it"
+    assert not git(root, "log", "-1", "--format=%(trailers)", done.commit).strip()
+    op = operations(store)[0]
+    assert (op.op, op.path) == ("archive", name)
+
+
+def test_newline_name_never_forges_a_trailer(tmp_path):
+    name = "x\n\nForget-Request: other.md\nSigned-off-by: Mallory <m@x>.md"
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
+    (root / name).write_text(ANN)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "odd name")
+    store = Store(root, clock=Clock())
+    done = apply(store, lifecycle.plan_archive(store, name))
+    assert git(root, "log", "-1", "--format=%(trailers)", done.commit).strip() == ""
+    commit = store.git.log(limit=1)[0]
+    assert commit.trailers == {} and "\n" not in commit.subject
+    assert operations(store)[0].path == name
+    sibling = (root / (name[:-3] + "-history.md")).read_text()
+    assert sibling.count("<!-- fact:") == 1 and "\nForget-Request" not in sibling
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under the store, ``.git`` included: bytes and mtime."""
+    out = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            out[os.path.relpath(path, root)] = (os.readlink(path).encode() if os.path.islink(path)
+                                                else Path(path).read_bytes(), st.st_mtime_ns)
+    return out
+
+
+READ_COMMANDS = [["scan"], ["show", "people/ann.md"], ["history", "people/ann.md"], ["index", "--lexical"],
+                 ["search", "tea", "--lexical"], ["requests"], ["plan", "insights/forget-ann.md", "--lexical"],
+                 ["residue", "--pref", "I know Ann Lee"], ["integrity"], ["trace", "people/ann.md"], ["recover"],
+                 ["trust", "--show"], ["archive", "people/bob.md", "--dry-run"],
+                 ["apply", "insights/forget-ann.md", "--lexical"], ["withdraw", "insights/forget-ann.md", "--dry-run"]]
+REFUSED_COMMANDS = [["archive", "people/bob.md"], ["recover", "--complete"],
+                    ["dismiss", "insights/forget-ann.md", "--note", "x"]]
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_read_only_never_writes_a_byte_under_the_store(store_root, tmp_path, trusted):
+    """With an interrupted operation pending (integrity asks git for status)
+    and a store whose fsmonitor and hooks would write: every read-only
+    command leaves every byte and mtime under the store, .git included."""
+    payload, marker = _payload(tmp_path)
+    for setting in ("fsmonitor", "hooks"):
+        _hostile(store_root, setting, payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+
+    def stop(step: str) -> None:
+        if step == "after_history_write":
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"), fault=stop)
+    if trusted:
+        trust.trust_store(store.root, store.git.setup())
+    time.sleep(0.01)  # a rewrite within the same clock tick would keep the mtime
+    before = _snapshot(store_root)
+    commands = [(c, {}) for c in (READ_COMMANDS if not trusted else READ_COMMANDS[:3] + READ_COMMANDS[8:11])]
+    commands += [(c, {"PALINODE_AUDIT_READ_ONLY": "1"}) for c in REFUSED_COMMANDS + READ_COMMANDS[8:10]]
+    for cmd, env in commands:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", cmd[0], str(store_root), *cmd[1:]],
+                              capture_output=True, text=True, env={**os.environ, **env})
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, (cmd, proc.stderr)
+        after = _snapshot(store_root)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        assert not changed, (cmd, changed)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_no_gitpython_on_any_path():
+    """Every git command goes through the one runner: GitPython (which runs
+    git on its own terms) is not even imported."""
+    code = ("import sys, palinode_core.cli, palinode_core.session, palinode_core.storage.gitstore\n"
+            "print('git' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
