@@ -354,3 +354,16 @@ def test_a_reset_loop_under_us(store_root):
     last = [r for r in ledger.read_ledger(store) if r.get("request") == REQUEST][-1]
     assert {a["path"] for a in last["approved"]} == changed
     assert last["complete"] == (len(changed) == 3)
+
+
+def test_a_left_temp_file_is_reported_and_removed(store_root):
+    """What a stop inside atomic_write leaves: named by integrity, removed by recover."""
+    (store_root / "people/.ann.md.k3x9_q2z.tmp").write_text("half a memory")
+    (store_root / "people/.notes.tmp").write_text("not ours: another program's name")
+    store = Store(store_root)
+    assert [(p.path, p.kind) for p in integrity(store)] == [("people/.ann.md.k3x9_q2z.tmp", "temp_file")]
+    results = recover.recover(store, "complete")
+    assert results == [{"kind": "temp_files", "result": "removed", "paths": ["people/.ann.md.k3x9_q2z.tmp"],
+                        "summary": "removed 1 temp file(s) a stop left behind"}]
+    assert not (store_root / "people/.ann.md.k3x9_q2z.tmp").exists() and (store_root / "people/.notes.tmp").exists()
+    assert integrity(Store(store_root)) == []

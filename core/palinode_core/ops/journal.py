@@ -126,6 +126,9 @@ def pending(store: Store) -> list[Interrupted]:
             out.append(_describe_txn(store, path, entry, children, live))
         elif "files" in entry:
             out.append(_describe_single(store, path, entry, live))
+        else:  # an older version's entry: shown, never silently skipped
+            out.append(Interrupted(path, entry, f"a journal entry this version cannot repair ({path.name}); "
+                                   "check the files it names and remove it by hand", False, False, live=live))
     return out
 
 
