@@ -40,10 +40,12 @@ class Driver:
     """The package side: one long-lived process speaking JSON lines."""
 
     def __init__(self) -> None:
-        env = {**os.environ, **GIT_ENV, "PYTHONPATH": "", "PALINODE_DIR": tempfile.gettempdir()}
+        # an empty home: the package counts the *.md files under it at import
+        self.home = tempfile.mkdtemp(prefix="compat-home-")
+        env = {**os.environ, **GIT_ENV, "PYTHONPATH": "", "PALINODE_DIR": self.home}
         self.proc = subprocess.Popen([str(venv_python()), str(HERE / "driver.py")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     encoding="utf-8", env=env, cwd=tempfile.gettempdir())
+                                     encoding="utf-8", env=env, cwd=self.home)
 
     def send(self, req: dict) -> None:
         assert self.proc.stdin is not None
@@ -61,6 +63,7 @@ class Driver:
         if self.proc.stdin:
             self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 def make_store(root: Path, files: dict[str, str]) -> None:
@@ -210,6 +213,9 @@ def classify(step: Step) -> list[tuple[str, str]]:
     p, o = step.pal, step.ours
     before = step.before.get(step.target, "")
     out: list[tuple[str, str]] = []
+    if not o.reply.get("ok") and o.reply.get("refused") and not p.reply.get("ok") \
+            and "YAML" in o.reply.get("error", "") and "Error" in p.reply.get("error", ""):
+        return []  # invalid YAML: the package raises, we refuse; neither writes
     if not o.reply.get("ok"):
         trouble = _frontmatter_trouble(before)
         if o.reply.get("refused") and trouble:
