@@ -4,7 +4,6 @@ the differential suite in tests/compat)."""
 from __future__ import annotations
 
 import pytest
-
 from helpers import Clock, make_git_store
 from palinode_core import lifecycle
 from palinode_core.document import parse_document
