@@ -37,7 +37,7 @@ $(COMPAT_STAMP): tests/compat/requirements.txt
 	rm -rf $(COMPAT_VENV)
 	$(PYTHON) -m venv $(COMPAT_VENV)
 	$(COMPAT_VENV)/bin/pip install --quiet --no-deps palinode==0.23.0
-	$(COMPAT_VENV)/bin/pip install --quiet -r tests/compat/requirements.txt
+	$(COMPAT_VENV)/bin/pip install --quiet --no-warn-conflicts -r tests/compat/requirements.txt
 	touch $(COMPAT_STAMP)
 
 compat-venv: $(COMPAT_STAMP)

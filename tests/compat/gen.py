@@ -174,8 +174,11 @@ def _render_meta(rng: random.Random, meta: dict, case: Case) -> str:
     for key in keys:
         value = meta[key]
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-            lines.append(yaml.safe_dump({key: value}, default_flow_style=rng.random() < 0.5,
-                                        allow_unicode=True, sort_keys=False).rstrip("\n"))
+            if rng.random() < 0.5:
+                lines.append(f"{key}: " + yaml.safe_dump(value, default_flow_style=True, allow_unicode=True,
+                                                         sort_keys=False, width=10**6).strip())
+            else:
+                lines.append(yaml.safe_dump({key: value}, allow_unicode=True, sort_keys=False).rstrip("\n"))
         elif isinstance(value, list):
             if not value:
                 lines.append(f"{key}: []")

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from .fuzz import INTENTIONAL, print_table, run, verdict
 from .gen import Case
 from .harness import NOW, Driver, run_step, venv_ready
-from .fuzz import INTENTIONAL, print_table, run, verdict
 
 pytestmark = [
     pytest.mark.compat, pytest.mark.xdist_group("compat"),

@@ -4,7 +4,6 @@ the differential suite in tests/compat)."""
 from __future__ import annotations
 
 import pytest
-
 from helpers import Clock, make_git_store
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
@@ -195,3 +194,9 @@ def test_a_request_only_palinode_takes_is_traced_and_withdrawable(palinode_appli
     wplan = Session(store).plan_withdraw(REQ)
     assert sorted((s.op, s.target) for s in wplan.steps) == [
         ("archive", REQ), ("restore", REL), ("unretract", "notes/struck.md")]
+
+
+@pytest.mark.parametrize("text", ["----\nA note opening with a rule.\n", "\n---\nno closer\n"])
+def test_a_loose_opener_without_a_closer_is_body_as_before(text):
+    doc = parse_document(text)
+    assert doc.fm_text is None and doc.body == text

@@ -30,7 +30,7 @@ class Flag:
 
 def normalize_ref(ref: str) -> str:
     r = ref.strip().replace("\\", "/").lstrip("/")
-    return r[:-3] if r.endswith(".md") else r
+    return r.removesuffix(".md")
 
 
 def link_refs(meta: dict[str, Any], field: str = "backed_by") -> list[str]:

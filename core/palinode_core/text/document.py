@@ -124,6 +124,8 @@ def parse_document(text: str) -> Document:
             body = "".join(lines[index + 1:])
             meta = _load_mapping(fm_text)
             return Document(text, meta, fm_text, text[:lead] + lines[0], lines[index], body, newline)
+    if lead or lines[0].rstrip("\r\n") != "---":
+        return Document(text, {}, None, "", "", text, newline)  # a rule (`----`) opening a note, as before
     raise UnreadableMemory("frontmatter opened with '---' is never closed")
 
 
