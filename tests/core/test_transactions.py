@@ -361,7 +361,7 @@ def test_a_left_temp_file_is_reported_and_removed(store_root):
     (store_root / "people/.ann.md.k3x9_q2z.tmp").write_text("half a memory")
     (store_root / "people/.notes.tmp").write_text("not ours: another program's name")
     store = Store(store_root)
-    assert [(p.path, p.kind) for p in integrity(store)] == [("people/.ann.md.k3x9_q2z.tmp", "temp_file")]
+    assert [(p.path, p.kind) for p in integrity(store, store.scan().memories)] == [("people/.ann.md.k3x9_q2z.tmp", "temp_file")]
     results = recover.recover(store, "complete")
     assert results == [{"kind": "temp_files", "result": "removed", "paths": ["people/.ann.md.k3x9_q2z.tmp"],
                         "summary": "removed 1 temp file(s) a stop left behind"}]
