@@ -366,4 +366,4 @@ def test_a_left_temp_file_is_reported_and_removed(store_root):
     assert results == [{"kind": "temp_files", "result": "removed", "paths": ["people/.ann.md.k3x9_q2z.tmp"],
                         "summary": "removed 1 temp file(s) a stop left behind"}]
     assert not (store_root / "people/.ann.md.k3x9_q2z.tmp").exists() and (store_root / "people/.notes.tmp").exists()
-    assert integrity(Store(store_root)) == []
+    assert Session(Store(store_root)).integrity() == []
