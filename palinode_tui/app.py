@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import threading
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -15,25 +14,25 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.signal import Signal
 
-from palinode_core.errors import Cancelled, PalinodeError
+from palinode_core.errors import PalinodeError
 from palinode_core.search.embed import Embedder
 from palinode_core.search.index import SearchIndex
 from palinode_core.session import Session
 from palinode_core.storage.memory import ScanResult
 from palinode_core.storage.store import utc_now
 from palinode_core.storage.watch import StoreWatcher
-from palinode_core.text.sanitize import printable
 
 from .actions import REGISTRY, bindings_for
-from .messages import ActivityEntry, FilesChanged, IndexReady, ScanDone, WorkProgress
+from .drafts import DRAFTS_NAME, DraftBook
+from .render import safe
+from .messages import ActivityEntry, ActivityKind, IndexMode, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
-from .widgets import ErrorModal
+from .widgets import ErrorModal, RecoveryModal
+from .workers import BlockingWork
 
 
-PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
 
-
-class PalinodeApp(App):
+class PalinodeApp(BlockingWork, App):
     CSS_PATH = "app.tcss"
     TITLE = "palinode-tui"
     BINDINGS = bindings_for("app")
@@ -56,7 +55,7 @@ class PalinodeApp(App):
         self.display_name = display_name or str(self.store.root)
         self.scan: ScanResult | None = None
         self.index: SearchIndex | None = None
-        self.index_mode = "building"
+        self.index_mode: IndexMode = "building"
         self.index_notice: str | None = None
         self.progress: tuple[int, int] | None = None
         self.progress_phase: str | None = None
@@ -67,6 +66,7 @@ class PalinodeApp(App):
         # Published with the set of changed paths (None = everything) after each scan.
         self.store_signal: Signal[object] = Signal(self, "store")
         self.index_signal: Signal[object] = Signal(self, "index")
+        self.drafts = DraftBook(self.store.cache_dir / DRAFTS_NAME)  # review drafts: outside the store
         self.settings = Settings.load()
         self.watcher: StoreWatcher | None = None
         self._generations: dict[str, int] = {}
@@ -105,10 +105,17 @@ class PalinodeApp(App):
         if command.startswith(("git add", "git commit")):
             self.record("git", command if len(command) < 300 else command[:300] + "…")
 
-    def record(self, kind: str, text: str, commits: Iterable[str] = ()) -> None:
-        entry = ActivityEntry(self.store.now().strftime("%H:%M:%S"), kind, printable(text), [c for c in commits if c])
+    def record(self, kind: ActivityKind, text: str, commits: Iterable[str] = ()) -> None:
+        entry = ActivityEntry(self.store.now().strftime("%H:%M:%S"), kind, safe(text), [c for c in commits if c])
         with self._activity_lock:
             self.activity.append(entry)
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every toast passes here (a screen's ``notify`` calls the app's): its
+        text often names store files, so it is never markup and never acts."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(safe(message), title=safe(title), severity=severity, markup=False, **kwargs)
 
     def set_status(self, note: str | None = None, progress: tuple[int, int] | None = None) -> None:
         if note is not None:
@@ -116,68 +123,15 @@ class PalinodeApp(App):
         self.progress = progress
         self.status_signal.publish(None)
 
-    # -- background work ------------------------------------------------------------
-    def run_blocking(self, fn: Callable[[], Any], on_done: Callable[[Any], None], description: str,
-                     group: str = "work", exclusive: bool = False,
-                     on_error: Callable[[str], None] | None = None) -> None:
-        """Run ``fn`` in a thread; hand its result back on the UI thread. An
-        error goes to ``on_error`` (a preview shows it in place) or, by
-        default, to an error modal."""
-
-        # Thread workers cannot be cancelled: a superseded exclusive job still
-        # finishes, so its result is dropped instead of overwriting a newer one.
-        generation = self._generations.get(group, 0) + 1 if exclusive else None
-        if generation is not None:
-            self._generations[group] = generation
-
-        def current() -> bool:
-            return generation is None or self._generations.get(group) == generation
-
-        def deliver(callback: Callable[..., None], value: Any) -> None:
-            if current():
-                callback(value)
-
-        def job() -> None:
-            try:
-                result = fn()
-            except Cancelled:
-                return  # the app is closing
-            except PalinodeError as exc:
-                reason = str(exc)
-            except Exception as exc:  # a bug must not take the user's session down
-                reason = f"{exc.__class__.__name__}: {exc}"
-            else:
-                self.call_from_thread(deliver, on_done, result)
-                return
-            if on_error is not None:
-                self.call_from_thread(deliver, on_error, reason)
-            elif current():
-                self.call_from_thread(self.fail, description, reason)
-
-        self.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)
-
+    # -- background work (run_blocking and progress_reporter: workers.py) ----------------
     def fail(self, description: str, reason: str) -> None:
         self.record("error", f"{description}: {reason}")
         self.push_screen(ErrorModal(description, reason))
 
-    def _progress_reporter(self) -> Callable[[str, int, int], None]:
-        """Progress for the status line, at most a few times a second: a child
-        indexing 100,000 files reports dozens of times a second, and each report
-        repaints."""
-        last = {"at": 0.0, "phase": ""}
-
-        def report(phase: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if phase == last["phase"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
-                return
-            last["at"], last["phase"] = now, phase
-            self.post_message(WorkProgress(phase, done, total))
-        return report
-
     def scan_store(self, changed: set[str] | None = None) -> None:
         previous = self.scan
 
-        report = self._progress_reporter()
+        report = self.progress_reporter()
 
         def reading(done: int, total: int) -> None:
             report("reading", done, total)
@@ -209,8 +163,6 @@ class PalinodeApp(App):
 
     def check_interrupted(self) -> None:
         """Offer to repair operations a crash left half-done."""
-
-        from .widgets import RecoveryModal
 
         items = self.session.interrupted()
         if not items:
@@ -244,9 +196,9 @@ class PalinodeApp(App):
             return
         self._index_running = True
 
-        progress = self._progress_reporter()
+        progress = self.progress_reporter()
 
-        def work() -> tuple[str, str | None]:
+        def work() -> tuple[IndexMode, str | None]:
             try:
                 while self._index_dirty:
                     self._index_dirty = False
@@ -258,7 +210,7 @@ class PalinodeApp(App):
                         self.index.update_vectors(progress)
             finally:
                 self._index_running = False
-            mode = "hybrid" if self.index.vectors_ready else "lexical"
+            mode: IndexMode = "hybrid" if self.index.vectors_ready else "lexical"
             notice = self.embedder.error if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 
@@ -341,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app = build_app(argv)
     except PalinodeError as exc:
-        print(f"palinode-tui: {printable(str(exc))}", file=sys.stderr)
+        print(f"palinode-tui: {safe(str(exc))}", file=sys.stderr)
         return 1
     app.run()
     return 0

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from .forget import ledger as forget_ledger
 from .forget import requests as forget_requests
 from .forget import resolve as forget_resolve
 from .forget import review as forget_review
@@ -170,6 +171,10 @@ class Session:
                      note: str | None = None) -> ForgetApplied:
         return forget_review.apply_forget(self.store, fplan, selection, note)
 
+    def decisions(self, request_path: str) -> list[dict[str, Any]]:
+        """The ledger's records about one request (applies, dismissals, flags), oldest first."""
+        return forget_ledger.decisions_for(forget_ledger.read_ledger(self.store), request_path)
+
     def dismiss(self, request_path: str, note: str) -> str | None:
         return forget_review.dismiss(self.store, request_path, note)
 
@@ -211,6 +216,10 @@ class Session:
 
     def trace(self, ref: str) -> Trace:
         return inspect_trace.trace(self.store, ref, self.memories)
+
+    def commit_diff(self, sha: str, path: str | None = None) -> str:
+        """What one commit changed (in ``path`` only, if given), as git shows it."""
+        return self.store.git.diff(sha, path)
 
     def load(self, ref: str) -> Memory:
         return self.store.load(ref)

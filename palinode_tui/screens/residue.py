@@ -6,13 +6,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from palinode_core.inspect.residue import Mention
 
-from ..render import plain
-from ..widgets import NoteModal, StatusLine
-from .base import ModeScreen
+from ..render import plain, safe
+from ..widgets import NoteModal, StatusLine, ModeTabs
+from .base import ModeScreen, footer
 
 KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
               "request": "cyan"}
@@ -27,16 +27,16 @@ class ResidueScreen(ModeScreen):
         self.mentions: list[Mention] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ModeTabs("residue")
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
                 yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")
             yield Static(id="residue-summary")
-            yield DataTable(id="mentions", cursor_type="row")
+            yield DataTable(id="mentions", cursor_type="row", classes="pane")
             yield Static("Integrity", id="integrity-title")
-            yield DataTable(id="problems", cursor_type="row")
+            yield DataTable(id="problems", cursor_type="row", classes="pane")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
         # Fixed widths: auto widths would depend on which result filled the table
@@ -51,13 +51,17 @@ class ResidueScreen(ModeScreen):
         self.query_one("#mentions", DataTable).focus()
 
     def set_pref(self, pref: str) -> None:
-        self.query_one("#residue-pref", Input).value = pref
+        # An Input draws its value as it is: only the made-safe text goes in,
+        # the real pref stays here.
+        self.query_one("#residue-pref", Input).value = safe(pref)
         self.pref = pref
         self._run()
 
     @on(Input.Submitted, "#residue-pref")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.pref = event.value.strip()
+        typed = event.value.strip()
+        if typed != safe(self.pref):
+            self.pref = typed
         self._run()
         self.query_one("#mentions", DataTable).focus()
 
@@ -84,7 +88,7 @@ class ResidueScreen(ModeScreen):
         pref, mentions, problems = result
         if not self.pref and pref:
             self.pref = pref
-            self.query_one("#residue-pref", Input).value = pref
+            self.query_one("#residue-pref", Input).value = safe(pref)
         order = {"live": 0, "unforgettable": 1, "struck": 2, "archived": 3, "request": 4}
         self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
         table = self.query_one("#mentions", DataTable)
@@ -144,7 +148,7 @@ class ResidueScreen(ModeScreen):
             self.app.run_blocking(
                 lambda: self.app.session.flag(mention.path, mention.line, mention.kind, mention.text, note),
                 lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
-                             self.notify(f"Flagged {mention.path}:{mention.line}", markup=False)),
+                             self.notify(f"Flagged {mention.path}:{mention.line}")),
                 "flag", "apply")
 
         self.app.push_screen(NoteModal("Flag this mention", context, "Flag"), save)

@@ -89,7 +89,8 @@ async def test_review_floor_flip_span_toggle_apply_and_undo(tmp_path, embedder, 
         assert app.screen.chosen == {0}
         await pilot.press("escape")
         await settle(app, pilot)
-        assert review.review.spans == {"projects/moonrise-closeout.md": {0}}
+        moon_cand = review.review.plan.candidate("projects/moonrise-closeout.md")
+        assert review.review.draft.chosen_spans(moon_cand) == {0}
 
         await pilot.press("A")
         await settle(app, pilot)

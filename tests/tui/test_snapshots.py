@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from palinode_core.demo import build_demo_store
-from palinode_tui.screenshots import SCENES, SIZE, demo_app
+from scenes import SCENES, SIZE, demo_app
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 

@@ -1,5 +1,7 @@
-"""Scenes of the app on the demo store: the SVG snapshot tests and the README
-screenshots (``make screenshots``) are made from the same scripts."""
+"""Scenes of the app on the demo store: the SVG snapshot tests
+(tests/tui/test_snapshots.py) and the README screenshots (``make screenshots``,
+``python tools/scenes.py screenshots``) are made from the same scripts. Not
+part of the installed package."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +17,7 @@ from textual.widgets import DataTable, Input
 from palinode_core.demo import build_demo_store
 from palinode_core.search.embed import Embedder
 
-from .app import PalinodeApp
+from palinode_tui.app import PalinodeApp
 
 SIZE = (120, 36)
 DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
