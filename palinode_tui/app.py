@@ -36,6 +36,8 @@ class PalinodeApp(BlockingWork, App):
     CSS_PATH = "app.tcss"
     TITLE = "palinode-tui"
     BINDINGS = bindings_for("app")
+    # Screens get "-narrow" below 100 columns: panes stack, boxes shrink (app.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(self, store_path: str | os.PathLike[str], *, read_only: bool = False,
                  embedder: Embedder | None = None, vectors: bool = True, watch: bool = True,
@@ -53,6 +55,7 @@ class PalinodeApp(BlockingWork, App):
         self.want_vectors = vectors
         self.watch_files = watch
         self.display_name = display_name or str(self.store.root)
+        self.demo_store: str | None = None  # a demo store built in a temporary folder, named on close
         self.scan: ScanResult | None = None
         self.index: SearchIndex | None = None
         self.index_mode: IndexMode = "building"
@@ -82,8 +85,8 @@ class PalinodeApp(BlockingWork, App):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        if self.settings.problem:
-            self.notify(self.settings.problem, severity="warning", markup=False)
+        for problem in self.settings.problems:
+            self.notify(problem, title="Settings", severity="warning", timeout=15)
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -97,7 +100,7 @@ class PalinodeApp(BlockingWork, App):
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
-        self.settings.save()
+        self.run_blocking(self.settings.save, lambda _none: None, "remember the theme", "settings")
 
     # -- activity log ------------------------------------------------------------
     def _on_git_command(self, command: str) -> None:
@@ -286,7 +289,9 @@ def build_app(argv: list[str] | None = None) -> PalinodeApp:
         target = str(Path(tempfile.mkdtemp(prefix="palinode-demo-")) / "store")
         print(f"building the demo store in {target} …", file=sys.stderr)
         build_demo_store(Path(target))
-    return PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+    app = PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+    app.demo_store = str(app.store.root) if target != (args.store or default_store()) else None
+    return app
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,4 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"palinode-tui: {safe(str(exc))}", file=sys.stderr)
         return 1
     app.run()
+    if app.demo_store:
+        # The demo store lives in a temporary folder: say where, and how to come back.
+        print(f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
+              file=sys.stderr)
     return 0

@@ -20,7 +20,7 @@ class ActivityScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("activity")
-        with Horizontal(classes="main"):
+        with Horizontal(classes="main", id="activity-main"):
             with VerticalScroll(id="activity-log-box", classes="pane"):
                 yield Static(id="activity-log")
             yield DataTable(id="timeline", cursor_type="row", classes="pane")

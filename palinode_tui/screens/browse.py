@@ -83,7 +83,7 @@ class BrowseScreen(ModeScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", DataTable)
-        self._columns = table.add_columns("status", "category", "path", "title", "match")
+        self._columns = table.add_columns("status", "path", "title", "match")
         super().on_mount()
         table.focus()
 
@@ -170,11 +170,9 @@ class BrowseScreen(ModeScreen):
             self.show(self.shown_path)
 
     def _cells(self, status: str, rel: str, memory: Memory | None, reason: str) -> list[Text]:
-        category = memory.category if memory else "—"
         title = memory.title if memory else reason
         arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
-        return [plain(status, STATUS_STYLE.get(status, "")), plain(category), plain(rel), plain(title),
-                plain(arms, "cyan")]
+        return [plain(status, STATUS_STYLE.get(status, "")), plain(rel), plain(title), plain(arms, "cyan")]
 
     def _update_rows(self, visible: list, changed: set[str]) -> None:
         table = self.query_one("#memories", DataTable)
@@ -226,7 +224,8 @@ class BrowseScreen(ModeScreen):
         fields.append(plain(memory.title, "bold"))
         fields.append("\n")
         fields.append(plain(rel, "dim"))
-        for label, value in (("status", memory.status), ("superseded_by", memory.superseded_by),
+        for label, value in (("category", memory.category), ("status", memory.status),
+                             ("superseded_by", memory.superseded_by),
                              ("retracted_prefs", ", ".join(memory.retracted_prefs) or None),
                              ("update_policy", memory.update_policy), ("created_at", memory.created_at),
                              ("retired", memory.retired_reason)):

@@ -33,6 +33,7 @@ class ResidueScreen(ModeScreen):
                 yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")
             yield Static(id="residue-summary")
             yield DataTable(id="mentions", cursor_type="row", classes="pane")
+            yield Static(id="mention-detail")
             yield Static("Integrity", id="integrity-title")
             yield DataTable(id="problems", cursor_type="row", classes="pane")
         yield StatusLine()
@@ -42,7 +43,7 @@ class ResidueScreen(ModeScreen):
         # Fixed widths: auto widths would depend on which result filled the table
         # first and truncate later rows ("unforge…").
         mentions = self.query_one("#mentions", DataTable)
-        for label, width in (("kind", 13), ("where", 34), ("reason", 46), ("text", 60)):
+        for label, width in (("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
             mentions.add_column(label, width=width)
         problems = self.query_one("#problems", DataTable)
         for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
@@ -96,6 +97,7 @@ class ResidueScreen(ModeScreen):
         for i, m in enumerate(self.mentions):
             table.add_row(plain(m.kind, KIND_STYLE.get(m.kind, "")), plain(f"{m.path}:{m.line}"), plain(m.reason, "dim"),
                           plain(m.text[:120]), key=str(i))
+        self._show_mention()
         counts: dict[str, int] = {}
         for m in mentions:
             counts[m.kind] = counts.get(m.kind, 0) + 1
@@ -117,6 +119,22 @@ class ResidueScreen(ModeScreen):
         self.query_one("#integrity-title", Static).update(
             plain(f"Integrity: {len(problems)} problem(s)" if problems else "Integrity: markers, records and history agree",
                   "bold red" if any(p.severity == "error" for p in problems) else "bold green"))
+
+    @on(DataTable.RowHighlighted, "#mentions")
+    def _mention_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_mention()
+
+    def _show_mention(self) -> None:
+        """The whole text and reason of the selected mention (the table's
+        columns may be cut on a small terminal)."""
+        mention = self._selected()
+        text = Text()
+        if mention is not None:
+            text.append(plain(f"{mention.path}:{mention.line} ", "bold"))
+            text.append(plain(mention.reason, "dim"))
+            text.append("\n")
+            text.append(plain(mention.text))
+        self.query_one("#mention-detail", Static).update(text)
 
     def _selected(self) -> Mention | None:
         table = self.query_one("#mentions", DataTable)

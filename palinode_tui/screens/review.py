@@ -48,7 +48,7 @@ class ReviewScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("review")
-        with Horizontal(classes="main"):
+        with Horizontal(classes="main", id="review-main"):
             with Vertical(id="review-left"):
                 yield Static(id="requests-summary")
                 yield KeyedTable(id="requests", classes="pane")
@@ -105,8 +105,8 @@ class ReviewScreen(ModeScreen):
         for st in states:
             counts[st.state] = counts.get(st.state, 0) + 1
         summary = Text()
-        summary.append(f"showing: {self.state_filter}", style="bold")
-        summary.append("  (s to change)\n", style="dim")
+        summary.append(f"showing {self.state_filter}", style="bold")
+        summary.append(" (s) · ", style="dim")
         summary.append(" · ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no forget requests in this store")
         self.query_one("#requests-summary", Static).update(summary)
         if self.current not in table.keys:

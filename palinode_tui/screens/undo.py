@@ -30,7 +30,7 @@ class UndoScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("undo")
-        with Horizontal(classes="main"):
+        with Horizontal(classes="main", id="undo-main"):
             yield DataTable(id="undo-ops", cursor_type="row", classes="pane")
             with VerticalScroll(id="undo-preview-box", classes="pane"):
                 yield Static(id="undo-preview")

@@ -19,8 +19,8 @@ class ConfirmModal(ModalScreen[bool]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     ConfirmModal { align: center middle; }
-    ConfirmModal > Vertical { width: 90; max-height: 80%; border: thick $error; background: $surface; padding: 1 2; }
-    ConfirmModal #confirm-body { max-height: 20; }
+    ConfirmModal > Vertical { width: 90; max-width: 100%; max-height: 100%; border: thick $error; background: $surface; padding: 1 2; }
+    ConfirmModal #confirm-body { max-height: 60vh; }
     ConfirmModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmModal Button { margin-left: 2; }
     """
@@ -56,7 +56,7 @@ class NoteModal(ModalScreen["str | None"]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     NoteModal { align: center middle; }
-    NoteModal > Vertical { width: 80; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    NoteModal > Vertical { width: 80; max-width: 100%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
     NoteModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     NoteModal Button { margin-left: 2; }
     """
@@ -95,7 +95,7 @@ class ErrorModal(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter", "close", "Close")]
     DEFAULT_CSS = """
     ErrorModal { align: center middle; }
-    ErrorModal > Vertical { width: 80; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    ErrorModal > Vertical { width: 80; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, title: str, reason: str) -> None:
@@ -120,7 +120,7 @@ class RecoveryModal(ModalScreen["str | None"]):
     BINDINGS = [Binding("escape", "later", "Later")]
     DEFAULT_CSS = """
     RecoveryModal { align: center middle; }
-    RecoveryModal > Vertical { width: 96; height: auto; max-height: 80%; border: thick $warning; background: $surface; padding: 1 2; }
+    RecoveryModal > Vertical { width: 96; max-width: 100%; height: auto; max-height: 80%; border: thick $warning; background: $surface; padding: 1 2; }
     RecoveryModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     RecoveryModal Button { margin-left: 2; }
     """
