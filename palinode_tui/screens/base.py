@@ -7,7 +7,7 @@ from textual import events
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from ..actions import REGISTRY, bindings_for
+from ..actions import REGISTRY, ActionSpec, bindings_for
 
 MAIN_SCOPES = ("browse", "review", "undo", "residue", "activity")
 
@@ -50,6 +50,14 @@ class ModeScreen(Screen):
         panes[(here + step) % len(panes)].focus()
 
     def on_key(self, event: events.Key) -> None:
+        if self.app.read_only and not isinstance(self.focused, Input):
+            spec = self._mutating_spec(event.key)
+            if spec is not None:  # a refused key says so instead of doing nothing
+                event.stop()
+                event.prevent_default()
+                self.notify(f"Read-only: {spec.description} is not available (opened with --read-only).",
+                            severity="warning")
+                return
         # Esc in a text field gives the keys back to the screen (else "2" types "2").
         if event.key == "escape" and isinstance(self.focused, Input):
             event.stop()
@@ -57,6 +65,14 @@ class ModeScreen(Screen):
             panes = self.panes()
             if panes:
                 panes[0].focus()
+
+    def _mutating_spec(self, key: str) -> ActionSpec | None:
+        keymap = self.app.settings.keymap
+        for spec in REGISTRY:
+            if spec.mutates and spec.scope == self.SCOPE:
+                if key in {k.strip() for k in keymap.get(spec.id, spec.key).split(",")}:
+                    return spec
+        return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         for spec in REGISTRY:

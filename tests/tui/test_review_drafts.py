@@ -209,3 +209,14 @@ async def test_keys_esc_leaves_input_q_quits_tab_cycles_panes(tmp_path, spec_sto
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_a_refused_key_in_read_only_says_so(tmp_path, spec_store):
+    app = app_for(spec_store, tmp_path, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_review(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal)
+        assert any("Read-only: Apply is not available" in n.message for n in app._notifications)
+    assert subjects(spec_store) == ["initial"]
