@@ -12,6 +12,10 @@ from textual.binding import Binding
 Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity"]
 
 
+# The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
+MAIN_SCOPES: tuple[Scope, ...] = ("browse", "review", "undo", "residue", "activity")
+
+
 @dataclass(frozen=True)
 class ActionSpec:
     id: str

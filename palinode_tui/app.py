@@ -22,7 +22,7 @@ from palinode_core.storage.memory import ScanResult
 from palinode_core.storage.store import utc_now
 from palinode_core.storage.watch import StoreWatcher
 
-from .actions import REGISTRY, bindings_for
+from .actions import MAIN_SCOPES, REGISTRY, bindings_for
 from .drafts import DRAFTS_NAME, DraftBook
 from .render import safe
 from .messages import ActivityEntry, ActivityKind, IndexMode, FilesChanged, IndexReady, ScanDone, WorkProgress
@@ -253,16 +253,25 @@ class PalinodeApp(BlockingWork, App):
         yield from super().get_system_commands(screen)
         scope = getattr(screen, "SCOPE", None)
         for spec in REGISTRY:
-            if spec.scope not in ("app", scope) or spec.id in ("app.quit", "app.help"):
+            main = scope in MAIN_SCOPES and spec.scope == "main"
+            if (spec.scope not in ("app", scope) and not main) or spec.id in ("app.quit", "app.help"):
                 continue
             name = spec.action.split("(")[0]
             target = self if spec.scope == "app" else screen
+            if main and spec.id == "main.quit":
+                continue  # the palette has its own Quit
             if spec.mutates and self.read_only:
                 continue
             if spec.scope != "app" and target.check_action(name, ()) is False:
                 continue
-            yield SystemCommand(spec.description, spec.help or spec.description,
+            # Each command names its key, so the palette also teaches the keys.
+            key = self.settings.keymap.get(spec.id, spec.key).split(",")[0]
+            yield SystemCommand(spec.description, f"key {self._key_word(key)} · {spec.help or spec.description}",
                                 lambda t=target, a=spec.action: self.call_later(t.run_action, a))
+
+    @staticmethod
+    def _key_word(key: str) -> str:
+        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space"}.get(key, key)
 
 
 def default_store() -> str:

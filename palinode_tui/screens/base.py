@@ -7,10 +7,7 @@ from textual import events
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from ..actions import REGISTRY, ActionSpec, bindings_for
-
-MAIN_SCOPES = ("browse", "review", "undo", "residue", "activity")
-
+from ..actions import MAIN_SCOPES, REGISTRY, ActionSpec, bindings_for
 
 def footer() -> Footer:
     # The palette key is on the tabs line; the footer keeps its room for the screen's keys.

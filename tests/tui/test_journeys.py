@@ -265,8 +265,10 @@ async def test_help_and_palette_follow_the_registry(tmp_path, embedder, spec_sto
         helps = {desc: text for _key, desc, text in app.screen.rows()}
         assert helps["Apply"] == "Apply the approved targets (confirmed)" and "Browse" in helps
         await pilot.press("escape")
-        commands = [c.title for c in app.get_system_commands(app.screen)]
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert "Apply" in commands and "Dismiss" in commands and "Browse" in commands
+        assert commands["Apply"].startswith("key A · ") and commands["Browse"].startswith("key 1 · ")
+        assert commands["Next pane"].startswith("key tab · ")
 
 
 async def test_keymap_and_theme_are_remembered(tmp_path, embedder, spec_store, monkeypatch):
