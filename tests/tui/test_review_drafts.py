@@ -220,3 +220,22 @@ async def test_a_refused_key_in_read_only_says_so(tmp_path, spec_store):
         assert not isinstance(app.screen, ConfirmModal)
         assert any("Read-only: Apply is not available" in n.message for n in app._notifications)
     assert subjects(spec_store) == ["initial"]
+
+
+async def test_plain_words_instead_of_internal_names(tmp_path, spec_store):
+    from palinode_tui.render import route_word, words
+    from palinode_tui.screens.help import HelpScreen
+    assert words("no_mentions: no strikeable sentence") == "no mentions: no strikeable sentence"
+    assert route_word("not_taken") == "not taken" and words("would_retract") == "will strike"
+    app = app_for(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_review(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        body = str(app.screen.body)
+        assert f"archive {FAIR}  (will archive)" in body and "would_" not in body
+        await pilot.press("escape", "f1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        title = str(app.screen._table().title)
+        assert title.startswith("Keys for Review") and "Screen" not in title and "Table" not in title
