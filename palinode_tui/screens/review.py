@@ -11,12 +11,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Label, Static
 
 from palinode_core.forget.requests import RequestState
-from palinode_core.forget.resolve import Candidate, ForgetPlan
+from palinode_core.forget.resolve import Candidate
 from palinode_core.forget.review import ForgetApplied
 from palinode_core.forget.selection import Choice
 from palinode_core.storage.config import ForgetKnobs
 
-from ..drafts import Draft
 from ..render import STATE_STYLE, plain, plan_preview
 from ..widgets import ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
@@ -360,5 +359,3 @@ class ReviewScreen(ModeScreen):
         self.app.switch_mode("residue")
         self.app.screen.set_pref(pref)
 
-
-__all__ = ["ReviewScreen", "Review", "Draft"]
