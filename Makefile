@@ -68,7 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
 screenshots: $(STAMP)
-	$(BIN)/python -m palinode_tui.screenshots screenshots
+	$(BIN)/python tools/scenes.py screenshots
 
 clean:
 	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache

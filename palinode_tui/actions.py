@@ -4,8 +4,16 @@ stable ids here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from textual.binding import Binding
+
+
+Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity"]
+
+
+# The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
+MAIN_SCOPES: tuple[Scope, ...] = ("browse", "review", "undo", "residue", "activity")
 
 
 @dataclass(frozen=True)
@@ -14,7 +22,7 @@ class ActionSpec:
     key: str
     action: str
     description: str
-    scope: str  # "app" or a screen's name
+    scope: Scope
     help: str = ""
     show: bool = True
     mutates: bool = False  # refused in read-only mode, in the core as well as here
@@ -22,28 +30,31 @@ class ActionSpec:
 
 
 REGISTRY: tuple[ActionSpec, ...] = (
-    ActionSpec("app.browse", "1", "switch_mode('browse')", "Browse", "app", "Memories: active, archived, struck"),
-    ActionSpec("app.review", "2", "switch_mode('review')", "Review", "app", "Pending forget requests and their plans"),
-    ActionSpec("app.undo", "3", "switch_mode('undo')", "Undo", "app", "Applied operations and requests, undoable"),
-    ActionSpec("app.residue", "4", "switch_mode('residue')", "Residue", "app", "What could not be forgotten"),
-    ActionSpec("app.activity", "5", "switch_mode('activity')", "Activity", "app", "What this session did, and the forget timeline"),
+    ActionSpec("app.browse", "1", "switch_mode('browse')", "Browse", "app", "Memories: active, archived, struck", show=False),
+    ActionSpec("app.review", "2", "switch_mode('review')", "Review", "app", "Pending forget requests and their plans", show=False),
+    ActionSpec("app.undo", "3", "switch_mode('undo')", "Undo", "app", "Applied operations and requests, undoable", show=False),
+    ActionSpec("app.residue", "4", "switch_mode('residue')", "Residue", "app", "What could not be forgotten", show=False),
+    ActionSpec("app.activity", "5", "switch_mode('activity')", "Activity", "app", "What this session did, and the forget timeline", show=False),
     ActionSpec("app.help", "f1,question_mark", "help", "Help", "app", "Keys for what has focus"),
-    ActionSpec("app.quit", "ctrl+q", "quit", "Quit", "app", priority=True),
+    ActionSpec("app.quit", "ctrl+q", "quit", "Quit", "app", priority=True, show=False),
+    ActionSpec("main.quit", "q", "app.quit", "Quit", "main", "Quit (not while typing in a field)", show=False),
+    ActionSpec("main.next_pane", "tab", "next_pane", "Next pane", "main", "Move to the next pane", show=False),
+    ActionSpec("main.previous_pane", "shift+tab", "next_pane(-1)", "Previous pane", "main", show=False),
     ActionSpec("app.rescan", "ctrl+r", "rescan", "Rescan", "app", "Re-read the store from disk", show=False),
     ActionSpec("browse.search", "slash", "focus_search", "Search", "browse", "Filter by text; Enter runs hybrid search"),
-    ActionSpec("browse.status", "s", "cycle_status", "Status filter", "browse", "All / active / archived / struck / history / unparseable"),
+    ActionSpec("browse.status", "s", "cycle_status", "Status", "browse", "All / active / archived / struck / history / unparseable"),
     ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
     ActionSpec("browse.restore", "R", "restore", "Restore", "browse", "Restore the archived memory (previewed)", mutates=True),
-    ActionSpec("review.state", "s", "cycle_state", "State filter", "review", "Pending / applied / partial / withdrawn / dismissed / all"),
+    ActionSpec("review.state", "s", "cycle_state", "States", "review", "Pending / applied / partial / withdrawn / dismissed / all"),
     ActionSpec("review.diff", "d", "open_diff", "Diff", "review", "Exact before/after of the selected target"),
-    ActionSpec("review.toggle", "space", "toggle_target", "Approve/skip", "review", "Approve or skip the selected target"),
+    ActionSpec("review.toggle", "space", "toggle_target", "Approve", "review", "Approve or skip the selected target"),
     ActionSpec("review.apply", "A", "apply", "Apply", "review", "Apply the approved targets (confirmed)", mutates=True),
     ActionSpec("review.dismiss", "X", "dismiss_request", "Dismiss", "review", "Reject the request with a note", mutates=True),
-    ActionSpec("review.floor_up", "plus", "floor(0.05)", "Floor +", "review", "Raise min_target_coverage", show=False),
-    ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower min_target_coverage", show=False),
+    ActionSpec("review.floor_up", "plus", "floor(0.05)", "Floor +", "review", "Raise the coverage floor (archive less)", show=False),
+    ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower the coverage floor (archive more)", show=False),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
-    ActionSpec("diff.toggle", "space", "toggle_span", "Toggle span", "diff", "Strike this sentence or leave it"),
+    ActionSpec("diff.toggle", "space", "toggle_span", "Toggle", "diff", "Strike this sentence or leave it"),
     ActionSpec("diff.close", "escape", "close", "Back", "diff"),
     ActionSpec("undo.preview", "enter", "preview_undo", "Preview undo", "undo", "Show what the undo will write", show=False),
     ActionSpec("undo.run", "U", "undo", "Undo", "undo", "Undo the selected operation (confirmed)", mutates=True),
@@ -54,10 +65,10 @@ REGISTRY: tuple[ActionSpec, ...] = (
 )
 
 
-def specs_for(scope: str) -> list[ActionSpec]:
+def specs_for(scope: Scope) -> list[ActionSpec]:
     return [s for s in REGISTRY if s.scope == scope]
 
 
-def bindings_for(scope: str) -> list[Binding]:
+def bindings_for(scope: Scope) -> list[Binding]:
     return [Binding(s.key, s.action, s.description, show=s.show, id=s.id, priority=s.priority)
             for s in specs_for(scope)]

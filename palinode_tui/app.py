@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import threading
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -15,28 +14,30 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.signal import Signal
 
-from palinode_core.errors import Cancelled, PalinodeError
+from palinode_core.errors import PalinodeError
 from palinode_core.search.embed import Embedder
 from palinode_core.search.index import SearchIndex
 from palinode_core.session import Session
 from palinode_core.storage.memory import ScanResult
 from palinode_core.storage.store import utc_now
 from palinode_core.storage.watch import StoreWatcher
-from palinode_core.text.sanitize import printable
 
-from .actions import REGISTRY, bindings_for
-from .messages import ActivityEntry, FilesChanged, IndexReady, ScanDone, WorkProgress
+from .actions import MAIN_SCOPES, REGISTRY, bindings_for
+from .drafts import DRAFTS_NAME, DraftBook
+from .render import safe
+from .messages import ActivityEntry, ActivityKind, IndexMode, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
-from .widgets import ErrorModal
+from .widgets import ErrorModal, RecoveryModal
+from .workers import BlockingWork
 
 
-PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
 
-
-class PalinodeApp(App):
+class PalinodeApp(BlockingWork, App):
     CSS_PATH = "app.tcss"
     TITLE = "palinode-tui"
     BINDINGS = bindings_for("app")
+    # Screens get "-narrow" below 100 columns: panes stack, boxes shrink (app.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(self, store_path: str | os.PathLike[str], *, read_only: bool = False,
                  embedder: Embedder | None = None, vectors: bool = True, watch: bool = True,
@@ -54,9 +55,10 @@ class PalinodeApp(App):
         self.want_vectors = vectors
         self.watch_files = watch
         self.display_name = display_name or str(self.store.root)
+        self.demo_store: str | None = None  # a demo store built in a temporary folder, named on close
         self.scan: ScanResult | None = None
         self.index: SearchIndex | None = None
-        self.index_mode = "building"
+        self.index_mode: IndexMode = "building"
         self.index_notice: str | None = None
         self.progress: tuple[int, int] | None = None
         self.progress_phase: str | None = None
@@ -67,6 +69,7 @@ class PalinodeApp(App):
         # Published with the set of changed paths (None = everything) after each scan.
         self.store_signal: Signal[object] = Signal(self, "store")
         self.index_signal: Signal[object] = Signal(self, "index")
+        self.drafts = DraftBook(self.store.cache_dir / DRAFTS_NAME)  # review drafts: outside the store
         self.settings = Settings.load()
         self.watcher: StoreWatcher | None = None
         self._generations: dict[str, int] = {}
@@ -82,8 +85,8 @@ class PalinodeApp(App):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        if self.settings.problem:
-            self.notify(self.settings.problem, severity="warning", markup=False)
+        for problem in self.settings.problems:
+            self.notify(problem, title="Settings", severity="warning", timeout=15)
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -97,7 +100,7 @@ class PalinodeApp(App):
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
-        self.settings.save()
+        self.run_blocking(self.settings.save, lambda _none: None, "remember the theme", "settings")
 
     # -- activity log ------------------------------------------------------------
     def _on_git_command(self, command: str) -> None:
@@ -105,10 +108,17 @@ class PalinodeApp(App):
         if command.startswith(("git add", "git commit")):
             self.record("git", command if len(command) < 300 else command[:300] + "…")
 
-    def record(self, kind: str, text: str, commits: Iterable[str] = ()) -> None:
-        entry = ActivityEntry(self.store.now().strftime("%H:%M:%S"), kind, printable(text), [c for c in commits if c])
+    def record(self, kind: ActivityKind, text: str, commits: Iterable[str] = ()) -> None:
+        entry = ActivityEntry(self.store.now().strftime("%H:%M:%S"), kind, safe(text), [c for c in commits if c])
         with self._activity_lock:
             self.activity.append(entry)
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every toast passes here (a screen's ``notify`` calls the app's): its
+        text often names store files, so it is never markup and never acts."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(safe(message), title=safe(title), severity=severity, markup=False, **kwargs)
 
     def set_status(self, note: str | None = None, progress: tuple[int, int] | None = None) -> None:
         if note is not None:
@@ -116,68 +126,15 @@ class PalinodeApp(App):
         self.progress = progress
         self.status_signal.publish(None)
 
-    # -- background work ------------------------------------------------------------
-    def run_blocking(self, fn: Callable[[], Any], on_done: Callable[[Any], None], description: str,
-                     group: str = "work", exclusive: bool = False,
-                     on_error: Callable[[str], None] | None = None) -> None:
-        """Run ``fn`` in a thread; hand its result back on the UI thread. An
-        error goes to ``on_error`` (a preview shows it in place) or, by
-        default, to an error modal."""
-
-        # Thread workers cannot be cancelled: a superseded exclusive job still
-        # finishes, so its result is dropped instead of overwriting a newer one.
-        generation = self._generations.get(group, 0) + 1 if exclusive else None
-        if generation is not None:
-            self._generations[group] = generation
-
-        def current() -> bool:
-            return generation is None or self._generations.get(group) == generation
-
-        def deliver(callback: Callable[..., None], value: Any) -> None:
-            if current():
-                callback(value)
-
-        def job() -> None:
-            try:
-                result = fn()
-            except Cancelled:
-                return  # the app is closing
-            except PalinodeError as exc:
-                reason = str(exc)
-            except Exception as exc:  # a bug must not take the user's session down
-                reason = f"{exc.__class__.__name__}: {exc}"
-            else:
-                self.call_from_thread(deliver, on_done, result)
-                return
-            if on_error is not None:
-                self.call_from_thread(deliver, on_error, reason)
-            elif current():
-                self.call_from_thread(self.fail, description, reason)
-
-        self.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)
-
+    # -- background work (run_blocking and progress_reporter: workers.py) ----------------
     def fail(self, description: str, reason: str) -> None:
         self.record("error", f"{description}: {reason}")
         self.push_screen(ErrorModal(description, reason))
 
-    def _progress_reporter(self) -> Callable[[str, int, int], None]:
-        """Progress for the status line, at most a few times a second: a child
-        indexing 100,000 files reports dozens of times a second, and each report
-        repaints."""
-        last = {"at": 0.0, "phase": ""}
-
-        def report(phase: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if phase == last["phase"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
-                return
-            last["at"], last["phase"] = now, phase
-            self.post_message(WorkProgress(phase, done, total))
-        return report
-
     def scan_store(self, changed: set[str] | None = None) -> None:
         previous = self.scan
 
-        report = self._progress_reporter()
+        report = self.progress_reporter()
 
         def reading(done: int, total: int) -> None:
             report("reading", done, total)
@@ -209,8 +166,6 @@ class PalinodeApp(App):
 
     def check_interrupted(self) -> None:
         """Offer to repair operations a crash left half-done."""
-
-        from .widgets import RecoveryModal
 
         items = self.session.interrupted()
         if not items:
@@ -244,9 +199,9 @@ class PalinodeApp(App):
             return
         self._index_running = True
 
-        progress = self._progress_reporter()
+        progress = self.progress_reporter()
 
-        def work() -> tuple[str, str | None]:
+        def work() -> tuple[IndexMode, str | None]:
             try:
                 while self._index_dirty:
                     self._index_dirty = False
@@ -258,7 +213,7 @@ class PalinodeApp(App):
                         self.index.update_vectors(progress)
             finally:
                 self._index_running = False
-            mode = "hybrid" if self.index.vectors_ready else "lexical"
+            mode: IndexMode = "hybrid" if self.index.vectors_ready else "lexical"
             notice = self.embedder.error if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 
@@ -298,16 +253,25 @@ class PalinodeApp(App):
         yield from super().get_system_commands(screen)
         scope = getattr(screen, "SCOPE", None)
         for spec in REGISTRY:
-            if spec.scope not in ("app", scope) or spec.id in ("app.quit", "app.help"):
+            main = scope in MAIN_SCOPES and spec.scope == "main"
+            if (spec.scope not in ("app", scope) and not main) or spec.id in ("app.quit", "app.help"):
                 continue
             name = spec.action.split("(")[0]
             target = self if spec.scope == "app" else screen
+            if main and spec.id == "main.quit":
+                continue  # the palette has its own Quit
             if spec.mutates and self.read_only:
                 continue
             if spec.scope != "app" and target.check_action(name, ()) is False:
                 continue
-            yield SystemCommand(spec.description, spec.help or spec.description,
+            # Each command names its key, so the palette also teaches the keys.
+            key = self.settings.keymap.get(spec.id, spec.key).split(",")[0]
+            yield SystemCommand(spec.description, f"key {self._key_word(key)} · {spec.help or spec.description}",
                                 lambda t=target, a=spec.action: self.call_later(t.run_action, a))
+
+    @staticmethod
+    def _key_word(key: str) -> str:
+        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space"}.get(key, key)
 
 
 def default_store() -> str:
@@ -334,14 +298,20 @@ def build_app(argv: list[str] | None = None) -> PalinodeApp:
         target = str(Path(tempfile.mkdtemp(prefix="palinode-demo-")) / "store")
         print(f"building the demo store in {target} …", file=sys.stderr)
         build_demo_store(Path(target))
-    return PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+    app = PalinodeApp(target, read_only=args.read_only, vectors=not args.no_vectors)
+    app.demo_store = str(app.store.root) if target != (args.store or default_store()) else None
+    return app
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         app = build_app(argv)
     except PalinodeError as exc:
-        print(f"palinode-tui: {printable(str(exc))}", file=sys.stderr)
+        print(f"palinode-tui: {safe(str(exc))}", file=sys.stderr)
         return 1
     app.run()
+    if app.demo_store:
+        # The demo store lives in a temporary folder: say where, and how to come back.
+        print(f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
+              file=sys.stderr)
     return 0

@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from textual.message import Message
+
+ActivityKind = Literal["action", "git", "error", "watch"]
+IndexMode = Literal["building", "lexical", "hybrid"]
+WorkPhase = Literal["reading", "lexical", "vectors"]
 
 
 class ScanDone(Message):
@@ -31,7 +36,7 @@ class FilesChanged(Message):
 class WorkProgress(Message):
     """Long background work: phase is reading (the first scan), lexical or vectors."""
 
-    def __init__(self, phase: str, done: int, total: int) -> None:
+    def __init__(self, phase: WorkPhase, done: int, total: int) -> None:
         super().__init__()
         self.phase, self.done, self.total = phase, done, total
 
@@ -40,7 +45,7 @@ class WorkProgress(Message):
 
 
 class IndexReady(Message):
-    def __init__(self, mode: str, notice: str | None) -> None:
+    def __init__(self, mode: IndexMode, notice: str | None) -> None:
         super().__init__()
         self.mode, self.notice = mode, notice
 
@@ -48,6 +53,6 @@ class IndexReady(Message):
 @dataclass
 class ActivityEntry:
     when: str
-    kind: str  # action | git | error
+    kind: ActivityKind
     text: str
     commits: list[str] = field(default_factory=list)

@@ -202,6 +202,11 @@ class Session:
         from .forget import review as forget_review
         return forget_review.apply_forget(self.store, fplan, selection, note)
 
+    def decisions(self, request_path: str) -> list[dict[str, Any]]:
+        """The ledger's records about one request (applies, dismissals, flags), oldest first."""
+        from .forget import ledger as forget_ledger
+        return forget_ledger.decisions_for(forget_ledger.read_ledger(self.store), request_path)
+
     def dismiss(self, request_path: str, note: str) -> str | None:
         self._live_only("dismissing a request")
         from .forget import review as forget_review
@@ -283,6 +288,10 @@ class Session:
     def trace(self, ref: str) -> Trace:
         from .inspect import trace as inspect_trace
         return inspect_trace.trace(self.store, ref, self.memories)
+
+    def commit_diff(self, sha: str, path: str | None = None) -> str:
+        """What one commit changed (in ``path`` only, if given), as git shows it."""
+        return self.store.git.diff(sha, path)
 
     def load(self, ref: str) -> Memory:
         return self.store.load(ref)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Static
 
 
-from ..render import plain
-from ..widgets import StatusLine
-from .base import ModeScreen
+from ..render import plain, short_date
+from ..widgets import StatusLine, ModeTabs
+from .base import ModeScreen, footer
 
 KIND_STYLE = {"action": "bold green", "git": "dim", "error": "bold red", "watch": "cyan"}
 
@@ -19,13 +19,13 @@ class ActivityScreen(ModeScreen):
     SCOPE = "activity"
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        with Horizontal(classes="main"):
-            with VerticalScroll(id="activity-log-box"):
+        yield ModeTabs("activity")
+        with Horizontal(classes="main", id="activity-main"):
+            with VerticalScroll(id="activity-log-box", classes="pane"):
                 yield Static(id="activity-log")
-            yield DataTable(id="timeline", cursor_type="row")
+            yield DataTable(id="timeline", cursor_type="row", classes="pane")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
         self.query_one("#timeline", DataTable).add_columns("date", "op", "path", "via")
@@ -55,5 +55,5 @@ class ActivityScreen(ModeScreen):
         table = self.query_one("#timeline", DataTable)
         table.clear()
         for op in ops:
-            table.add_row(plain(op.date[:16].replace("T", " ")), plain(op.op), plain(op.path),
+            table.add_row(plain(short_date(op.date)), plain(op.op), plain(op.path),
                           plain(op.counterpart or ""))

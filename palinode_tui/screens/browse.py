@@ -3,24 +3,25 @@ detail pane; hybrid search shows which arm matched."""
 from __future__ import annotations
 
 import bisect
+from typing import Literal, get_args
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from palinode_core.ops.apply import Applied
 from palinode_core.ops.plan import Plan
 from palinode_core.errors import PalinodeError
 from palinode_core.storage.memory import Memory, ScanResult
 
-from ..render import STATUS_STYLE, body_text, memory_status, plain
-from ..widgets import ConfirmModal, StatusLine
-from .base import ModeScreen
-from .common import plan_preview
+from ..render import STATUS_STYLE, body_text, memory_status, plain, plan_preview
+from ..widgets import ConfirmModal, StatusLine, ModeTabs
+from .base import ModeScreen, footer
 
-STATUS_FILTERS = ("all", "active", "archived", "struck", "history", "unparseable")
+StatusFilter = Literal["all", "active", "archived", "struck", "history", "unparseable"]
+STATUS_FILTERS: tuple[StatusFilter, ...] = get_args(StatusFilter)
 PAGE = 200  # rows rendered at once; a DataTable refill of 10k rows would block ~1 s
 PREVIEW_CHARS = 2000  # wrapping a 2,000-word body on every cursor move would lag the list
 Row = tuple[str, str, "Memory | None", str]  # (status, path, memory, unreadable reason)
@@ -40,12 +41,21 @@ def _row_for(scan: ScanResult, rel: str, errors: dict[str, str]) -> Row | None:
     return None
 
 
+def _preview(body: str) -> Text:
+    if len(body) <= PREVIEW_CHARS:
+        return body_text(body)
+    cut = body.rfind("\n", 0, PREVIEW_CHARS)
+    preview = body_text(body[: cut if cut > 0 else PREVIEW_CHARS])
+    preview.append(f"\n… {body.count(chr(10), cut)} more lines · Enter opens the whole memory", style="dim italic")
+    return preview
+
+
 class BrowseScreen(ModeScreen):
     SCOPE = "browse"
 
     def __init__(self) -> None:
         super().__init__()
-        self.status_filter = "all"
+        self.status_filter: StatusFilter = "all"
         self.text_filter = ""
         self.search_hits: dict[str, str] | None = None  # path -> arms, when a hybrid search is shown
         self.rows: list[str] = []
@@ -59,21 +69,21 @@ class BrowseScreen(ModeScreen):
         self._show_timer = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ModeTabs("browse")
         with Horizontal(classes="main"):
             with Vertical(id="browse-left"):
                 yield Input(placeholder="filter by text · Enter: hybrid search", id="browse-filter")
                 yield Static(id="browse-summary")
-                yield DataTable(id="memories", cursor_type="row", zebra_stripes=True)
-            with VerticalScroll(id="browse-detail"):
+                yield DataTable(id="memories", cursor_type="row", zebra_stripes=True, classes="pane")
+            with VerticalScroll(id="browse-detail", classes="pane"):
                 yield Static(id="detail-fields")
                 yield Static(id="detail-body")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", DataTable)
-        self._columns = table.add_columns("status", "category", "path", "title", "match")
+        self._columns = table.add_columns("status", "path", "title", "match")
         super().on_mount()
         table.focus()
 
@@ -160,11 +170,9 @@ class BrowseScreen(ModeScreen):
             self.show(self.shown_path)
 
     def _cells(self, status: str, rel: str, memory: Memory | None, reason: str) -> list[Text]:
-        category = memory.category if memory else "—"
         title = memory.title if memory else reason
         arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
-        return [plain(status, STATUS_STYLE.get(status, "")), plain(category), plain(rel), plain(title),
-                plain(arms, "cyan")]
+        return [plain(status, STATUS_STYLE.get(status, "")), plain(rel), plain(title), plain(arms, "cyan")]
 
     def _update_rows(self, visible: list, changed: set[str]) -> None:
         table = self.query_one("#memories", DataTable)
@@ -201,42 +209,47 @@ class BrowseScreen(ModeScreen):
             self.show(self.rows[0])
 
     def show(self, rel: str) -> None:
+        """The fields at once (they come from the scan); the body from a worker
+        (a scan served from the cache has not read the file yet)."""
+        if rel != self.shown_path:
+            self.query_one("#browse-detail", VerticalScroll).scroll_home(animate=False)
         self.shown_path = rel
         scan = self.app.scan
         memory = (scan.memories.get(rel) or scan.history.get(rel)) if scan else None
-        fields = Text()
-        reason = next((e.reason for e in scan.errors if e.path == rel), "not in the store") if scan else ""
-        body = ""
-        if memory is not None:
-            try:
-                body = memory.body  # one file read, if the scan served it from the cache
-            except PalinodeError as exc:
-                memory, reason = None, f"{exc} (changed since the scan; it will refresh)"
         if memory is None:
-            fields.append(plain(rel, "bold"))
-            fields.append("\ncannot be read: ", style="bold red")
-            fields.append(plain(reason))
-            self.query_one("#detail-fields", Static).update(fields)
-            self.query_one("#detail-body", Static).update("")
+            reason = next((e.reason for e in scan.errors if e.path == rel), "not in the store") if scan else ""
+            self._unreadable(rel, reason)
             return
+        fields = Text()
         fields.append(plain(memory.title, "bold"))
         fields.append("\n")
         fields.append(plain(rel, "dim"))
-        for label, value in (("status", memory.status), ("superseded_by", memory.superseded_by),
+        for label, value in (("category", memory.category), ("status", memory.status),
+                             ("superseded_by", memory.superseded_by),
                              ("retracted_prefs", ", ".join(memory.retracted_prefs) or None),
                              ("update_policy", memory.update_policy), ("created_at", memory.created_at),
                              ("retired", memory.retired_reason)):
             if value:
                 fields.append(f"\n{label:>16}: ", style="bold")
                 fields.append(plain(value, STATUS_STYLE.get(str(value), "")))
-        self.query_one("#detail-fields", Static).update(fields, layout=False)  # fixed height: no re-layout
-        if len(body) > PREVIEW_CHARS:
-            cut = body.rfind("\n", 0, PREVIEW_CHARS)
-            preview = body_text(body[: cut if cut > 0 else PREVIEW_CHARS])
-            preview.append(f"\n… {body.count(chr(10), cut)} more lines · Enter opens the whole memory", style="dim italic")
-            self.query_one("#detail-body", Static).update(preview, layout=False)
-        else:
-            self.query_one("#detail-body", Static).update(body_text(body), layout=False)
+
+        def shown(body: str) -> None:
+            if self.shown_path != rel:
+                return
+            self.query_one("#detail-fields", Static).update(fields, layout=False)  # fixed height: no re-layout
+            self.query_one("#detail-body", Static).update(_preview(body), layout=False)
+
+        self.app.run_blocking(lambda: memory.body, shown, "read the memory", "detail", exclusive=True,
+                              on_error=lambda reason: self.shown_path == rel and self._unreadable(
+                                  rel, f"{reason} (changed since the scan; it will refresh)"))
+
+    def _unreadable(self, rel: str, reason: str) -> None:
+        fields = Text()
+        fields.append(plain(rel, "bold"))
+        fields.append("\ncannot be read: ", style="bold red")
+        fields.append(plain(reason))
+        self.query_one("#detail-fields", Static).update(fields)
+        self.query_one("#detail-body", Static).update("")
 
     @property
     def selected(self) -> str | None:
@@ -276,13 +289,13 @@ class BrowseScreen(ModeScreen):
             return
         index = self.app.index
         if index is None:
-            self.notify("The search index is still being built.", severity="warning", markup=False)
+            self.notify("The search index is still being built.", severity="warning")
             return
 
         def done(result) -> None:
             self.search_hits = {h.path: h.arms for h in result.hits}
             if result.notice:
-                self.notify(result.notice, severity="information", markup=False)
+                self.notify(result.notice, severity="information")
             self._relist()
             self.query_one("#memories", DataTable).focus()
 
@@ -315,22 +328,24 @@ class BrowseScreen(ModeScreen):
     def action_restore(self) -> None:
         rel = self.selected
         if rel is None:
+            self.notify("Select a memory to restore.")
             return
-        try:
-            plan = self.app.session.plan_op("restore", rel, reason="restored in palinode-tui")
-        except Exception as exc:
-            self.app.fail("plan the restore", str(exc))
-            return
-        if not plan.changes:
-            self.notify(f"{rel} is not archived; nothing to restore.", markup=False)
-            return
-        self.app.push_screen(ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"),
-                             lambda ok: ok and self._apply(plan))
+        session = self.app.session
+
+        def ready(plan: Plan) -> None:
+            if not plan.changes:
+                self.notify(f"{rel} is not archived; nothing to restore.")
+                return
+            self.app.push_screen(ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"),
+                                 lambda ok: ok and self._apply(plan))
+
+        self.app.run_blocking(lambda: session.plan_op("restore", rel, reason="restored in palinode-tui"), ready,
+                              "plan the restore", "plan")
 
     def _apply(self, plan: Plan) -> None:
         def done(applied: Applied) -> None:
             self.app.record("action", f"{plan.op} {plan.target}", [applied.commit or ""])
-            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Committed", markup=False)
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Committed")
             self.app.scan_store({plan.target, plan.history_rel})
 
         self.app.run_blocking(lambda: self.app.session.apply(plan), done, f"{plan.op} {plan.target}", "apply")

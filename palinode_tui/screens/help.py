@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -17,7 +16,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-height: 85%; border: thick $accent; background: $surface; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 100%; max-height: 100%; border: thick $accent; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, under: Screen) -> None:
@@ -29,9 +28,13 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self._table(), id="help-table")
 
     def rows(self) -> list[tuple[str, str, str]]:
-        """(key, action, what it does) for every binding live on the screen below."""
+        """(key, action, what it does) for every binding live on the screen
+        below: the screen's own keys first, then the app's, then the generic
+        keys of whatever has focus."""
         by_id = {s.id: s for s in REGISTRY}
-        out, seen = [], set()
+        scope = getattr(self.under, "SCOPE", "")
+        groups: tuple[list[tuple[str, str, str]], ...] = ([], [], [])
+        seen = set()
         for _key, active in self.under.active_bindings.items():
             binding = active.binding
             if binding.system or (binding.action, binding.description) in seen:
@@ -39,14 +42,17 @@ class HelpScreen(ModalScreen[None]):
             seen.add((binding.action, binding.description))
             spec = by_id.get(binding.id or "")
             desc = (binding.description or binding.action) + ("" if active.enabled else " (not available now)")
-            out.append((self.app.get_key_display(binding), desc, spec.help if spec else ""))
-        return out
+            group = 0 if spec is not None and spec.scope == scope else 1 if spec is not None else 2
+            groups[group].append((self.app.get_key_display(binding), desc, spec.help if spec else ""))
+        return groups[0] + groups[1] + groups[2]
 
     def _table(self) -> Table:
         focused = self.under.focused
-        table = Table(title=Text(f"Keys for {type(self.under).__name__}"
-                                 + (f" · focus: {type(focused).__name__}" if focused else ""), style="bold"),
-                      expand=True, show_edge=False)
+        name = getattr(self.under, "SCOPE", "") or "this screen"
+        title = f"Keys for {name.capitalize()}"
+        if focused is not None and focused.id:
+            title += f" · focus: {focused.id.replace('-', ' ')}"
+        table = Table(title=plain(title, "bold"), expand=True, show_edge=False)
         table.add_column("key", style="bold cyan", no_wrap=True)
         table.add_column("action")
         table.add_column("what it does", style="dim")

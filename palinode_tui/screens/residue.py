@@ -6,13 +6,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from palinode_core.inspect.residue import Mention
 
-from ..render import plain
-from ..widgets import NoteModal, StatusLine
-from .base import ModeScreen
+from ..render import plain, safe
+from ..widgets import NoteModal, StatusLine, ModeTabs
+from .base import ModeScreen, footer
 
 KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
               "request": "cyan"}
@@ -27,22 +27,23 @@ class ResidueScreen(ModeScreen):
         self.mentions: list[Mention] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield ModeTabs("residue")
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
                 yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")
             yield Static(id="residue-summary")
-            yield DataTable(id="mentions", cursor_type="row")
+            yield DataTable(id="mentions", cursor_type="row", classes="pane")
+            yield Static(id="mention-detail")
             yield Static("Integrity", id="integrity-title")
-            yield DataTable(id="problems", cursor_type="row")
+            yield DataTable(id="problems", cursor_type="row", classes="pane")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
         # Fixed widths: auto widths would depend on which result filled the table
         # first and truncate later rows ("unforge…").
         mentions = self.query_one("#mentions", DataTable)
-        for label, width in (("kind", 13), ("where", 34), ("reason", 46), ("text", 60)):
+        for label, width in (("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
             mentions.add_column(label, width=width)
         problems = self.query_one("#problems", DataTable)
         for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
@@ -51,13 +52,17 @@ class ResidueScreen(ModeScreen):
         self.query_one("#mentions", DataTable).focus()
 
     def set_pref(self, pref: str) -> None:
-        self.query_one("#residue-pref", Input).value = pref
+        # An Input draws its value as it is: only the made-safe text goes in,
+        # the real pref stays here.
+        self.query_one("#residue-pref", Input).value = safe(pref)
         self.pref = pref
         self._run()
 
     @on(Input.Submitted, "#residue-pref")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.pref = event.value.strip()
+        typed = event.value.strip()
+        if typed != safe(self.pref):
+            self.pref = typed
         self._run()
         self.query_one("#mentions", DataTable).focus()
 
@@ -84,7 +89,7 @@ class ResidueScreen(ModeScreen):
         pref, mentions, problems = result
         if not self.pref and pref:
             self.pref = pref
-            self.query_one("#residue-pref", Input).value = pref
+            self.query_one("#residue-pref", Input).value = safe(pref)
         order = {"live": 0, "unforgettable": 1, "struck": 2, "archived": 3, "request": 4}
         self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
         table = self.query_one("#mentions", DataTable)
@@ -92,6 +97,7 @@ class ResidueScreen(ModeScreen):
         for i, m in enumerate(self.mentions):
             table.add_row(plain(m.kind, KIND_STYLE.get(m.kind, "")), plain(f"{m.path}:{m.line}"), plain(m.reason, "dim"),
                           plain(m.text[:120]), key=str(i))
+        self._show_mention()
         counts: dict[str, int] = {}
         for m in mentions:
             counts[m.kind] = counts.get(m.kind, 0) + 1
@@ -113,6 +119,22 @@ class ResidueScreen(ModeScreen):
         self.query_one("#integrity-title", Static).update(
             plain(f"Integrity: {len(problems)} problem(s)" if problems else "Integrity: markers, records and history agree",
                   "bold red" if any(p.severity == "error" for p in problems) else "bold green"))
+
+    @on(DataTable.RowHighlighted, "#mentions")
+    def _mention_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_mention()
+
+    def _show_mention(self) -> None:
+        """The whole text and reason of the selected mention (the table's
+        columns may be cut on a small terminal)."""
+        mention = self._selected()
+        text = Text()
+        if mention is not None:
+            text.append(plain(f"{mention.path}:{mention.line} ", "bold"))
+            text.append(plain(mention.reason, "dim"))
+            text.append("\n")
+            text.append(plain(mention.text))
+        self.query_one("#mention-detail", Static).update(text)
 
     def _selected(self) -> Mention | None:
         table = self.query_one("#mentions", DataTable)
@@ -144,7 +166,7 @@ class ResidueScreen(ModeScreen):
             self.app.run_blocking(
                 lambda: self.app.session.flag(mention.path, mention.line, mention.kind, mention.text, note),
                 lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
-                             self.notify(f"Flagged {mention.path}:{mention.line}", markup=False)),
+                             self.notify(f"Flagged {mention.path}:{mention.line}")),
                 "flag", "apply")
 
         self.app.push_screen(NoteModal("Flag this mention", context, "Flag"), save)

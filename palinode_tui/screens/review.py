@@ -1,48 +1,28 @@
 """Review: pending forget requests, each request's plan with a what-if on the
-knobs, per-target approval, and a confirmed apply."""
+knobs, per-target approval kept in a draft (drafts.py), and a confirmed apply."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from palinode_core.forget.requests import RequestState
-from palinode_core.forget.resolve import Candidate, ForgetPlan
+from palinode_core.forget.resolve import Candidate
 from palinode_core.forget.review import ForgetApplied
-from palinode_core.forget.selection import APPROVE_ALL, REJECT, Choice
+from palinode_core.forget.selection import Choice
 from palinode_core.storage.config import ForgetKnobs
 
-from ..render import ROUTE_STYLE, STATE_STYLE, coverage_gauge, plain
-from ..widgets import ConfirmModal, NoteModal, StatusLine
-from .base import ModeScreen
-from .common import plan_preview
+from ..render import STATE_STYLE, plain, plan_preview
+from ..widgets import ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
+from .base import ModeScreen, footer
+from .review_view import Review, build_review, candidate_cells, candidate_detail, plan_header
 
-STATE_FILTERS = ("pending", "partial", "applied", "withdrawn", "dismissed", "all")
-
-
-@dataclass
-class Review:
-    """The reviewer's choices for one request's plan."""
-
-    plan: ForgetPlan
-    approved: dict[str, bool] = field(default_factory=dict)
-    spans: dict[str, set[int]] = field(default_factory=dict)
-    stale: bool = False
-
-    def selection(self) -> dict[str, Choice]:
-        out: dict[str, Choice] = {}
-        for cand in self.plan.actionable:
-            if not self.approved.get(cand.path, True):
-                out[cand.path] = REJECT
-            elif cand.path in self.spans:
-                out[cand.path] = Choice(spans=frozenset(self.spans[cand.path]))
-            else:
-                out[cand.path] = APPROVE_ALL
-        return out
+StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
+STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
 class ReviewScreen(ModeScreen):
@@ -50,42 +30,48 @@ class ReviewScreen(ModeScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.state_filter = "pending"
+        self.state_filter: StateFilter = "pending"
         self.states: list[RequestState] = []
-        self.request_rows: list[str] = []
-        self.candidate_rows: list[str] = []
         self.current: str | None = None
         self.review: Review | None = None
         self.knobs: ForgetKnobs | None = None
         self.plans_made = 0
 
+    @property
+    def request_rows(self) -> list[str]:
+        return self.query_one("#requests", KeyedTable).keys
+
+    @property
+    def candidate_rows(self) -> list[str]:
+        return self.query_one("#candidates", KeyedTable).keys
+
     def compose(self) -> ComposeResult:
-        yield Header()
-        with Horizontal(classes="main"):
+        yield ModeTabs("review")
+        with Horizontal(classes="main", id="review-main"):
             with Vertical(id="review-left"):
                 yield Static(id="requests-summary")
-                yield DataTable(id="requests", cursor_type="row")
+                yield KeyedTable(id="requests", classes="pane")
             with Vertical(id="review-right"):
                 yield Static(id="plan-header")
                 with Horizontal(id="knobs"):
                     yield Label("floor")
                     yield Input(id="knob-floor", restrict=r"[0-9.]*", max_length=6)
-                    yield Label("max targets")
+                    yield Label("max")
                     yield Input(id="knob-max", restrict=r"[0-9]*", max_length=3)
-                    yield Label("min shared")
+                    yield Label("shared")
                     yield Input(id="knob-shared", restrict=r"[0-9]*", max_length=2)
-                yield DataTable(id="candidates", cursor_type="row")
-                with VerticalScroll(id="candidate-detail-box"):
+                yield KeyedTable(id="candidates", classes="pane")
+                with VerticalScroll(id="candidate-detail-box", classes="pane"):
                     yield Static(id="candidate-detail")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
-        self.query_one("#requests", DataTable).add_columns("state", "request", "pref")
-        self.query_one("#candidates", DataTable).add_columns("ok", "#", "route", "coverage", "path", "shared", "note")
+        self.query_one("#requests", KeyedTable).add_columns("state", "request", "pref")
+        self.query_one("#candidates", KeyedTable).add_columns("ok", "#", "route", "coverage", "path", "shared", "note")
         self._set_knob_inputs(self.app.store.config.forget)
         super().on_mount()
-        self.query_one("#requests", DataTable).focus()
+        self.query_one("#requests", KeyedTable).focus()
 
     # -- requests ----------------------------------------------------------------
     def store_updated(self, changed: object) -> None:
@@ -94,7 +80,7 @@ class ReviewScreen(ModeScreen):
         if self.review and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
             self.review.stale = True
-            self.notify("Files in this plan changed on disk; re-planning.", severity="warning", markup=False)
+            self.notify("Files in this plan changed on disk; re-planning.", severity="warning")
             self._render_plan()
 
     def index_updated(self, mode: object) -> None:
@@ -104,35 +90,33 @@ class ReviewScreen(ModeScreen):
             self.plan_current()
 
     def _touches(self, changed: object) -> bool:
+        assert self.review is not None
         paths = {self.review.plan.request.path} | {c.path for c in self.review.plan.candidates}
-        return bool(paths & set(changed))  # type: ignore[arg-type]
+        return bool(paths & set(changed))  # type: ignore[call-overload]
 
     def _states_ready(self, states: list[RequestState]) -> None:
         self.states = states
-        table = self.query_one("#requests", DataTable)
-        keep = self.current
-        table.clear()
-        self.request_rows = []
-        for st in states:
-            if self.state_filter != "all" and st.state != self.state_filter:
-                continue
-            table.add_row(plain(st.state, STATE_STYLE.get(st.state, "")), plain(st.path), plain(st.pref), key=st.path)
-            self.request_rows.append(st.path)
+        table = self.query_one("#requests", KeyedTable)
+        shown = [st for st in states if self.state_filter in ("all", st.state)]
+        table.refill(((st.path, (plain(st.state, STATE_STYLE.get(st.state, "")), plain(st.path), plain(st.pref)))
+                      for st in shown), keep=self.current)
         counts: dict[str, int] = {}
         for st in states:
             counts[st.state] = counts.get(st.state, 0) + 1
         summary = Text()
-        summary.append(f"showing: {self.state_filter}", style="bold")
-        summary.append("  (s to change)  ", style="dim")
+        summary.append(f"showing {self.state_filter}", style="bold")
+        summary.append(" (s) · ", style="dim")
         summary.append(" · ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no forget requests in this store")
         self.query_one("#requests-summary", Static).update(summary)
-        if keep in self.request_rows:
-            table.move_cursor(row=self.request_rows.index(keep))
-        elif self.request_rows and self.current is None:
-            self.select_request(self.request_rows[0])
+        if self.current not in table.keys:
+            # The request shown is no longer listed: nothing may act on it.
+            self.current, self.review = None, None
+            self._render_plan()
+            if table.keys:
+                self.select_request(table.keys[0])
 
-    @on(DataTable.RowHighlighted, "#requests")
-    def _request_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(KeyedTable.RowHighlighted, "#requests")
+    def _request_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value and event.row_key.value != self.current:
             self.select_request(str(event.row_key.value))
 
@@ -152,116 +136,66 @@ class ReviewScreen(ModeScreen):
         index = self.app.index
         if path is None or index is None:
             return
-        session = self.app.session
+        session, book = self.app.session, self.app.drafts
         knobs = self.knobs or session.forget_knobs()
-        previous = self.review
+        previous = self.review if self.review is not None and self.review.plan.request.path == path else None
+        draft = previous.draft.copy() if previous is not None else None
 
-        def work() -> ForgetPlan:
+        def work() -> Review:
             if reroute_only and previous is not None and previous.plan.knobs.search_k == knobs.search_k:
-                return session.reroute(previous.plan.resolution, knobs)
-            return session.plan(path, knobs, index=index)
+                plan = session.reroute(previous.plan.resolution, knobs)
+            else:
+                plan = session.plan(path, knobs, index=index)
+            return build_review(session, book, plan, draft)
 
-        self.app.run_blocking(work, lambda plan: self._plan_ready(plan, previous), f"plan {path}", "plan",
-                              exclusive=True)
+        self.app.run_blocking(work, self._plan_ready, f"plan {path}", "plan", exclusive=True)
 
-    def _plan_ready(self, plan: ForgetPlan, previous: Review | None) -> None:
-        if plan.request.path != self.current:
+    def _plan_ready(self, review: Review) -> None:
+        if review.plan.request.path != self.current:
             return
         self.plans_made += 1
-        review = Review(plan)
-        if previous is not None and previous.plan.request.path == plan.request.path:
-            review.approved = {p: v for p, v in previous.approved.items()}
-            review.spans = {p: s for p, s in previous.spans.items()
-                            if any(c.path == p and c.route == "strike" for c in plan.candidates)}
         self.review = review
+        if review.moved:
+            self.notify(f"{len(review.moved)} target(s) changed on disk under your sentence choice: "
+                        "review them again (d).", severity="warning")
+            self._save_draft()
         self._render_plan()
 
-    def _render_plan(self) -> None:
-        header = Text()
-        table = self.query_one("#candidates", DataTable)
-        keep = self.candidate_rows[table.cursor_row] if self.candidate_rows and 0 <= table.cursor_row < len(self.candidate_rows) else None
-        table.clear()
-        self.candidate_rows = []
+    def _save_draft(self) -> None:
         if self.review is None:
-            header.append("planning…" if self.current else "select a forget request", style="dim italic")
-            self.query_one("#plan-header", Static).update(header)
+            return
+        book = self.app.drafts
+        version = book.put(self.review.draft)
+        self.app.run_blocking(lambda: book.save(version), lambda _none: None, "save the review draft", "drafts")
+
+    def _render_plan(self) -> None:
+        table = self.query_one("#candidates", KeyedTable)
+        review = self.review
+        self.query_one("#plan-header", Static).update(
+            plan_header(review, self.current, self.app.read_only))
+        if review is None:
+            table.refill(())
             self.query_one("#candidate-detail", Static).update("")
             return
-        plan = self.review.plan
-        header.append("pref ", style="dim")
-        header.append(plain(plan.request.pref, "bold"))
-        header.append(f"   r:{plan.request.rid}", style="dim")
-        header.append(f"   search: {plan.resolution.mode}", style="cyan")
-        if plan.resolution.boundary:
-            header.append("   resolves memories created before ", style="dim")
-            header.append(plain(plan.resolution.boundary))
-        header.append("\n")
-        header.append(plain(plan.request.path, "dim"))
-        if self.app.read_only:
-            header.append("   read-only: review only", style="bold red")
-        if self.review.stale:
-            header.append("   STALE: files changed, re-planning", style="bold reverse yellow")
-        self.query_one("#plan-header", Static).update(header)
-        floor = plan.knobs.min_target_coverage
-        for cand in plan.candidates:
-            ok = Text("✓", style="bold green") if cand.actionable and self.review.approved.get(cand.path, True) else (
-                Text("✗", style="bold red") if cand.actionable else Text(" "))
-            notes = []
-            collateral = [s for s in (cand.plan.spans if cand.plan else ()) if s.collateral]
-            if cand.route == "strike" and cand.plan is not None:
-                chosen = self.review.spans.get(cand.path)
-                notes.append(f"{len(chosen)}/{len(cand.plan.spans)} spans" if chosen is not None
-                             else f"{cand.plan.mentions} spans")
-            if collateral:
-                notes.append("⚠ compound")
-            if cand.plan is not None and cand.plan.regions:
-                notes.append(f"{len(cand.plan.regions)} unforgettable")
-            if not cand.actionable and cand.route in ("skipped", "not_taken"):
-                notes.append(cand.reason[:40])
-            table.add_row(ok, str(cand.rank), plain(cand.route, ROUTE_STYLE.get(cand.route, "")),
-                          coverage_gauge(cand.coverage, floor, width=8), plain(cand.path),
-                          plain(", ".join(cand.shared_words)), plain(" · ".join(notes), "yellow" if collateral else "dim"),
-                          key=cand.path)
-            self.candidate_rows.append(cand.path)
-        if keep in self.candidate_rows:
-            table.move_cursor(row=self.candidate_rows.index(keep))
+        floor = review.plan.knobs.min_target_coverage
+        table.refill((cand.path, candidate_cells(review, cand, floor)) for cand in review.targets)
         self._render_detail()
 
     def _selected_candidate(self) -> Candidate | None:
-        table = self.query_one("#candidates", DataTable)
-        if self.review is None or not self.candidate_rows or not (0 <= table.cursor_row < len(self.candidate_rows)):
+        key = self.query_one("#candidates", KeyedTable).selected_key
+        if self.review is None or key is None:
             return None
-        return self.review.plan.candidate(self.candidate_rows[table.cursor_row])
+        return self.review.plan.candidate(key)
 
-    @on(DataTable.RowHighlighted, "#candidates")
-    def _candidate_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    @on(KeyedTable.RowHighlighted, "#candidates")
+    def _candidate_highlighted(self, _event: KeyedTable.RowHighlighted) -> None:
         self._render_detail()
 
     def _render_detail(self) -> None:
         cand = self._selected_candidate()
-        text = Text()
-        if cand is None:
-            self.query_one("#candidate-detail", Static).update(text)
-            return
-        text.append(plain(cand.path, "bold"))
-        text.append(f"  rank {cand.rank} via {cand.arms or '—'}\n", style="dim")
-        text.append(plain(cand.reason))
-        text.append("\n")
-        if cand.plan is not None:
-            for span in cand.plan.spans:
-                chosen = span.index in self.review.spans.get(cand.path, set(cand.plan.selected))
-                text.append("  [x] " if chosen else "  [ ] ", style="magenta" if chosen else "dim")
-                text.append(plain(span.text, "strike" if chosen else ""))
-                if span.collateral:
-                    text.append("\n      ⚠ also removes: ", style="yellow")
-                    text.append(plain(span.collateral, "yellow"))
-                text.append("\n")
-            for region in cand.plan.regions:
-                text.append(f"  unforgotten ({region.kind}, line {region.line + cand.plan.body_line_offset}): ",
-                            style="bold red")
-                text.append(plain(region.text))
-                text.append("\n")
-        self.query_one("#candidate-detail", Static).update(text)
+        self.query_one("#candidate-detail", Static).update(
+            candidate_detail(self.review, cand) if cand is not None and self.review is not None else Text())
+        self.query_one("#candidate-detail-box", VerticalScroll).scroll_home(animate=False)
 
     # -- knobs ------------------------------------------------------------------
     def _set_knob_inputs(self, knobs: ForgetKnobs) -> None:
@@ -286,8 +220,14 @@ class ReviewScreen(ModeScreen):
                 self.plan_current(reroute_only=True)
 
     def action_floor(self, delta: float) -> None:
-        current = (self.knobs or self.app.store.config.forget).min_target_coverage
-        self.query_one("#knob-floor", Input).value = f"{max(0.0, min(1.0, round(current + delta, 4))):g}"
+        # From the input's own value: quick repeated presses arrive before the
+        # Changed message of the previous one, and each must count.
+        box = self.query_one("#knob-floor", Input)
+        try:
+            current = float(box.value)
+        except ValueError:
+            current = (self.knobs or self.app.store.config.forget).min_target_coverage
+        box.value = f"{max(0.0, min(1.0, round(current + delta, 4))):g}"
 
     def action_focus_knobs(self) -> None:
         self.query_one("#knob-floor", Input).focus()
@@ -296,49 +236,83 @@ class ReviewScreen(ModeScreen):
     def action_toggle_target(self) -> None:
         cand = self._selected_candidate()
         if cand is None or not cand.actionable or self.review is None:
+            self.notify("Only a proposed target can be approved or skipped.")
             return
-        self.review.approved[cand.path] = not self.review.approved.get(cand.path, True)
+        self.review.draft.toggle(cand.path)
+        self._save_draft()
         self._render_plan()
 
     def action_open_diff(self) -> None:
         from .diff import DiffScreen
         cand = self._selected_candidate()
-        if cand is None or cand.plan is None or self.review is None:
+        review = self.review
+        if cand is None or cand.plan is None or review is None:
+            self.notify("Select a target to see its diff.")
             return
-        self.app.push_screen(DiffScreen(self.review, cand), lambda _r: self._render_plan())
+
+        def chosen(spans: frozenset[int] | None) -> None:
+            if self.review is not review or spans is None:
+                return  # re-planned meanwhile, or not a strike
+            review.draft.choose_spans(cand, spans)
+            self._save_draft()
+            self._render_plan()
+
+        self.app.push_screen(DiffScreen(cand, review.draft.chosen_spans(cand)), chosen)
 
     def action_apply(self) -> None:
         review = self.review
-        if review is None:
+        if review is None or self.current is None or self.current not in self.request_rows:
+            self.notify("No forget request is selected.", severity="warning")
             return
         if review.stale:
-            self.notify("This plan is being re-made because files changed.", severity="warning", markup=False)
+            self.notify("This plan is being re-made because files changed.", severity="warning")
             return
         selection = review.selection()
-        approved = [c for c in review.plan.actionable if not selection[c.path].rejects]
+        approved = [c for c in review.actionable if c.path in selection and not selection[c.path].rejects]
         if not approved:
-            self.notify("No target is approved.", severity="warning", markup=False)
+            self.notify("No target is approved.", severity="warning")
             return
-        body = Text()
-        body.append(f"Request {review.plan.request.path}: \"", style="bold")
-        body.append(plain(review.plan.request.pref, "bold"))
-        body.append("\"\n\n", style="bold")
-        for cand in approved:
-            assert cand.plan is not None
-            plan = self.app.session.narrow(cand.plan, selection[cand.path].spans)
-            body.append_text(plan_preview(plan))
-            body.append("\n")
-        rejected = [p for p, choice in selection.items() if choice.rejects]
-        if rejected:
-            body.append("Rejected (recorded, not changed): ", style="bold")
-            body.append(plain(", ".join(rejected)))
-            body.append("\n")
-        body.append(f"\n{len(approved)} commit(s) plus one ledger commit. Undo any of them from the Undo screen.",
-                    style="italic")
-        self.app.push_screen(ConfirmModal("Apply this forget request?", body, "Apply"),
-                             lambda ok: ok and self._apply(review, selection))
+        session = self.app.session
+
+        def previews() -> Text:
+            body = Text()
+            body.append("Request ", style="bold")
+            body.append_text(plain(review.plan.request.path, "bold"))
+            body.append(': "', style="bold")
+            body.append(plain(review.plan.request.pref, "bold"))
+            body.append('"\n\n', style="bold")
+            for cand in approved:
+                assert cand.plan is not None
+                body.append_text(plan_preview(session.narrow(cand.plan, selection[cand.path].spans)))
+                body.append("\n")
+            rejected = [p for p, choice in selection.items() if choice.rejects]
+            if rejected:
+                body.append("Skipped (recorded, not changed): ", style="bold")
+                body.append(plain(", ".join(rejected)))
+                body.append("\n")
+            changed = [c.path for c in review.actionable if c.path not in selection]
+            if changed:
+                body.append("Changed on disk, review again (not applied now): ", style="bold yellow")
+                body.append(plain(", ".join(changed)))
+                body.append("\n")
+            body.append(f"\n{len(approved)} commit(s) plus one ledger commit. "
+                        "Undo any of them from the Undo screen.", style="italic")
+            return body
+
+        self.app.run_blocking(previews, lambda body: self.app.push_screen(
+            ConfirmModal("Apply this forget request?", body, "Apply"),
+            lambda ok: ok and self._apply(review, selection)), "preview the apply", "plan")
 
     def _apply(self, review: Review, selection: dict[str, Choice]) -> None:
+        book = self.app.drafts
+        request = review.plan.request.path
+
+        def work() -> ForgetApplied:
+            result = self.app.session.apply_forget(review.plan, selection)
+            if not result.failed:
+                book.save(book.drop(request))  # applied: the draft has done its job
+            return result
+
         def done(result: ForgetApplied) -> None:
             commits = [c["commit"] for c in result.commits]
             self.app.record("action", f"apply {result.request}: {len(result.commits)} target(s)",
@@ -347,23 +321,30 @@ class ReviewScreen(ModeScreen):
                 self.app.fail("Apply stopped", "; ".join(f"{f['path']}: {f['reason']}" for f in result.failed))
             else:
                 summary = "\n".join(f"{(c['commit'] or '')[:7]} {c['subject']}" for c in result.commits)
-                self.notify(summary or "nothing changed", title="Committed", markup=False, timeout=8)
+                self.notify(summary or "nothing changed", title="Committed", timeout=8)
             self.review = None
             self.app.scan_store(None)
 
-        self.app.run_blocking(lambda: self.app.session.apply_forget(review.plan, selection), done,
-                              f"apply {review.plan.request.path}", "apply")
+        self.app.run_blocking(work, done, f"apply {request}", "apply")
 
     def action_dismiss_request(self) -> None:
-        if self.current is None:
+        if self.current is None or self.current not in self.request_rows:
+            self.notify("No forget request is selected.", severity="warning")
             return
         path = self.current
+        session, book = self.app.session, self.app.drafts
+
+        def work(note: str) -> str | None:
+            sha = session.dismiss(path, note)
+            book.save(book.drop(path))
+            return sha
+
         def save(note: str | None) -> None:
             if not note:
                 return
-            self.app.run_blocking(lambda: self.app.session.dismiss(path, note),
+            self.app.run_blocking(lambda: work(note),
                                   lambda sha: (self.app.record("action", f"dismiss {path}: {note}", [sha or ""]),
-                                               self.notify(f"Dismissed {path}", markup=False),
+                                               self.notify(f"Dismissed {path}"),
                                                self.app.scan_store(None)),
                                   f"dismiss {path}", "apply")
 
@@ -372,6 +353,9 @@ class ReviewScreen(ModeScreen):
 
     def action_residue(self) -> None:
         if self.review is None:
+            self.notify("No forget request is selected.")
             return
+        pref = self.review.plan.request.pref
         self.app.switch_mode("residue")
-        self.app.screen.set_pref(self.review.plan.request.pref)
+        self.app.screen.set_pref(pref)
+

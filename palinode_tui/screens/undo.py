@@ -6,16 +6,15 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Static
 
 from palinode_core.ops.apply import Applied
 from palinode_core.ops.plan import Plan
 from palinode_core.undo.withdraw import WithdrawPlan
 
-from ..render import STATE_STYLE, plain
-from ..widgets import ConfirmModal, StatusLine
-from .base import ModeScreen
-from .common import plan_preview
+from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
+from ..widgets import ConfirmModal, StatusLine, ModeTabs
+from .base import ModeScreen, footer
 
 OP_STYLE = {"archive": "yellow", "supersede": "yellow", "retract": "magenta", "restore": "green",
             "unretract": "green", "request": "bold cyan"}
@@ -30,13 +29,13 @@ class UndoScreen(ModeScreen):
         self.preview: Plan | WithdrawPlan | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        with Horizontal(classes="main"):
-            yield DataTable(id="undo-ops", cursor_type="row")
-            with VerticalScroll(id="undo-preview-box"):
+        yield ModeTabs("undo")
+        with Horizontal(classes="main", id="undo-main"):
+            yield DataTable(id="undo-ops", cursor_type="row", classes="pane")
+            with VerticalScroll(id="undo-preview-box", classes="pane"):
                 yield Static(id="undo-preview")
         yield StatusLine()
-        yield Footer()
+        yield footer()
 
     def on_mount(self) -> None:
         self.query_one("#undo-ops", DataTable).add_columns("when", "op", "path", "via", "commit")
@@ -63,8 +62,8 @@ class UndoScreen(ModeScreen):
                           plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")), "", key=f"req:{st.path}")
             self.rows.append(("request", st))
         for op in ops:
-            table.add_row(plain(op.date[:16].replace("T", " ")), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
-                          plain(op.counterpart or ""), plain(op.commit[:7], "dim"), key=f"op:{op.commit}")
+            table.add_row(plain(short_date(op.date)), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
+                          plain(op.counterpart or ""), plain(short_sha(op.commit), "dim"), key=f"op:{op.commit}")
             self.rows.append(("op", op))
         if self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
@@ -116,7 +115,7 @@ class UndoScreen(ModeScreen):
                 text.append("\n")
             text.append("A withdrawal is undone by planning and applying the request again.", style="italic dim")
         elif not plan.changes:
-            text.append(plain(f"Nothing to undo: {plan.target} is {plan.status.replace('_', ' ')}.", "dim"))
+            text.append(plain(f"Nothing to undo: {plan.target} is {words(plan.status)}.", "dim"))
         else:
             text.append("Undo preview (U to run):\n\n", style="bold")
             text.append_text(plan_preview(plan))
@@ -125,14 +124,14 @@ class UndoScreen(ModeScreen):
     def action_undo(self) -> None:
         plan = self.preview
         if not isinstance(plan, Plan):
-            self.notify("Select an operation (W withdraws a whole request).", severity="warning", markup=False)
+            self.notify("Select an operation (W withdraws a whole request).", severity="warning")
             return
         if not plan.changes:
-            self.notify("Nothing to undo.", markup=False)
+            self.notify("Nothing to undo.")
             return
         def done(applied: Applied) -> None:
             self.app.record("action", f"undo: {plan.op} {plan.target}", [applied.commit or ""])
-            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Undone", markup=False)
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Undone")
             self.app.scan_store(None)
 
         self.app.push_screen(ConfirmModal(f"Undo: {plan.op} {plan.target}?", plan_preview(plan), "Undo"),
@@ -142,7 +141,7 @@ class UndoScreen(ModeScreen):
     def action_withdraw(self) -> None:
         plan = self.preview
         if not isinstance(plan, WithdrawPlan):
-            self.notify("Select a request row to withdraw it.", severity="warning", markup=False)
+            self.notify("Select a request row to withdraw it.", severity="warning")
             return
         body = Text()
         for step in plan.steps:

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# The scene scripts shared by the snapshot tests and `make screenshots`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
 from helpers import MOONRISE, make_git_store, palinode_file
 

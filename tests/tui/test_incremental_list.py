@@ -69,8 +69,8 @@ async def test_a_file_gone_since_the_cached_scan_is_reported_not_fatal(tmp_path,
         assert not app.scan.memories[rel].text_read  # served from the cache, text not read yet
         (root / rel).unlink()  # gone, and no watcher to say so
         screen.show(rel)
-        await pilot.pause()
+        await settle(app, pilot)
         assert "cannot be read" in str(screen.query_one("#detail-fields", Static).render())
         app.push_screen(MemoryViewScreen(rel, 1))
-        await pilot.pause()
+        await settle(app, pilot)
         assert "not readable" in str(app.screen.query_one("#view-body", Static).render())

@@ -100,7 +100,8 @@ async def test_review_floor_flip_span_toggle_apply_and_undo(tmp_path, embedder, 
         assert app.screen.chosen == {0}
         await pilot.press("escape")
         await settle(app, pilot)
-        assert review.review.spans == {"projects/moonrise-closeout.md": {0}}
+        moon_cand = review.review.plan.candidate("projects/moonrise-closeout.md")
+        assert review.review.draft.chosen_spans(moon_cand) == {0}
 
         await pilot.press("A")
         await settle(app, pilot)
@@ -281,8 +282,10 @@ async def test_help_and_palette_follow_the_registry(tmp_path, spec_store):
         helps = {desc: text for _key, desc, text in app.screen.rows()}
         assert helps["Apply"] == "Apply the approved targets (confirmed)" and "Browse" in helps
         await pilot.press("escape")
-        commands = [c.title for c in app.get_system_commands(app.screen)]
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert "Apply" in commands and "Dismiss" in commands and "Browse" in commands
+        assert commands["Apply"].startswith("key A · ") and commands["Browse"].startswith("key 1 · ")
+        assert commands["Next pane"].startswith("key tab · ")
 
 
 async def test_keymap_and_theme_are_remembered(tmp_path, spec_store, monkeypatch):

@@ -173,10 +173,10 @@ async def test_space_approves_and_skips_targets_in_review(tmp_path):
         assert ok_cell("projects/board.md") == "✓"
         await pilot.press("space")  # skip
         await settle(app, pilot)
-        assert review.review.approved["projects/board.md"] is False and ok_cell("projects/board.md") != "✓"
+        assert review.review.draft.target("projects/board.md").approved is False and ok_cell("projects/board.md") != "✓"
         await pilot.press("space")  # approve again
         await settle(app, pilot)
-        assert review.review.approved["projects/board.md"] is True and ok_cell("projects/board.md") == "✓"
+        assert review.review.draft.target("projects/board.md").approved is True and ok_cell("projects/board.md") == "✓"
         await pilot.press("space")  # and skip it for the apply
         await settle(app, pilot)
 

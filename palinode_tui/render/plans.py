@@ -1,7 +1,7 @@
-"""Rendering shared by the screens: plan previews and diffs as Rich text."""
+"""Plans as Rich text: the frontmatter delta, strikes, history line, commit."""
 from __future__ import annotations
 
-import difflib
+import re
 
 from rich.text import Text
 
@@ -9,7 +9,30 @@ from palinode_core.ops.plan import Plan
 from palinode_core.text.document import parse_document
 from palinode_core.text.markdown import struck_spans
 
-from ..render import body_text, plain
+from .text import body_text, plain
+
+ROUTE_STYLE: dict[str, str] = {"archive": "bold yellow", "strike": "bold magenta", "unforgotten": "bold red",
+                               "skipped": "dim", "not_taken": "dim italic"}
+# Plain words for the core's route and plan-status names.
+ROUTE_WORDS: dict[str, str] = {"not_taken": "not taken"}
+STATUS_WORDS: dict[str, str] = {
+    "would_archive": "will archive", "would_restore": "will restore", "would_retract": "will strike",
+    "would_unretract": "will unstrike", "already_archived": "already archived", "not_archived": "not archived",
+    "already_retracted": "already struck", "not_retracted": "not struck", "no_mentions": "no mentions",
+    "replace_doc": "a replace-document memory", "nothing_selected": "nothing selected",
+}
+_STATUS_RE = re.compile(r"\b(" + "|".join(STATUS_WORDS) + r")\b")
+STATE_STYLE: dict[str, str] = {"pending": "bold cyan", "applied": "green", "partial": "yellow", "withdrawn": "dim",
+                               "dismissed": "dim italic"}
+
+
+def route_word(route: str) -> str:
+    return ROUTE_WORDS.get(route, route)
+
+
+def words(text: str) -> str:
+    """A core reason or status with its internal names in plain words."""
+    return _STATUS_RE.sub(lambda m: STATUS_WORDS[m.group()], text)
 
 
 def field_changes(plan: Plan) -> Text:
@@ -31,25 +54,13 @@ def _short(value: object) -> str:
     return str(value)
 
 
-def unified_diff(old: str, new: str, name: str) -> Text:
-    text = Text()
-    for line in difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                     fromfile=f"a/{name}", tofile=f"b/{name}", n=2):
-        style = ("green" if line.startswith("+") else "red" if line.startswith("-") else
-                 "cyan" if line.startswith("@@") else "dim")
-        if not line.endswith("\n"):
-            line += "\n"
-        text.append(plain(line, style))
-    return text
-
-
 def plan_preview(plan: Plan) -> Text:
     """What a plan will write: the frontmatter delta, the strikes, the history
     line, the commit subject."""
     text = Text()
     text.append(f"{plan.op} ", style="bold")
     text.append(plain(plan.target, "bold"))
-    text.append(f"  ({plan.status})\n\n", style="dim")
+    text.append(f"  ({words(plan.status)})\n\n", style="dim")
     text.append_text(field_changes(plan))
     if plan.op == "retract":
         new_body = plan.new_text

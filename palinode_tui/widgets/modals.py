@@ -1,4 +1,5 @@
-"""Widgets and modals shared by the screens."""
+"""Modal dialogs. Titles and bodies that hold store text go through
+``render.plain``; the default button is always the harmless one."""
 from __future__ import annotations
 
 from rich.text import Text
@@ -7,46 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, ProgressBar, Static
+from textual.widgets import Button, Input, Label, Static
 
-from .render import plain
-
-
-class StatusLine(Horizontal):
-    """Store path, read-only badge, index progress: shown on every screen."""
-
-    DEFAULT_CSS = """
-    StatusLine { height: 1; background: $panel; padding: 0 1; }
-    StatusLine #status-text { width: 1fr; }
-    StatusLine ProgressBar { width: 40; }
-    StatusLine ProgressBar.-hidden { display: none; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="status-text")
-        yield ProgressBar(id="index-progress", show_eta=False, classes="-hidden")
-
-    def on_mount(self) -> None:
-        self.app.status_signal.subscribe(self, self._update)
-        self._update(None)
-
-    def _update(self, _value: object) -> None:
-        app = self.app
-        text = Text()
-        text.append(" READ-ONLY ", style="bold reverse red") if app.read_only else None
-        text.append(" ")
-        text.append(plain(app.display_name))
-        if app.status_note:
-            text.append("  ·  ")
-            text.append(plain(app.status_note, "italic"))
-        self.query_one("#status-text", Static).update(text)
-        bar = self.query_one(ProgressBar)
-        if app.progress is None:
-            bar.add_class("-hidden")
-        else:
-            done, total = app.progress
-            bar.remove_class("-hidden")
-            bar.update(total=max(total, 1), progress=done)
+from ..render import plain
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -55,8 +19,8 @@ class ConfirmModal(ModalScreen[bool]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     ConfirmModal { align: center middle; }
-    ConfirmModal > Vertical { width: 90; max-height: 80%; border: thick $error; background: $surface; padding: 1 2; }
-    ConfirmModal #confirm-body { max-height: 20; }
+    ConfirmModal > Vertical { width: 90; max-width: 100%; max-height: 100%; border: thick $error; background: $surface; padding: 1 2; }
+    ConfirmModal #confirm-body { max-height: 60vh; }
     ConfirmModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmModal Button { margin-left: 2; }
     """
@@ -92,7 +56,7 @@ class NoteModal(ModalScreen["str | None"]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     NoteModal { align: center middle; }
-    NoteModal > Vertical { width: 80; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    NoteModal > Vertical { width: 80; max-width: 100%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
     NoteModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     NoteModal Button { margin-left: 2; }
     """
@@ -131,7 +95,7 @@ class ErrorModal(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter", "close", "Close")]
     DEFAULT_CSS = """
     ErrorModal { align: center middle; }
-    ErrorModal > Vertical { width: 80; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    ErrorModal > Vertical { width: 80; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, title: str, reason: str) -> None:
@@ -156,7 +120,7 @@ class RecoveryModal(ModalScreen["str | None"]):
     BINDINGS = [Binding("escape", "later", "Later")]
     DEFAULT_CSS = """
     RecoveryModal { align: center middle; }
-    RecoveryModal > Vertical { width: 96; height: auto; max-height: 80%; border: thick $warning; background: $surface; padding: 1 2; }
+    RecoveryModal > Vertical { width: 96; max-width: 100%; height: auto; max-height: 80%; border: thick $warning; background: $surface; padding: 1 2; }
     RecoveryModal Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     RecoveryModal Button { margin-left: 2; }
     """

@@ -1,5 +1,7 @@
-"""Scenes of the app on the demo store: the SVG snapshot tests and the README
-screenshots (``make screenshots``) are made from the same scripts."""
+"""Scenes of the app on the demo store: the SVG snapshot tests
+(tests/tui/test_snapshots.py) and the README screenshots (``make screenshots``,
+``python tools/scenes.py screenshots``) are made from the same scripts. Not
+part of the installed package."""
 from __future__ import annotations
 
 import asyncio
@@ -15,9 +17,10 @@ from textual.widgets import DataTable, Input
 from palinode_core.demo import build_demo_store
 from palinode_core.search.embed import Embedder
 
-from .app import PalinodeApp
+from palinode_tui.app import PalinodeApp
 
 SIZE = (120, 36)
+SMALL = (80, 24)  # the smallest terminal everything must fit
 DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
 
 
@@ -30,7 +33,7 @@ async def settle(pilot: Pilot) -> None:
     app = pilot.app
     from textual.worker import WorkerCancelled
     for _ in range(5):
-        await pilot.pause()
+        await pilot.pause(0.1)  # past Browse's 50 ms detail timer
         try:
             await app.workers.wait_for_complete()
         except WorkerCancelled:
@@ -121,7 +124,7 @@ SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
 }
 
 
-async def _capture(out: Path) -> None:
+async def _capture(out: Path, size: tuple[int, int] = SIZE, suffix: str = "") -> None:
     work = Path(tempfile.mkdtemp(prefix="palinode-shots-"))
     store = work / "palinode-demo"
     build_demo_store(store)
@@ -129,15 +132,18 @@ async def _capture(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, scene in SCENES.items():
         app = demo_app(store, embedder, work / "cache")
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await scene(pilot)
-            app.save_screenshot(filename=f"{name}.svg", path=str(out))
-        print(f"wrote {out / (name + '.svg')}")
+            app.save_screenshot(filename=f"{name}{suffix}.svg", path=str(out))
+        print(f"wrote {out / (name + suffix + '.svg')}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    asyncio.run(_capture(Path(args[0] if args else "screenshots")))
+    small = "--small" in args  # 80x24 scenes, for checking the smallest layout by eye
+    args = [a for a in args if a != "--small"]
+    asyncio.run(_capture(Path(args[0] if args else "screenshots"), SMALL if small else SIZE,
+                         "-80x24" if small else ""))
     return 0
 
 

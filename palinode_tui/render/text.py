@@ -1,0 +1,60 @@
+"""The one choke point between store text and the terminal. Every string
+that came from the store (file names, frontmatter, prefs, commit subjects,
+authors, ledger notes) reaches the screen through ``safe`` or ``plain``: it is
+never parsed as markup, and acting characters (ESC, CSI, OSC, C1, bidi
+overrides, zero-width) are shown as visible escapes."""
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.text import Text
+
+from palinode_core.storage.memory import Memory
+from palinode_core.text.markdown import struck_spans
+from palinode_core.text.sanitize import printable
+
+MemoryStatus = Literal["active", "archived", "struck", "history", "unparseable"]
+
+STATUS_STYLE: dict[str, str] = {"active": "green", "archived": "yellow", "struck": "magenta", "history": "blue",
+                                "unparseable": "red"}
+
+
+def safe(value: object) -> str:
+    """Any value as a terminal-safe string (for toasts, titles, input values)."""
+    return printable("" if value is None else str(value))
+
+
+def plain(value: object, style: str = "") -> Text:
+    """Any value as literal text: ``[bold]`` stays ``[bold]``."""
+    return Text(safe(value), style=style)
+
+
+def body_text(body: str) -> Text:
+    """A memory body with Palinode's struck spans as real strikethrough and
+    their ``[RETRACTED date r:id]`` marker dimmed."""
+    out = Text()
+    cursor = 0
+    for span in struck_spans(body):
+        _append_lines(out, body[cursor:span.start])
+        out.append(printable(span.text), style="strike")
+        out.append(printable(body[span.start + 2 + len(span.text):span.end]).replace("~~", "", 1), style="dim")
+        cursor = span.end
+    _append_lines(out, body[cursor:])
+    return out
+
+
+def _append_lines(out: Text, chunk: str) -> None:
+    for line in chunk.splitlines(keepends=True):
+        stripped = line.lstrip()
+        style = "bold" if stripped.startswith("#") else ""
+        out.append(printable(line), style=style)
+
+
+def memory_status(memory: Memory) -> MemoryStatus:
+    if memory.is_history:
+        return "history"
+    if memory.archived:
+        return "archived"
+    if memory.struck:
+        return "struck"
+    return "active"

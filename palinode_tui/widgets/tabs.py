@@ -1,0 +1,38 @@
+"""The top line of every main screen: the screens as tabs with their keys
+(the current one highlighted) and the app-wide keys, so the footer below has
+room for the screen's own keys."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ..actions import REGISTRY
+
+
+class ModeTabs(Static):
+    DEFAULT_CSS = """
+    ModeTabs { height: 1; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, current: str) -> None:
+        super().__init__()
+        self.current = current
+
+    def on_mount(self) -> None:
+        self.update(self._line())
+
+    def _line(self) -> Text:
+        keymap = getattr(self.app, "settings", None)
+        overrides = keymap.keymap if keymap is not None else {}
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for spec in REGISTRY:
+            if spec.scope != "app" or not spec.action.startswith("switch_mode("):
+                continue
+            mode = spec.action.split("'")[1]
+            key = overrides.get(spec.id, spec.key).split(",")[0]
+            current = mode == self.current
+            text.append(f" {key} ", style="bold reverse" if current else "bold cyan")
+            text.append(f"{spec.description} ", style="bold reverse" if current else "")
+            text.append(" ")
+        text.append(" f1 help · ^p palette · q quit", style="dim")
+        return text

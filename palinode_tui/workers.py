@@ -1,0 +1,78 @@
+"""Blocking work off the UI thread. Every file read, git call and core
+computation a screen needs goes through ``run_blocking``: it runs in a thread
+worker and hands its result back on the UI thread, where widgets may be
+touched. Results that several parts of the app react to are posted as typed
+messages (``messages.py``)."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, TypeVar
+
+from palinode_core.errors import Cancelled, PalinodeError
+
+from .messages import WorkProgress
+
+T = TypeVar("T")
+PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
+
+
+class BlockingWork:
+    """Mixed into the App: one helper for blocking work, with a generation
+    guard per group so a superseded result never overwrites a newer one."""
+
+    _generations: dict[str, int]
+
+    def run_blocking(self, fn: Callable[[], T], on_done: Callable[[T], Any], description: str,
+                     group: str = "work", exclusive: bool = False,
+                     on_error: Callable[[str], Any] | None = None) -> None:
+        """Run ``fn`` in a thread; hand its result back on the UI thread. An
+        error goes to ``on_error`` (a preview shows it in place) or, by
+        default, to an error modal."""
+        app: Any = self
+
+        # Thread workers cannot be cancelled: a superseded exclusive job still
+        # finishes, so its result is dropped instead of overwriting a newer one.
+        generation = self._generations.get(group, 0) + 1 if exclusive else None
+        if generation is not None:
+            self._generations[group] = generation
+
+        def current() -> bool:
+            return generation is None or self._generations.get(group) == generation
+
+        def deliver(callback: Callable[[Any], Any], value: Any) -> None:
+            if current():
+                callback(value)
+
+        def job() -> None:
+            try:
+                result = fn()
+            except Cancelled:
+                return  # the app is closing
+            except PalinodeError as exc:
+                reason = str(exc)
+            except Exception as exc:  # a bug must not take the user's session down
+                reason = f"{exc.__class__.__name__}: {exc}"
+            else:
+                app.call_from_thread(deliver, on_done, result)
+                return
+            if on_error is not None:
+                app.call_from_thread(deliver, on_error, reason)
+            elif current():
+                app.call_from_thread(app.fail, description, reason)
+
+        app.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)
+
+    def progress_reporter(self) -> Callable[[str, int, int], None]:
+        """Progress for the status line, at most a few times a second: a child
+        indexing 100,000 files reports dozens of times a second, and each report
+        repaints."""
+        app: Any = self
+        last = {"at": 0.0, "phase": ""}
+
+        def report(phase: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if phase == last["phase"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
+                return
+            last["at"], last["phase"] = now, phase
+            app.post_message(WorkProgress(phase, done, total))  # type: ignore[arg-type]
+        return report
