@@ -8,18 +8,18 @@ applied the way Palinode applies them, one withdrawn, and a three-hop
 superseded_by chain. ``size`` adds generated memories of realistic length
 (50 to 2,000 words) for benchmarks.
 """
+
 from __future__ import annotations
 
 import os
 import random
 import subprocess
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterator
 
 import yaml
-
 
 from .ops import lifecycle
 from .ops.apply import apply
@@ -27,7 +27,7 @@ from .storage.store import Store
 from .text.detect import detect_forget_request
 from .undo.withdraw import apply_withdraw, plan_withdraw
 
-EPOCH = datetime(2031, 4, 1, 9, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2031, 4, 1, 9, 0, tzinfo=UTC)
 MOONRISE = (
     "Moonrise Fair 2031 judging pipeline closeout. Handed the judging workflow to Wilhelmina Cragg after the "
     "June stage flood. Versions frozen at release candidate seven; ingest queue drained and verified against the "
@@ -40,50 +40,90 @@ MOONRISE = (
 
 # (path, days after EPOCH, frontmatter extras, body)
 CURATED: list[tuple[str, int, dict, str]] = [
-    ("people/alice-chen.md", 0, {"type": "PersonMemory", "core": True},
-     "# Alice Chen\n\nProduct lead at Acme. Prefers async updates and short docs with a clear recommendation.\n\n"
-     "- Timezone: US/Eastern\n- Best reached mornings before standup"),
-    ("people/bob-martinez.md", 1, {"type": "PersonMemory"},
-     "# Bob Martinez\n\nBackend engineer. Owns the Stripe integration and the webhook handlers.\n\n"
-     "- Prefers TypeScript strict mode\n- Strong opinions on typed error unions"),
+    (
+        "people/alice-chen.md",
+        0,
+        {"type": "PersonMemory", "core": True},
+        "# Alice Chen\n\nProduct lead at Acme. Prefers async updates and short docs with a clear recommendation.\n\n"
+        "- Timezone: US/Eastern\n- Best reached mornings before standup",
+    ),
+    (
+        "people/bob-martinez.md",
+        1,
+        {"type": "PersonMemory"},
+        "# Bob Martinez\n\nBackend engineer. Owns the Stripe integration and the webhook handlers.\n\n"
+        "- Prefers TypeScript strict mode\n- Strong opinions on typed error unions",
+    ),
     ("projects/moonrise-closeout.md", 3, {"type": "ProjectSnapshot"}, MOONRISE),
-    ("people/wilhelmina-fair.md", 4, {"type": "PersonMemory"},
-     "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."),
-    ("insights/pref-sneakers.md", 5, {"type": "Insight"},
-     "I collect vintage sneakers and track new sneaker drops every week."),
+    (
+        "people/wilhelmina-fair.md",
+        4,
+        {"type": "PersonMemory"},
+        "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel.",
+    ),
+    (
+        "insights/pref-sneakers.md",
+        5,
+        {"type": "Insight"},
+        "I collect vintage sneakers and track new sneaker drops every week.",
+    ),
     ("insights/pref-tea.md", 6, {"type": "Insight"}, "I drink oolong tea every morning before work."),
-    ("projects/tea-club-status.md", 7, {"type": "ProjectSnapshot", "update_policy": "replace"},
-     "Tea club status, regenerated weekly by the club bot. Hosting rotates monthly between members; the "
-     "calendar lives in the shared spreadsheet. My oolong tea order keeps the pantry stocked. Budget review "
-     "happens each quarter with receipts uploaded to the treasurer folder. Next tasting is scheduled for May at "
-     "the community hall, featuring Darjeeling flights, Yunnan blacks, roasted barley, and a cold brew "
-     "experiment. Volunteers handle cups, kettles, labels, cleanup and the newsletter."),
-    ("projects/harbor-board.md", 8, {"type": "ProjectSnapshot"},
-     "## Ottoline Marsh review\n\nThe harbor board met on Tuesday to review dredging bids, mooring fees, the "
-     "lighthouse restoration grant, ferry timetable changes, insurance renewals, volunteer training, storm "
-     "drainage repairs, the fish market lease, kayak rental permits, and signage for the new boardwalk. "
-     "Attendance was strong and public comments focused on parking near the marina.\n\n| role | name |\n|---|---|\n"
-     "| treasurer | Ottoline Marsh |\n\n```\nowner = \"Ottoline Marsh\"\n```\n\n"
-     "Minutes were approved without changes."),
-    ("people/ottoline-marsh.md", 9, {"type": "PersonMemory"},
-     "Ottoline Marsh renewed the pavilion contract last spring and chairs the harbor board finance committee."),
-    ("people/me-profile.md", 10, {"type": "PersonMemory", "core": True},
-     "Profile notes for the assistant. I live in Berlin and work at Stripe. I bike to the office most days, "
-     "read science fiction on weekends, volunteer at the community garden, cook Sichuan food for friends, "
-     "and keep a running list of museums to visit. Allergic to cats, fine with dogs. Favourite composers are "
-     "Sibelius and Hildegard. Learning Portuguese with a tutor on Thursdays. Owns a cargo bike, a sourdough "
-     "starter named Gustav, and too many notebooks. Dislikes phone calls before noon."),
+    (
+        "projects/tea-club-status.md",
+        7,
+        {"type": "ProjectSnapshot", "update_policy": "replace"},
+        "Tea club status, regenerated weekly by the club bot. Hosting rotates monthly between members; the "
+        "calendar lives in the shared spreadsheet. My oolong tea order keeps the pantry stocked. Budget review "
+        "happens each quarter with receipts uploaded to the treasurer folder. Next tasting is scheduled for May at "
+        "the community hall, featuring Darjeeling flights, Yunnan blacks, roasted barley, and a cold brew "
+        "experiment. Volunteers handle cups, kettles, labels, cleanup and the newsletter.",
+    ),
+    (
+        "projects/harbor-board.md",
+        8,
+        {"type": "ProjectSnapshot"},
+        "## Ottoline Marsh review\n\nThe harbor board met on Tuesday to review dredging bids, mooring fees, the "
+        "lighthouse restoration grant, ferry timetable changes, insurance renewals, volunteer training, storm "
+        "drainage repairs, the fish market lease, kayak rental permits, and signage for the new boardwalk. "
+        "Attendance was strong and public comments focused on parking near the marina.\n\n| role | name |\n|---|---|\n"
+        '| treasurer | Ottoline Marsh |\n\n```\nowner = "Ottoline Marsh"\n```\n\n'
+        "Minutes were approved without changes.",
+    ),
+    (
+        "people/ottoline-marsh.md",
+        9,
+        {"type": "PersonMemory"},
+        "Ottoline Marsh renewed the pavilion contract last spring and chairs the harbor board finance committee.",
+    ),
+    (
+        "people/me-profile.md",
+        10,
+        {"type": "PersonMemory", "core": True},
+        "Profile notes for the assistant. I live in Berlin and work at Stripe. I bike to the office most days, "
+        "read science fiction on weekends, volunteer at the community garden, cook Sichuan food for friends, "
+        "and keep a running list of museums to visit. Allergic to cats, fine with dogs. Favourite composers are "
+        "Sibelius and Hildegard. Learning Portuguese with a tutor on Thursdays. Owns a cargo bike, a sourdough "
+        "starter named Gustav, and too many notebooks. Dislikes phone calls before noon.",
+    ),
     ("insights/pref-poker.md", 11, {"type": "Insight"}, "I play poker with friends on Fridays."),
-    ("projects/weekly-plan.md", 12, {"type": "ProjectSnapshot"},
-     "Weekly plan. Monday is planning, Tuesday reviews, Wednesday deep work. Fridays are poker nights with "
-     "friends. Saturday is the farmers market and a long run."),
+    (
+        "projects/weekly-plan.md",
+        12,
+        {"type": "ProjectSnapshot"},
+        "Weekly plan. Monday is planning, Tuesday reviews, Wednesday deep work. Fridays are poker nights with "
+        "friends. Saturday is the farmers market and a long run.",
+    ),
     ("insights/pref-gym.md", 13, {"type": "Insight"}, "My gym schedule is Monday, Wednesday and Friday at 7am."),
     ("decisions/db-choice-v1.md", 14, {"type": "Decision"}, "Use SQLite for the prototype datastore."),
     ("decisions/db-choice-v2.md", 18, {"type": "Decision"}, "Move the datastore to Postgres for concurrency."),
     ("decisions/db-choice-v3.md", 22, {"type": "Decision"}, "Use managed Postgres with read replicas."),
     ("decisions/db-choice-v4.md", 26, {"type": "Decision"}, "Use managed Postgres; replicas only for reporting."),
-    ("daily/2031-05-02.md", 31, {"type": "Insight"},
-     "Session notes. Talked through the harbor board minutes and the Moonrise retrospective."),
+    (
+        "daily/2031-05-02.md",
+        31,
+        {"type": "Insight"},
+        "Session notes. Talked through the harbor board minutes and the Moonrise retrospective.",
+    ),
     # requests come last so the resolution boundary admits everything above
     ("insights/forget-poker.md", 40, {"type": "Insight"}, "Please forget that I play poker on Fridays."),
     ("insights/forget-gym.md", 41, {"type": "Insight"}, "Please forget my gym schedule."),
@@ -95,34 +135,210 @@ CURATED: list[tuple[str, int, dict, str]] = [
 ]
 
 CONFIG = {
-    "consolidation": {"forget": {"enabled": True, "search_k": 10, "min_shared_words": 1, "max_targets": 2,
-                                 "min_target_coverage": 0.05}},
+    "consolidation": {
+        "forget": {
+            "enabled": True,
+            "search_k": 10,
+            "min_shared_words": 1,
+            "max_targets": 2,
+            "min_target_coverage": 0.05,
+        }
+    },
     "git": {"auto_commit": True, "commit_prefix": "palinode"},
 }
 
-_WORDS = ("account agenda anchor archive audit backlog balance basket beacon benchmark border bridge budget cabinet "
-          "calendar canvas capture carbon castle channel chapter circuit climate cluster coastal column comfort "
-          "compass contract corridor cotton council crystal culture current dataset debate delivery desert "
-          "diagram digital district draft editor element engine estate export fabric factor festival fiber "
-          "figure filter forest format fortune frame garden gateway glacier gravity harbor harvest horizon "
-          "inventory island journal kernel kettle ladder lantern launch ledger library license lighthouse "
-          "margin market meadow memory mentor method meter mirror module monitor mountain network notebook "
-          "orbit orchard outline palette parcel pattern pavilion pepper pilot planet plaza portal prairie "
-          "profile prompt protocol quarry radius ranch record region report ridge rocket routine saddle "
-          "sample schedule script season sector signal silver sketch socket solar spring station stencil "
-          "summit supply surface survey switch symbol talent target teacher temple theory thread timber "
-          "token tower tractor trail transit tunnel update valley vector velvet venture vessel village "
-          "voltage voyage wagon window winter worker yard").split()
-_NAMES = ("Avery Brook", "Casey Dunmore", "Devon Ashby", "Emery Hale", "Finley Oakes", "Harper Voss", "Jordan Pike",
-          "Kendall Marsh", "Logan Frey", "Morgan Tull", "Parker Quill", "Quinn Sorrel", "Reese Calder", "Sawyer Lund")
+_WORDS = [
+    "account",
+    "agenda",
+    "anchor",
+    "archive",
+    "audit",
+    "backlog",
+    "balance",
+    "basket",
+    "beacon",
+    "benchmark",
+    "border",
+    "bridge",
+    "budget",
+    "cabinet",
+    "calendar",
+    "canvas",
+    "capture",
+    "carbon",
+    "castle",
+    "channel",
+    "chapter",
+    "circuit",
+    "climate",
+    "cluster",
+    "coastal",
+    "column",
+    "comfort",
+    "compass",
+    "contract",
+    "corridor",
+    "cotton",
+    "council",
+    "crystal",
+    "culture",
+    "current",
+    "dataset",
+    "debate",
+    "delivery",
+    "desert",
+    "diagram",
+    "digital",
+    "district",
+    "draft",
+    "editor",
+    "element",
+    "engine",
+    "estate",
+    "export",
+    "fabric",
+    "factor",
+    "festival",
+    "fiber",
+    "figure",
+    "filter",
+    "forest",
+    "format",
+    "fortune",
+    "frame",
+    "garden",
+    "gateway",
+    "glacier",
+    "gravity",
+    "harbor",
+    "harvest",
+    "horizon",
+    "inventory",
+    "island",
+    "journal",
+    "kernel",
+    "kettle",
+    "ladder",
+    "lantern",
+    "launch",
+    "ledger",
+    "library",
+    "license",
+    "lighthouse",
+    "margin",
+    "market",
+    "meadow",
+    "memory",
+    "mentor",
+    "method",
+    "meter",
+    "mirror",
+    "module",
+    "monitor",
+    "mountain",
+    "network",
+    "notebook",
+    "orbit",
+    "orchard",
+    "outline",
+    "palette",
+    "parcel",
+    "pattern",
+    "pavilion",
+    "pepper",
+    "pilot",
+    "planet",
+    "plaza",
+    "portal",
+    "prairie",
+    "profile",
+    "prompt",
+    "protocol",
+    "quarry",
+    "radius",
+    "ranch",
+    "record",
+    "region",
+    "report",
+    "ridge",
+    "rocket",
+    "routine",
+    "saddle",
+    "sample",
+    "schedule",
+    "script",
+    "season",
+    "sector",
+    "signal",
+    "silver",
+    "sketch",
+    "socket",
+    "solar",
+    "spring",
+    "station",
+    "stencil",
+    "summit",
+    "supply",
+    "surface",
+    "survey",
+    "switch",
+    "symbol",
+    "talent",
+    "target",
+    "teacher",
+    "temple",
+    "theory",
+    "thread",
+    "timber",
+    "token",
+    "tower",
+    "tractor",
+    "trail",
+    "transit",
+    "tunnel",
+    "update",
+    "valley",
+    "vector",
+    "velvet",
+    "venture",
+    "vessel",
+    "village",
+    "voltage",
+    "voyage",
+    "wagon",
+    "window",
+    "winter",
+    "worker",
+    "yard",
+]
+_NAMES = (
+    "Avery Brook",
+    "Casey Dunmore",
+    "Devon Ashby",
+    "Emery Hale",
+    "Finley Oakes",
+    "Harper Voss",
+    "Jordan Pike",
+    "Kendall Marsh",
+    "Logan Frey",
+    "Morgan Tull",
+    "Parker Quill",
+    "Quinn Sorrel",
+    "Reese Calder",
+    "Sawyer Lund",
+)
 _CATEGORIES = ("people", "projects", "decisions", "insights", "research")
 
 
 def _frontmatter(rel: str, created: datetime, extras: dict) -> dict:
     category = rel.split("/")[0]
     stem = rel.rsplit("/", 1)[-1][:-3]
-    meta = {"id": f"{category}-{stem}", "category": category, "created_at": created.isoformat(),
-            "last_updated": created.isoformat()}
+    meta = {
+        "id": f"{category}-{stem}",
+        "category": category,
+        "created_at": created.isoformat(),
+        "last_updated": created.isoformat(),
+    }
     meta.update(extras)
     return meta
 
@@ -162,7 +378,7 @@ def _dated(when: datetime) -> Iterator[None]:
 
 def _bulk_body(rng: random.Random, index: int) -> tuple[str, str]:
     """A generated memory: log-uniform length between 50 and 2,000 words."""
-    target = int(round(50 * (40 ** rng.random())))
+    target = round(50 * (40 ** rng.random()))
     name = rng.choice(_NAMES)
     topic = f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}"
     lines = [f"# {topic.title()} notes {index}", ""]
@@ -206,14 +422,19 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
             day = EPOCH - timedelta(days=60) + timedelta(days=(start // 2000) * 2)
             for i in range(start, min(size, start + 2000)):
                 category = _CATEGORIES[i % len(_CATEGORIES)]
-                topic, body = _bulk_body(rng, i)
+                _topic, body = _bulk_body(rng, i)
                 rel = f"{category}/gen-{i:06d}.md"
                 meta = _frontmatter(rel, day, {"type": "Insight"})
                 (root / category).mkdir(exist_ok=True)
                 (root / rel).write_text(_render(meta, body), encoding="utf-8")
             git("add", "-A")
-            git("commit", "-q", "-m", f"palinode auto-save: {min(size, start + 2000) - start} memories (demo bulk)",
-                when=day)
+            git(
+                "commit",
+                "-q",
+                "-m",
+                f"palinode auto-save: {min(size, start + 2000) - start} memories (demo bulk)",
+                when=day,
+            )
 
     for rel, days, extras, body in CURATED:
         when = EPOCH + timedelta(days=days, hours=rng.randint(0, 8))
@@ -232,9 +453,15 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
         when, clock = clock_at(days)
         store = Store(root, clock=clock)
         with _dated(when):
-            apply(store, lifecycle.plan_archive(store, f"decisions/db-choice-{old}.md",
-                                                          superseded_by=f"decisions/db-choice-{new}.md",
-                                                          reason="decision revised"))
+            apply(
+                store,
+                lifecycle.plan_archive(
+                    store,
+                    f"decisions/db-choice-{old}.md",
+                    superseded_by=f"decisions/db-choice-{new}.md",
+                    reason="decision revised",
+                ),
+            )
 
     # requests Palinode already applied itself: archive and strike, Palinode's subjects, no ledger
     when, clock = clock_at(40)
@@ -242,8 +469,12 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
     poker = store.load("insights/forget-poker.md")
     pref = detect_forget_request(poker.body) or ""
     with _dated(when):
-        apply(store, lifecycle.plan_archive(store, "insights/pref-poker.md",
-                                                      superseded_by=poker.rel, reason=f'forget request: "{pref}"'))
+        apply(
+            store,
+            lifecycle.plan_archive(
+                store, "insights/pref-poker.md", superseded_by=poker.rel, reason=f'forget request: "{pref}"'
+            ),
+        )
         apply(store, lifecycle.plan_retract(store, "projects/weekly-plan.md", pref, superseded_by=poker.rel))
 
     # a request applied, then withdrawn
@@ -252,8 +483,12 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
     gym = store.load("insights/forget-gym.md")
     gym_pref = detect_forget_request(gym.body) or ""
     with _dated(when):
-        apply(store, lifecycle.plan_archive(store, "insights/pref-gym.md", superseded_by=gym.rel,
-                                                      reason=f'forget request: "{gym_pref}"'))
+        apply(
+            store,
+            lifecycle.plan_archive(
+                store, "insights/pref-gym.md", superseded_by=gym.rel, reason=f'forget request: "{gym_pref}"'
+            ),
+        )
     when, clock = clock_at(43)
     store = Store(root, clock=clock)
     with _dated(when):

@@ -134,7 +134,7 @@ def test_every_problem_kind_has_a_test():
     from pathlib import Path
     import palinode_core
     source = "".join(p.read_text() for p in Path(palinode_core.__file__).parent.rglob("*.py"))
-    found = set(re.findall(r'Problem\(\w+, "([a-z_]+)"', source)) | {
+    found = set(re.findall(r'Problem\(\s*\w+,\s*"([a-z_]+)"', source)) | {
         f"interrupted_{k}" for k in ("apply", "withdraw", "unknown")}  # journal kinds, named by an f-string
     assert len(found) >= 9
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",

@@ -2,6 +2,7 @@
 
 Errors exit non-zero with one line on stderr; nothing is ever half-written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,9 @@ from .args import as_of_args
 from .output import error_line, render
 from .registry import Command
 
-COMMANDS: dict[str, Command] = {c.name: c for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, trust_cmds)
-                                for c in module.COMMANDS}
+COMMANDS: dict[str, Command] = {
+    c.name: c for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, trust_cmds) for c in module.COMMANDS
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,6 @@
 """Audit across time: a memory's timeline, the diff between two points, and
 the report anyone can read (json, md, html)."""
+
 from __future__ import annotations
 
 import argparse
@@ -41,13 +42,18 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 
 def _report(args: argparse.Namespace) -> dict[str, Any]:
-    require(args.until is None or (args.request is None and args.pref is None),
-            "--until goes with --since (a date range), not with --request or --pref")
+    require(
+        args.until is None or (args.request is None and args.pref is None),
+        "--until goes with --since (a date range), not with --request or --pref",
+    )
     session = open_session(args)
     report = session.report(request=args.request, pref=args.pref, since=args.since, until=args.until)
     fmt = args.format or ("json" if args.json else "md")
-    text = {"json": lambda: safe_json(report) + "\n", "md": lambda: render_md(report),
-            "html": lambda: render_html(report)}[fmt]()
+    text = {
+        "json": lambda: safe_json(report) + "\n",
+        "md": lambda: render_md(report),
+        "html": lambda: render_html(report),
+    }[fmt]()
     if args.output is None:
         return {"raw": text}
     out = Path(args.output).expanduser().resolve()
@@ -59,14 +65,22 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise PalinodeError(f"cannot write {out}: {exc.strerror or exc}") from None
-    return {"written": os.fspath(out), "format": fmt, "requests": len(report["requests"]),
-            "targets": sum(len(r["targets"]) for r in report["requests"])}
+    return {
+        "written": os.fspath(out),
+        "format": fmt,
+        "requests": len(report["requests"]),
+        "targets": sum(len(r["targets"]) for r in report["requests"]),
+    }
 
 
 COMMANDS = (
-    Command("timeline", "each commit that changed a memory, the operation it was and who made it", _timeline,
-            path_arg),
+    Command("timeline", "each commit that changed a memory, the operation it was and who made it", _timeline, path_arg),
     Command("diff", "how a memory and its history changed between two points", _diff, _diff_args),
-    Command("report", "an audit report per forget request (json, md or one self-contained html file)", _report,
-            _report_args, as_of=True),
+    Command(
+        "report",
+        "an audit report per forget request (json, md or one self-contained html file)",
+        _report,
+        _report_args,
+        as_of=True,
+    ),
 )

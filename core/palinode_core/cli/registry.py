@@ -1,11 +1,13 @@
 """The command table: each command module lists its commands as values; the
 parser is built from the modules named in ``__init__`` (nothing registers
 itself on import)."""
+
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 Handler = Callable[[argparse.Namespace], dict[str, Any]]
 Configure = Callable[[argparse.ArgumentParser], None]

@@ -1,4 +1,5 @@
 """Undo and inspection commands: withdraw, recover, residue, integrity, trace."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,11 @@ from .registry import Command
 def _withdraw_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("request")
     p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--broad", action="store_true",
-                   help="Palinode 0.23's behaviour: undo every same-pref record and strike, not only this request's")
+    p.add_argument(
+        "--broad",
+        action="store_true",
+        help="Palinode 0.23's behaviour: undo every same-pref record and strike, not only this request's",
+    )
 
 
 def _withdraw(args: argparse.Namespace) -> dict[str, Any]:
@@ -49,8 +53,11 @@ def _residue(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _integrity_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--history", action="store_true",
-                   help="walk the whole history: every strike marker ever written, every commit that broke a chain")
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="walk the whole history: every strike marker ever written, every commit that broke a chain",
+    )
 
 
 def _integrity(args: argparse.Namespace) -> dict[str, Any]:
@@ -69,13 +76,11 @@ def _trace(args: argparse.Namespace) -> dict[str, Any]:
 
 
 COMMANDS = (
-    Command("withdraw", "take a forget request back: restore, unstrike, archive the record", _withdraw,
-            _withdraw_args),
-    Command("recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover,
-            _recover_args),
+    Command("withdraw", "take a forget request back: restore, unstrike, archive the record", _withdraw, _withdraw_args),
+    Command(
+        "recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover, _recover_args
+    ),
     Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args, as_of=True),
-    Command("integrity", "markers, records and history lines that disagree", _integrity, _integrity_args,
-            as_of=True),
-    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg,
-            as_of=True),
+    Command("integrity", "markers, records and history lines that disagree", _integrity, _integrity_args, as_of=True),
+    Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg, as_of=True),
 )

@@ -1,5 +1,6 @@
 """Commands on single memories: scan, show, the four lifecycle operations,
 history, and the demo store."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,16 @@ if TYPE_CHECKING:
 
 def memory_summary(memory: Memory) -> dict[str, Any]:
     return {
-        "path": memory.rel, "title": memory.title, "status": memory.status,
-        "superseded_by": memory.superseded_by, "retracted_prefs": memory.retracted_prefs,
-        "update_policy": memory.update_policy, "created_at": memory.created_at,
-        "category": memory.category, "struck": memory.struck, "fingerprint": memory.fingerprint,
+        "path": memory.rel,
+        "title": memory.title,
+        "status": memory.status,
+        "superseded_by": memory.superseded_by,
+        "retracted_prefs": memory.retracted_prefs,
+        "update_policy": memory.update_policy,
+        "created_at": memory.created_at,
+        "category": memory.category,
+        "struck": memory.struck,
+        "fingerprint": memory.fingerprint,
         "retired": memory.retired_reason,
     }
 
@@ -56,10 +63,15 @@ def run_plan(args: argparse.Namespace, session: Session, plan: Plan) -> dict[str
 def _lifecycle(op: str) -> Any:
     def run(args: argparse.Namespace) -> dict[str, Any]:
         session = open_session(args)
-        plan = session.plan_op(op, args.path, pref=getattr(args, "pref", None),
-                               superseded_by=getattr(args, "superseded_by", None),
-                               reason=getattr(args, "reason", None))
+        plan = session.plan_op(
+            op,
+            args.path,
+            pref=getattr(args, "pref", None),
+            superseded_by=getattr(args, "superseded_by", None),
+            reason=getattr(args, "reason", None),
+        )
         return run_plan(args, session, plan)
+
     return run
 
 
@@ -97,10 +109,13 @@ def _history(args: argparse.Namespace) -> dict[str, Any]:
     text, _ = store.read_optional(sibling)
     entries = [e for e in parse_entries(text or "") if e.fact_id in (None, memory.fact_id)]
     return {
-        "path": memory.rel, "history_file": sibling if text is not None else None,
+        "path": memory.rel,
+        "history_file": sibling if text is not None else None,
         "entries": [{"when": e.when, "text": e.text, "fact_id": e.fact_id, "rid": e.rid} for e in entries],
-        "commits": [{"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date,
-                     "trailers": c.trailers} for c in store.git.log(memory.rel)],
+        "commits": [
+            {"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date, "trailers": c.trailers}
+            for c in store.git.log(memory.rel)
+        ],
     }
 
 
@@ -112,6 +127,7 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
 
 def _demo_store(args: argparse.Namespace) -> dict[str, Any]:
     from ..demo import build_demo_store
+
     return build_demo_store(Path(args.dir), size=args.size, seed=args.seed)
 
 
@@ -121,9 +137,13 @@ COMMANDS = (
     Command("archive", "retire a memory whole (status: archived)", _lifecycle("archive"), _archive_args),
     Command("restore", "bring an archived memory back to recall", _lifecycle("restore"), _restore_args),
     Command("retract", "strike the sentences that carry a preference", _lifecycle("retract"), _retract_args),
-    Command("unretract", "undo the strikes one preference made in a memory", _lifecycle("unretract"),
-            _unretract_args),
+    Command("unretract", "undo the strikes one preference made in a memory", _lifecycle("unretract"), _unretract_args),
     Command("history", "a memory's history-sibling entries and git commits", _history, path_arg, as_of=True),
-    Command("demo-store", "write the deterministic demo store (with real git history) into DIR", _demo_store,
-            _demo_args, takes_store=False),
+    Command(
+        "demo-store",
+        "write the deterministic demo store (with real git history) into DIR",
+        _demo_store,
+        _demo_args,
+        takes_store=False,
+    ),
 )

@@ -1,5 +1,6 @@
 """``trust`` / ``untrust``: whether a store's own git setup (hooks, fsmonitor,
 filter and diff drivers, signing) may run when we run git there."""
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,11 @@ def _untrust(args: argparse.Namespace) -> dict[str, Any]:
 
 
 COMMANDS = (
-    Command("trust", "let this store's own git hooks and config run (after --show lists what they would run)",
-            _trust, _trust_args),
+    Command(
+        "trust",
+        "let this store's own git hooks and config run (after --show lists what they would run)",
+        _trust,
+        _trust_args,
+    ),
     Command("untrust", "stop running this store's own git hooks and config", _untrust),
 )

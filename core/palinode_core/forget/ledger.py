@@ -1,16 +1,15 @@
 """The reviewer's ledger, ``.palinode-audit/ledger.jsonl``: a dot-directory
 with no markdown, so Palinode never indexes it, committed to git so the audit
 survives a fresh clone (see docs/format.md)."""
+
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import PalinodeError
 from ..ops.apply import commit_files
 from ..ops.lock import writer_lock
-from ..storage import safeio
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
@@ -35,8 +34,9 @@ def parse_ledger(text: str) -> list[dict[str, Any]]:
     return entries
 
 
-def record(store: Store, entry: dict[str, Any], parent: str | None = None,
-           fault: Callable[[str], None] | None = None) -> str | None:
+def record(
+    store: Store, entry: dict[str, Any], parent: str | None = None, fault: Callable[[str], None] | None = None
+) -> str | None:
     """Append one decision to the ledger and commit it on its own.
 
     The read-append-commit runs under the store's writer lock, so two
@@ -53,10 +53,19 @@ def record(store: Store, entry: dict[str, Any], parent: str | None = None,
         after = head + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
         subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
-        return commit_files(store, {"kind": "ledger", "target": LEDGER_REL, "subject": subject.strip(),
-                                    "trailers": trailers, "parent": parent},
-                            [{"rel": LEDGER_REL, "before": before, "after": after}], fault,
-                            steps=("after_ledger_write",))
+        return commit_files(
+            store,
+            {
+                "kind": "ledger",
+                "target": LEDGER_REL,
+                "subject": subject.strip(),
+                "trailers": trailers,
+                "parent": parent,
+            },
+            [{"rel": LEDGER_REL, "before": before, "after": after}],
+            fault,
+            steps=("after_ledger_write",),
+        )
 
 
 def decisions_for(ledger: list[dict[str, Any]], request_path: str) -> list[dict[str, Any]]:

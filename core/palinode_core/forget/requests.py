@@ -1,9 +1,11 @@
 """Forget requests in a store (detected when each file is parsed) and the
 state each one is in, from the files and the ledger."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..errors import NotAForgetRequest
 from ..storage.memory import Memory
@@ -81,9 +83,17 @@ class RequestState:
     note: str | None = None  # PALINODE_ONLY_NOTE for a request only Palinode's detector takes
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "pref": self.pref, "rid": self.rid, "state": self.state,
-                "archived_targets": list(self.archived_targets), "struck_targets": list(self.struck_targets),
-                "created_at": self.created_at, "last_decision": self.last_decision, "note": self.note}
+        return {
+            "path": self.path,
+            "pref": self.pref,
+            "rid": self.rid,
+            "state": self.state,
+            "archived_targets": list(self.archived_targets),
+            "struck_targets": list(self.struck_targets),
+            "created_at": self.created_at,
+            "last_decision": self.last_decision,
+            "note": self.note,
+        }
 
 
 def request_states(store: Store, memories: Mapping[str, Memory]) -> list[RequestState]:
@@ -105,7 +115,17 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
             state = "partial" if incomplete else "applied"
         else:
             state = "pending"
-        states.append(RequestState(request.path, request.pref, request.rid, state, archived, struck,
-                                   request.memory.created_at, last,
-                                   PALINODE_ONLY_NOTE if request.palinode_only else None))
+        states.append(
+            RequestState(
+                request.path,
+                request.pref,
+                request.rid,
+                state,
+                archived,
+                struck,
+                request.memory.created_at,
+                last,
+                PALINODE_ONLY_NOTE if request.palinode_only else None,
+            )
+        )
     return states

@@ -6,6 +6,7 @@ memory's marker/record/history chain, named and dated.
 One ``git log --raw`` pass (first parent, oldest first) keeps a running
 path -> blob map; each memory a commit touched is checked with the same rules
 as ``integrity``, reading blobs through one ``git cat-file --batch``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,8 +30,21 @@ _HEADER = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
 
 def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
     """(commit, [(path, new blob or zeros)]) oldest first along the first parent."""
-    out = run_git(store.root, "log", "--root", "--reverse", "--first-parent", "-m", "--raw", "--no-abbrev", "--no-renames",
-                  "-z", f"--format={_HEADER}", rev, "--")
+    out = run_git(
+        store.root,
+        "log",
+        "--root",
+        "--reverse",
+        "--first-parent",
+        "-m",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        "-z",
+        f"--format={_HEADER}",
+        rev,
+        "--",
+    )
     commits = []
     for record in out.split(b"\x1e")[1:]:
         fields = record.split(b"\x1f", 5)
@@ -46,8 +60,18 @@ def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[st
                 i += 2
             else:
                 i += 1
-        commits.append(({"commit": sha, "author": author, "date": date, "subject": subject,
-                         "trailers": _parse_trailers(trailers)}, changes))
+        commits.append(
+            (
+                {
+                    "commit": sha,
+                    "author": author,
+                    "date": date,
+                    "subject": subject,
+                    "trailers": _parse_trailers(trailers),
+                },
+                changes,
+            )
+        )
     return commits
 
 
@@ -83,10 +107,17 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
                 if memory is not None:
                     history = (objects.read(sibling) or b"").decode("utf-8", "replace") if sibling else ""
                     logged = frozenset(e.rid for e in parse_entries(history) if e.rid)
-                    problems = frozenset((p.kind, p.detail) for p in chain_problems(rel, memory, lambda: history)
-                                         if p.kind != "multiline_strike")
-                    result = (problems, frozenset(m.group(2) for m in MARKER_RE.finditer(memory.body)),
-                              frozenset(retraction_id(p) for p in memory.retracted_prefs), logged)
+                    problems = frozenset(
+                        (p.kind, p.detail)
+                        for p in chain_problems(rel, memory, lambda: history)
+                        if p.kind != "multiline_strike"
+                    )
+                    result = (
+                        problems,
+                        frozenset(m.group(2) for m in MARKER_RE.finditer(memory.body)),
+                        frozenset(retraction_id(p) for p in memory.retracted_prefs),
+                        logged,
+                    )
             checked[key] = result
         return checked[key]
 
@@ -106,26 +137,47 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
             if is_memory_path(path) and not is_history(path):
                 touched.add(path)
         parsed = parse_subject(info["subject"], prefix)
-        who = {**info, "actor": actor_of(info["subject"], info["trailers"], prefix),
-               "op": parsed.op if parsed else None}
+        who = {
+            **info,
+            "actor": actor_of(info["subject"], info["trailers"], prefix),
+            "op": parsed.op if parsed else None,
+        }
         who.pop("trailers")
         for rel in sorted(touched):
             before = current.get(rel, (frozenset(), frozenset(), frozenset(), frozenset()))
             after = check(rel) if rel in state else (frozenset(), frozenset(), frozenset(), frozenset())
             current[rel] = after
             for rid in sorted(after[1] - before[1]):
-                markers.append({**who, "path": rel, "rid": rid, "record": rid in after[2],
-                                "history_line": rid in after[3], "retract_commit": who["op"] == "retract"})
+                markers.append(
+                    {
+                        **who,
+                        "path": rel,
+                        "rid": rid,
+                        "record": rid in after[2],
+                        "history_line": rid in after[3],
+                        "retract_commit": who["op"] == "retract",
+                    }
+                )
             for kind, detail in sorted(after[0] - before[0]):
-                breaks.append({**who, "path": rel, "kind": kind, "detail": detail,
-                               "hand_edit": who["actor"] == "other"})
+                breaks.append(
+                    {**who, "path": rel, "kind": kind, "detail": detail, "hand_edit": who["actor"] == "other"}
+                )
             for kind, detail in sorted(before[0] - after[0]):
                 repairs.append({**who, "path": rel, "kind": kind, "detail": detail})
     objects.close()
-    still = {(b["path"], b["kind"], b["detail"]) for b in breaks
-             if (b["kind"], b["detail"]) in current.get(b["path"], (frozenset(),))[0]}
+    still = {
+        (b["path"], b["kind"], b["detail"])
+        for b in breaks
+        if (b["kind"], b["detail"]) in current.get(b["path"], (frozenset(),))[0]
+    }
     open_breaks = [b for b in breaks if (b["path"], b["kind"], b["detail"]) in still]
     unsound = [m for m in markers if not (m["record"] and m["history_line"] and m["retract_commit"])]
-    return {"commits_walked": len(commits), "markers": markers, "unsound_markers": len(unsound),
-            "breaks": breaks, "repairs": repairs, "open": open_breaks,
-            "ok": not open_breaks and not unsound}
+    return {
+        "commits_walked": len(commits),
+        "markers": markers,
+        "unsound_markers": len(unsound),
+        "breaks": breaks,
+        "repairs": repairs,
+        "open": open_breaks,
+        "ok": not open_breaks and not unsound,
+    }

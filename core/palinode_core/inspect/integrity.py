@@ -1,9 +1,12 @@
 """Integrity: strike markers, ``retracted_prefs`` records and history lines
 that disagree, dangling links, and operations a crash interrupted."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Mapping
+from functools import partial
+from typing import Any, Literal
 
 from ..ops import journal
 from ..storage.memory import Memory
@@ -32,27 +35,49 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
     and stray temp files too (a store read from history has neither)."""
     items = journal.pending(store) if interrupted else []
     problems: list[Problem] = [
-        Problem(str(item.entry.get("target") or item.entry.get("request") or item.path.name), f"interrupted_{item.kind}",
-                item.summary + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back
-                                else ""), "warning" if item.live else "error")
-        for item in items]
+        Problem(
+            str(item.entry.get("target") or item.entry.get("request") or item.path.name),
+            f"interrupted_{item.kind}",
+            item.summary
+            + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back else ""),
+            "warning" if item.live else "error",
+        )
+        for item in items
+    ]
     # our atomic writes' temp files: in any memory's folder, the audit folder, or one a journal names
     folders = {AUDIT_DIR, ""} | {rel.rpartition("/")[0] for rel in memories}
-    folders |= {f["rel"].rpartition("/")[0] for item in items
-                for entry in [item.entry, *(c for _, c in item.children)] for f in entry.get("files", [])}
+    folders |= {
+        f["rel"].rpartition("/")[0]
+        for item in items
+        for entry in [item.entry, *(c for _, c in item.children)]
+        for f in entry.get("files", [])
+    }
     if interrupted and not any(item.live for item in items):
-        problems += [Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
-                     for rel in journal.temp_files(store, folders)]
+        problems += [
+            Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
+            for rel in journal.temp_files(store, folders)
+        ]
     # an interrupted operation explains its file's other symptoms: report only the cause
     explained = {p.path for p in problems} | {s["target"] for item in items for s in item.entry.get("steps", [])}
-    explained |= {f["rel"] for item in items for entry in [item.entry, *(c for _, c in item.children)]
-                  for f in entry.get("files", [])}
+    explained |= {
+        f["rel"]
+        for item in items
+        for entry in [item.entry, *(c for _, c in item.children)]
+        for f in entry.get("files", [])
+    }
     for rel, memory in sorted(memories.items()):
         if memory.superseded_by and memory.superseded_by not in memories:
-            problems.append(Problem(rel, "dangling_superseded_by",
-                                    f"superseded_by {memory.superseded_by} names no memory", "warning"))
-        problems += chain_problems(rel, memory, lambda rel=rel: store.read_optional(history_rel_for(rel))[0])
+            problems.append(
+                Problem(
+                    rel, "dangling_superseded_by", f"superseded_by {memory.superseded_by} names no memory", "warning"
+                )
+            )
+        problems += chain_problems(rel, memory, partial(_history_text, store, rel))
     return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_"))]
+
+
+def _history_text(store: Store, rel: str) -> str | None:
+    return store.read_optional(history_rel_for(rel))[0]
 
 
 def chain_problems(rel: str, memory: Memory, history_text: Callable[[], str | None]) -> list[Problem]:
@@ -65,25 +90,44 @@ def chain_problems(rel: str, memory: Memory, history_text: Callable[[], str | No
     anchored = struck_spans(memory.body)
     records = {retraction_id(p): p for p in memory.retracted_prefs}
     for rid in sorted(marker_rids - set(records)):
-        problems.append(Problem(rel, "marker_without_record",
-                                f"[RETRACTED … r:{rid}] markers but no retracted_prefs entry for r:{rid}"))
+        problems.append(
+            Problem(
+                rel, "marker_without_record", f"[RETRACTED … r:{rid}] markers but no retracted_prefs entry for r:{rid}"
+            )
+        )
     for rid, pref in sorted(records.items()):
         if rid not in marker_rids:
-            problems.append(Problem(rel, "record_without_markers",
-                                    f'retracted_prefs has "{pref}" (r:{rid}) but no marker carries it', "warning"))
+            problems.append(
+                Problem(
+                    rel,
+                    "record_without_markers",
+                    f'retracted_prefs has "{pref}" (r:{rid}) but no marker carries it',
+                    "warning",
+                )
+            )
     if records:
         logged = {e.rid for e in parse_entries(history_text() or "")}
         for rid, pref in sorted(records.items()):
             if rid not in logged:
-                problems.append(Problem(rel, "missing_history_line",
-                                        f'no history line records the retraction of "{pref}" (r:{rid})'))
+                problems.append(
+                    Problem(
+                        rel, "missing_history_line", f'no history line records the retraction of "{pref}" (r:{rid})'
+                    )
+                )
     unanchored = len(list(MARKER_RE.finditer(memory.body))) - len(anchored)
     if unanchored > 0:
-        problems.append(Problem(rel, "unanchored_marker",
-                                f"{unanchored} marker(s) with no struck text before them (hand edit?)"))
+        problems.append(
+            Problem(rel, "unanchored_marker", f"{unanchored} marker(s) with no struck text before them (hand edit?)")
+        )
     for span in anchored:
         if "\n" in span.text:
-            problems.append(Problem(rel, "multiline_strike",
-                                    f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
-                                    "Palinode 0.23's unretract cannot undo it (this tool can)", "warning"))
+            problems.append(
+                Problem(
+                    rel,
+                    "multiline_strike",
+                    f"line {span.line + memory.body_line_offset}: a strike crosses a line break; "
+                    "Palinode 0.23's unretract cannot undo it (this tool can)",
+                    "warning",
+                )
+            )
     return problems

@@ -10,6 +10,7 @@ one log of every commit's subject and trailers (no file lists: those cost a
 tree diff per commit), one log of when each request file was added, blobs
 through one ``git cat-file --batch``, and one ``git show`` per operation the
 report lists."""
+
 from __future__ import annotations
 
 import json
@@ -76,8 +77,9 @@ def _first_added(store: Store, rev: str, paths: list[str]) -> dict[str, Commit]:
     """The commit that first added each path (one pathspec-limited log)."""
     if not paths:
         return {}
-    out = run_git(store.root, "log", "--diff-filter=A", "--name-only", "-z", f"--format={_ADD_FMT}", rev, "--",
-                  *paths).decode("utf-8", "replace")
+    out = run_git(
+        store.root, "log", "--diff-filter=A", "--name-only", "-z", f"--format={_ADD_FMT}", rev, "--", *paths
+    ).decode("utf-8", "replace")
     found: dict[str, Commit] = {}
     for record in out.split("\x1e")[1:]:
         head, _, names = record.partition("\x1d")
@@ -124,9 +126,15 @@ def _blob_body(objects: GitObjects, rev: str, path: str) -> str | None:
 
 def _commit_dict(commit: Commit, prefix: str) -> dict[str, Any]:
     parsed = parse_subject(commit.subject, prefix)
-    return {"commit": commit.sha, "date": commit.date, "author": commit.author, "subject": commit.subject,
-            "op": parsed.op if parsed else None, "path": parsed.path if parsed else None,
-            "actor": actor_of(commit.subject, commit.trailers, prefix)}
+    return {
+        "commit": commit.sha,
+        "date": commit.date,
+        "author": commit.author,
+        "subject": commit.subject,
+        "op": parsed.op if parsed else None,
+        "path": parsed.path if parsed else None,
+        "actor": actor_of(commit.subject, commit.trailers, prefix),
+    }
 
 
 def _evidence(objects: GitObjects, request: Request, commit: Commit, path: str, op: str) -> dict[str, Any]:
@@ -139,12 +147,20 @@ def _evidence(objects: GitObjects, request: Request, commit: Commit, path: str, 
         old = {s.text for s in struck_spans(before, request.rid)}
         struck = [s.text for s in struck_spans(after, request.rid) if s.text not in old]
     sibling = history_rel_for(path)
-    old_lines = {e.text for e in parse_entries((objects.read(f"{commit.sha}^:{sibling}") or b"").decode("utf-8", "replace"))}
-    new_lines = [e.text for e in parse_entries((objects.read(f"{commit.sha}:{sibling}") or b"").decode("utf-8", "replace"))
-                 if e.text not in old_lines]
-    return {"coverage": round(coverage(request.pref, before), 4) if before else None,
-            "shared_words": sorted(content_words(request.pref) & content_words(before)),
-            "struck": struck, "history_line": new_lines[-1] if new_lines else None}
+    old_lines = {
+        e.text for e in parse_entries((objects.read(f"{commit.sha}^:{sibling}") or b"").decode("utf-8", "replace"))
+    }
+    new_lines = [
+        e.text
+        for e in parse_entries((objects.read(f"{commit.sha}:{sibling}") or b"").decode("utf-8", "replace"))
+        if e.text not in old_lines
+    ]
+    return {
+        "coverage": round(coverage(request.pref, before), 4) if before else None,
+        "shared_words": sorted(content_words(request.pref) & content_words(before)),
+        "struck": struck,
+        "history_line": new_lines[-1] if new_lines else None,
+    }
 
 
 def _diff(store: Store, sha: str) -> str:
@@ -162,12 +178,24 @@ def _knobs_at(objects: GitObjects, sha: str) -> dict[str, Any] | None:
         knobs = config_from_text(data.decode("utf-8", "replace"), CONFIG_NAME).forget
     except PalinodeError:
         return None
-    return {"search_k": knobs.search_k, "min_shared_words": knobs.min_shared_words,
-            "max_targets": knobs.max_targets, "min_target_coverage": knobs.min_target_coverage}
+    return {
+        "search_k": knobs.search_k,
+        "min_shared_words": knobs.min_shared_words,
+        "max_targets": knobs.max_targets,
+        "min_target_coverage": knobs.min_target_coverage,
+    }
 
 
-def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, Any], history: list[Commit],
-         filed: Commit | None, decisions: list[dict[str, Any]], memories: Mapping[str, Memory]) -> dict[str, Any]:
+def _one(
+    store: Store,
+    objects: GitObjects,
+    request: Request,
+    state: dict[str, Any],
+    history: list[Commit],
+    filed: Commit | None,
+    decisions: list[dict[str, Any]],
+    memories: Mapping[str, Memory],
+) -> dict[str, Any]:
     prefix = store.config.commit_prefix
     mine = [d for d in decisions if d.get("request") == request.path]
     applies = [d for d in mine if d.get("action") == "apply"]
@@ -188,23 +216,38 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
             evidence = _evidence(objects, request, commit, parsed.path, parsed.op)
             decided = approved.get(parsed.path)
             targets[parsed.path] = {
-                "path": parsed.path, "route": route, "coverage": evidence.pop("coverage"),
+                "path": parsed.path,
+                "route": route,
+                "coverage": evidence.pop("coverage"),
                 "decision": "approved" if decided else "automatic",
                 "decided_by": (decided.get("recorded") or {}).get("author") if decided else None,
-                "commit": commit.sha, "evidence": {**evidence, "reason": None, "rank": None}, "flags": []}
+                "commit": commit.sha,
+                "evidence": {**evidence, "reason": None, "rank": None},
+                "flags": [],
+            }
             forward_at[parsed.path] = parsed.op
         elif (ours and (parsed.op in ("restore", "unretract") or parsed.path == request.path)) or (
-                parsed.path in forward_at and parsed.op in ("restore", "unretract")):
+            parsed.path in forward_at and parsed.op in ("restore", "unretract")
+        ):
             kind = "withdrawal" if commit.trailers.get("Forget-Request") == request.path else "undo"
             undos.append({**_commit_dict(commit, prefix), "kind": kind, "diff": _diff(store, commit.sha)})
     for decision in applies:  # what the reviewer saw: every resolved target, route and coverage
         for t in decision.get("targets") or []:
             if not isinstance(t, dict) or not isinstance(t.get("path"), str):
                 continue
-            row = targets.setdefault(t["path"], {"path": t["path"], "route": t.get("route"), "coverage": None,
-                                                 "decision": None, "decided_by": None, "commit": None,
-                                                 "evidence": {"shared_words": [], "struck": [], "history_line": None,
-                                                              "reason": None, "rank": None}, "flags": []})
+            row = targets.setdefault(
+                t["path"],
+                {
+                    "path": t["path"],
+                    "route": t.get("route"),
+                    "coverage": None,
+                    "decision": None,
+                    "decided_by": None,
+                    "commit": None,
+                    "evidence": {"shared_words": [], "struck": [], "history_line": None, "reason": None, "rank": None},
+                    "flags": [],
+                },
+            )
             row["route"] = row["route"] or t.get("route")
             row["coverage"] = row["coverage"] if row["coverage"] is not None else t.get("coverage")
             row["evidence"].update(reason=t.get("reason"), rank=t.get("rank"))
@@ -215,10 +258,25 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
                 path = item.get("path") if isinstance(item, dict) else item
                 if not isinstance(path, str):
                     continue
-                row = targets.setdefault(path, {"path": path, "route": None, "coverage": None, "decision": None,
-                                                "decided_by": None, "commit": None,
-                                                "evidence": {"shared_words": [], "struck": [], "history_line": None,
-                                                             "reason": None, "rank": None}, "flags": []})
+                row = targets.setdefault(
+                    path,
+                    {
+                        "path": path,
+                        "route": None,
+                        "coverage": None,
+                        "decision": None,
+                        "decided_by": None,
+                        "commit": None,
+                        "evidence": {
+                            "shared_words": [],
+                            "struck": [],
+                            "history_line": None,
+                            "reason": None,
+                            "rank": None,
+                        },
+                        "flags": [],
+                    },
+                )
                 row["decision"] = key
                 row["decided_by"] = (decision.get("recorded") or {}).get("author")
     for decision in mine:
@@ -237,15 +295,21 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
     for m in mentions:
         counts[m.kind] = counts.get(m.kind, 0) + 1
     return {
-        "path": request.path, "pref": request.pref, "rid": request.rid, "state": state["state"],
+        "path": request.path,
+        "pref": request.pref,
+        "rid": request.rid,
+        "state": state["state"],
         "filed": {"commit": filed.sha, "author": filed.author, "date": filed.date} if filed else None,
-        "resolver": {"by": "palinode-audit (reviewed)" if applies else "palinode (automatic, unreviewed)" if ops
-                     else None,
-                     "search_mode": last_apply.get("search_mode") if last_apply else None,
-                     "knobs": knobs, "knobs_source": source},
+        "resolver": {
+            "by": "palinode-audit (reviewed)" if applies else "palinode (automatic, unreviewed)" if ops else None,
+            "search_mode": last_apply.get("search_mode") if last_apply else None,
+            "knobs": knobs,
+            "knobs_source": source,
+        },
         "targets": [targets[p] for p in sorted(targets)],
         "decisions": [_decision_row(d) for d in mine],
-        "operations": ops, "undos": undos,
+        "operations": ops,
+        "undos": undos,
         "residue": {"counts": counts, "mentions": [m.to_dict() for m in mentions]},
     }
 
@@ -253,17 +317,35 @@ def _one(store: Store, objects: GitObjects, request: Request, state: dict[str, A
 def _decision_row(entry: dict[str, Any]) -> dict[str, Any]:
     def paths(key: str) -> list[str]:
         return [str(i.get("path") if isinstance(i, dict) else i) for i in entry.get(key) or []]
+
     recorded = entry.get("recorded") or {}
-    return {"action": str(entry.get("action")), "at": entry.get("at"), "note": entry.get("note"),
-            "by": recorded.get("author"), "commit": recorded.get("commit"),
-            "approved": paths("approved"), "rejected": paths("rejected"), "deferred": paths("deferred"),
-            "failed": paths("failed"), "path": entry.get("path"), "line": entry.get("line"),
-            "kind": entry.get("kind"), "text": entry.get("text")}
+    return {
+        "action": str(entry.get("action")),
+        "at": entry.get("at"),
+        "note": entry.get("note"),
+        "by": recorded.get("author"),
+        "commit": recorded.get("commit"),
+        "approved": paths("approved"),
+        "rejected": paths("rejected"),
+        "deferred": paths("deferred"),
+        "failed": paths("failed"),
+        "path": entry.get("path"),
+        "line": entry.get("line"),
+        "kind": entry.get("kind"),
+        "text": entry.get("text"),
+    }
 
 
-def build_report(store: Store, memories: Mapping[str, Memory], *, request: str | None = None,
-                 pref: str | None = None, since: str | None = None, until: str | None = None,
-                 generated_at: str | None = None) -> dict[str, Any]:
+def build_report(
+    store: Store,
+    memories: Mapping[str, Memory],
+    *,
+    request: str | None = None,
+    pref: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    generated_at: str | None = None,
+) -> dict[str, Any]:
     """The report for one request, every request for a preference, or every
     request filed in a date range (both ends inclusive, whole days)."""
     if sum(x is not None for x in (request, pref)) + (since is not None or until is not None) != 1:
@@ -282,20 +364,28 @@ def build_report(store: Store, memories: Mapping[str, Memory], *, request: str |
     filed = _first_added(store, rev, [r.path for r in requests]) if history else {}
     if since is not None or until is not None:
         start, end = scope_bounds(since, until)
-        requests = [r for r in requests if r.path in filed and (start is None or _parse_when(filed[r.path].date) >= start)
-                    and (end is None or _parse_when(filed[r.path].date) <= end)]
+        requests = [
+            r
+            for r in requests
+            if r.path in filed
+            and (start is None or _parse_when(filed[r.path].date) >= start)
+            and (end is None or _parse_when(filed[r.path].date) <= end)
+        ]
     states = {s.path: s.to_dict() for s in request_states(store, memories)}
     objects = GitObjects(store.root)
     try:
         decisions = _decisions(store, objects, history)
-        rows = [_one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories)
-                for r in requests]
+        rows = [
+            _one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories) for r in requests
+        ]
     finally:
         objects.close()
     return {
-        "schema": SCHEMA_ID, "store": str(store.root),
+        "schema": SCHEMA_ID,
+        "store": str(store.root),
         "generated_at": generated_at or store.now().isoformat(),
-        "head": history[0].sha if history else None, "as_of": as_of.to_dict() if as_of else None,
+        "head": history[0].sha if history else None,
+        "as_of": as_of.to_dict() if as_of else None,
         "scope": {"request": request, "pref": pref, "since": since, "until": until},
         "requests": rows,
     }

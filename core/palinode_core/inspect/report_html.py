@@ -2,6 +2,7 @@
 external resource (a Content-Security-Policy forbids any), readable in any
 browser without this tool. Every string from the store is HTML-escaped after
 its acting characters are made visible; a strike renders as <del>."""
+
 from __future__ import annotations
 
 import html
@@ -37,8 +38,15 @@ def with_strikes(value: Any) -> str:
 def _diff(text: str) -> str:
     lines = []
     for line in text.splitlines():
-        cls = ("hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++")
-               else "rm" if line.startswith("-") and not line.startswith("---") else "")
+        cls = (
+            "hunk"
+            if line.startswith("@@")
+            else "add"
+            if line.startswith("+") and not line.startswith("+++")
+            else "rm"
+            if line.startswith("-") and not line.startswith("---")
+            else ""
+        )
         body = with_strikes(line)
         lines.append(f'<span class="{cls}">{body}</span>' if cls else body)
     return "<pre>" + "\n".join(lines) + "</pre>"
@@ -70,9 +78,16 @@ def _target_rows(req: dict[str, Any]) -> list[list[str]]:
             parts.append("router: " + esc(ev["reason"]))
         parts += ["flagged: " + esc(f) for f in t["flags"]]
         cov = "—" if t["coverage"] is None else f"{t['coverage']:.4f}"
-        rows.append([f"<code>{esc(t['path'])}</code>", esc(t["route"] or "—"), cov,
-                     esc(t["decision"] or "—") + (f" by {esc(t['decided_by'])}" if t["decided_by"] else ""),
-                     f"<code>{esc((t['commit'] or '')[:10])}</code>", "<br>".join(parts)])
+        rows.append(
+            [
+                f"<code>{esc(t['path'])}</code>",
+                esc(t["route"] or "—"),
+                cov,
+                esc(t["decision"] or "—") + (f" by {esc(t['decided_by'])}" if t["decided_by"] else ""),
+                f"<code>{esc((t['commit'] or '')[:10])}</code>",
+                "<br>".join(parts),
+            ]
+        )
     return rows
 
 
@@ -84,10 +99,19 @@ def _decision_rows(req: dict[str, Any]) -> list[list[str]]:
             if d[key]:
                 what.append(f"{key}: " + ", ".join(f"<code>{esc(p)}</code>" for p in d[key]))
         if d["action"] == "flag":
-            what.append(f"<code>{esc(d['path'])}</code> line {esc(d['line'])} ({esc(d['kind'])}): "
-                        + with_strikes(d["text"]))
-        rows.append([esc(d["action"]), esc(d["at"]), esc(d["by"] or "—"), "<br>".join(what),
-                     esc(d["note"] or ""), f"<code>{esc((d['commit'] or '')[:10])}</code>"])
+            what.append(
+                f"<code>{esc(d['path'])}</code> line {esc(d['line'])} ({esc(d['kind'])}): " + with_strikes(d["text"])
+            )
+        rows.append(
+            [
+                esc(d["action"]),
+                esc(d["at"]),
+                esc(d["by"] or "—"),
+                "<br>".join(what),
+                esc(d["note"] or ""),
+                f"<code>{esc((d['commit'] or '')[:10])}</code>",
+            ]
+        )
     return rows
 
 
@@ -97,10 +121,18 @@ def _commits(items: list[dict[str, Any]], undo: bool = False) -> str:
     out = []
     for c in items:
         kind = f"{esc(c['kind'])}: " if undo else ""
-        out.append(f"<h4>{kind}{esc(c['subject'])}</h4>"
-                   + _dl([("commit", f"<code>{esc(c['commit'])}</code>"), ("date", esc(c["date"])),
-                          ("author", esc(c["author"])), ("made by", esc(c["actor"]))])
-                   + _diff(c["diff"]))
+        out.append(
+            f"<h4>{kind}{esc(c['subject'])}</h4>"
+            + _dl(
+                [
+                    ("commit", f"<code>{esc(c['commit'])}</code>"),
+                    ("date", esc(c["date"])),
+                    ("author", esc(c["author"])),
+                    ("made by", esc(c["actor"])),
+                ]
+            )
+            + _diff(c["diff"])
+        )
     return "\n".join(out)
 
 
@@ -109,39 +141,77 @@ def _request(req: dict[str, Any]) -> str:
     resolver = req["resolver"]
     knobs = resolver["knobs"]
     counts = ", ".join(f"{esc(k)}: {v}" for k, v in sorted(req["residue"]["counts"].items())) or "none"
-    mentions = [[f"<code>{esc(m['path'])}</code>:{m['line']}", f'<span class="k-{esc(m["kind"])}">{esc(m["kind"])}</span>',
-                 f"<del>{esc(m['text'])}</del>" if m["kind"] == "struck" else with_strikes(m["text"]), esc(m["reason"])]
-                for m in req["residue"]["mentions"]]
-    return "\n".join([
-        f"<section><h2>Request <code>{esc(req['path'])}</code></h2>",
-        _dl([("preference", f"“{esc(req['pref'])}”"), ("retraction id", f"<code>r:{esc(req['rid'])}</code>"),
-             ("state", esc(req["state"])),
-             ("filed", f"{esc(filed['date'])} by {esc(filed['author'])} (commit <code>{esc(filed['commit'][:10])}</code>)"
-              if filed else "not committed"),
-             ("resolved by", esc(resolver["by"] or "not resolved yet")),
-             ("search mode", esc(resolver["search_mode"] or "—")),
-             ("knobs", (", ".join(f"{esc(k)}={esc(v)}" for k, v in knobs.items()) + f" <span class=\"muted\">({esc(resolver['knobs_source'])})</span>")
-              if knobs else "—")]),
-        "<h3>Targets</h3>", _table(["memory", "route", "coverage", "decision", "commit", "evidence"], _target_rows(req)),
-        "<h3>Reviewer decisions</h3>", _table(["action", "at", "by", "what", "note", "ledger commit"], _decision_rows(req)),
-        "<h3>Operations applied</h3>", _commits(req["operations"]),
-        "<h3>Undos and withdrawals</h3>", _commits(req["undos"], undo=True),
-        f"<h3>Surviving mentions now</h3><p>{counts}</p>", _table(["where", "kind", "text", "why"], mentions),
-        "</section>"])
+    mentions = [
+        [
+            f"<code>{esc(m['path'])}</code>:{m['line']}",
+            f'<span class="k-{esc(m["kind"])}">{esc(m["kind"])}</span>',
+            f"<del>{esc(m['text'])}</del>" if m["kind"] == "struck" else with_strikes(m["text"]),
+            esc(m["reason"]),
+        ]
+        for m in req["residue"]["mentions"]
+    ]
+    return "\n".join(
+        [
+            f"<section><h2>Request <code>{esc(req['path'])}</code></h2>",
+            _dl(
+                [
+                    ("preference", f"“{esc(req['pref'])}”"),
+                    ("retraction id", f"<code>r:{esc(req['rid'])}</code>"),
+                    ("state", esc(req["state"])),
+                    (
+                        "filed",
+                        f"{esc(filed['date'])} by {esc(filed['author'])} (commit <code>{esc(filed['commit'][:10])}</code>)"
+                        if filed
+                        else "not committed",
+                    ),
+                    ("resolved by", esc(resolver["by"] or "not resolved yet")),
+                    ("search mode", esc(resolver["search_mode"] or "—")),
+                    (
+                        "knobs",
+                        (
+                            ", ".join(f"{esc(k)}={esc(v)}" for k, v in knobs.items())
+                            + f' <span class="muted">({esc(resolver["knobs_source"])})</span>'
+                        )
+                        if knobs
+                        else "—",
+                    ),
+                ]
+            ),
+            "<h3>Targets</h3>",
+            _table(["memory", "route", "coverage", "decision", "commit", "evidence"], _target_rows(req)),
+            "<h3>Reviewer decisions</h3>",
+            _table(["action", "at", "by", "what", "note", "ledger commit"], _decision_rows(req)),
+            "<h3>Operations applied</h3>",
+            _commits(req["operations"]),
+            "<h3>Undos and withdrawals</h3>",
+            _commits(req["undos"], undo=True),
+            f"<h3>Surviving mentions now</h3><p>{counts}</p>",
+            _table(["where", "kind", "text", "why"], mentions),
+            "</section>",
+        ]
+    )
 
 
 def render_html(report: dict[str, Any]) -> str:
     scope = ", ".join(f"{k} {esc(v)}" for k, v in report["scope"].items() if v) or "everything"
     as_of = report["as_of"]
-    head = _dl([("store", f"<code>{esc(report['store'])}</code>"), ("generated", esc(report["generated_at"])),
-                ("head", f"<code>{esc(report['head'] or '—')}</code>"), ("scope", scope),
-                ("as of", esc(f"{as_of['asked']} = {as_of['commit']} ({as_of['date']})") if as_of else "now"),
-                ("requests", str(len(report["requests"])))])
+    head = _dl(
+        [
+            ("store", f"<code>{esc(report['store'])}</code>"),
+            ("generated", esc(report["generated_at"])),
+            ("head", f"<code>{esc(report['head'] or '—')}</code>"),
+            ("scope", scope),
+            ("as of", esc(f"{as_of['asked']} = {as_of['commit']} ({as_of['date']})") if as_of else "now"),
+            ("requests", str(len(report["requests"]))),
+        ]
+    )
     body = "\n".join(_request(r) for r in report["requests"]) or '<p class="muted">No forget request in scope.</p>'
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>Forget audit report</title><style>{CSS}</style></head><body>\n"
-            f"<h1>Forget audit report</h1>\n{head}\n{body}\n"
-            "<p class=\"muted\">Struck text is shown <del>struck</del>. Written by palinode-audit; "
-            "schema palinode-audit/report/1.</p></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Forget audit report</title><style>{CSS}</style></head><body>\n"
+        f"<h1>Forget audit report</h1>\n{head}\n{body}\n"
+        '<p class="muted">Struck text is shown <del>struck</del>. Written by palinode-audit; '
+        "schema palinode-audit/report/1.</p></body></html>\n"
+    )

@@ -1,6 +1,7 @@
 """The audit report as Markdown. Store text is escaped so it can never become
 markup (a link, an image, raw HTML, a table break); struck sentences render
 as ``~~strikes~~``; diffs sit in fences longer than any backtick run in them."""
+
 from __future__ import annotations
 
 import re
@@ -33,47 +34,84 @@ def _commits(items: list[dict[str, Any]], undo: bool = False) -> list[str]:
     out = []
     for c in items:
         kind = f"{md(c['kind'])}: " if undo else ""
-        out += [f"#### {kind}{md(c['subject'])}", "",
-                f"commit `{c['commit']}`, {md(c['date'])}, by {md(c['author'])} (made by {md(c['actor'])})", "",
-                _fence(c["diff"]), ""]
+        out += [
+            f"#### {kind}{md(c['subject'])}",
+            "",
+            f"commit `{c['commit']}`, {md(c['date'])}, by {md(c['author'])} (made by {md(c['actor'])})",
+            "",
+            _fence(c["diff"]),
+            "",
+        ]
     return out
 
 
 def _request(req: dict[str, Any]) -> list[str]:
     filed, resolver = req["filed"], req["resolver"]
     knobs = resolver["knobs"]
-    out = [f"## Request {md(req['path'])}", "",
-           f"- preference: “{md(req['pref'])}”", f"- retraction id: r:{md(req['rid'])}", f"- state: {md(req['state'])}",
-           f"- filed: {md(filed['date'])} by {md(filed['author'])} (commit {filed['commit'][:10]})" if filed
-           else "- filed: not committed",
-           f"- resolved by: {md(resolver['by'] or 'not resolved yet')}",
-           f"- search mode: {md(resolver['search_mode'] or '—')}",
-           "- knobs: " + (", ".join(f"{md(k)}={md(v)}" for k, v in knobs.items()) + f" ({md(resolver['knobs_source'])})"
-                          if knobs else "—"), "", "### Targets", ""]
+    out = [
+        f"## Request {md(req['path'])}",
+        "",
+        f"- preference: “{md(req['pref'])}”",
+        f"- retraction id: r:{md(req['rid'])}",
+        f"- state: {md(req['state'])}",
+        f"- filed: {md(filed['date'])} by {md(filed['author'])} (commit {filed['commit'][:10]})"
+        if filed
+        else "- filed: not committed",
+        f"- resolved by: {md(resolver['by'] or 'not resolved yet')}",
+        f"- search mode: {md(resolver['search_mode'] or '—')}",
+        "- knobs: "
+        + (
+            ", ".join(f"{md(k)}={md(v)}" for k, v in knobs.items()) + f" ({md(resolver['knobs_source'])})"
+            if knobs
+            else "—"
+        ),
+        "",
+        "### Targets",
+        "",
+    ]
     if req["targets"]:
         out += [_row(["memory", "route", "coverage", "decision", "commit", "evidence"]), _row(["---"] * 6)]
         for t in req["targets"]:
             ev = t["evidence"]
-            parts = (["shared words: " + md(", ".join(ev["shared_words"]))] if ev["shared_words"] else []) + \
-                [f"struck: ~~{md(s)}~~" for s in ev["struck"]] + \
-                (["history: " + md(ev["history_line"])] if ev["history_line"] else []) + \
-                (["router: " + md(ev["reason"])] if ev["reason"] else []) + ["flagged: " + md(f) for f in t["flags"]]
+            parts = (
+                (["shared words: " + md(", ".join(ev["shared_words"]))] if ev["shared_words"] else [])
+                + [f"struck: ~~{md(s)}~~" for s in ev["struck"]]
+                + (["history: " + md(ev["history_line"])] if ev["history_line"] else [])
+                + (["router: " + md(ev["reason"])] if ev["reason"] else [])
+                + ["flagged: " + md(f) for f in t["flags"]]
+            )
             cov = "—" if t["coverage"] is None else f"{t['coverage']:.4f}"
             decision = md(t["decision"] or "—") + (f" by {md(t['decided_by'])}" if t["decided_by"] else "")
-            out.append(_row([md(t["path"]), md(t["route"] or "—"), cov, decision, (t["commit"] or "")[:10],
-                             "<br>".join(parts)]))
+            out.append(
+                _row(
+                    [md(t["path"]), md(t["route"] or "—"), cov, decision, (t["commit"] or "")[:10], "<br>".join(parts)]
+                )
+            )
     else:
         out.append("none")
     out += ["", "### Reviewer decisions", ""]
     if req["decisions"]:
         out += [_row(["action", "at", "by", "what", "note", "ledger commit"]), _row(["---"] * 6)]
         for d in req["decisions"]:
-            what = [f"{k}: " + ", ".join(md(p) for p in d[k]) for k in ("approved", "rejected", "deferred", "failed")
-                    if d[k]]
+            what = [
+                f"{k}: " + ", ".join(md(p) for p in d[k])
+                for k in ("approved", "rejected", "deferred", "failed")
+                if d[k]
+            ]
             if d["action"] == "flag":
                 what.append(f"{md(d['path'])} line {md(d['line'])} ({md(d['kind'])}): {md(d['text'])}")
-            out.append(_row([md(d["action"]), md(d["at"]), md(d["by"] or "—"), "<br>".join(what), md(d["note"] or ""),
-                             (d["commit"] or "")[:10]]))
+            out.append(
+                _row(
+                    [
+                        md(d["action"]),
+                        md(d["at"]),
+                        md(d["by"] or "—"),
+                        "<br>".join(what),
+                        md(d["note"] or ""),
+                        (d["commit"] or "")[:10],
+                    ]
+                )
+            )
     else:
         out.append("none")
     out += ["", "### Operations applied", "", *_commits(req["operations"])]
@@ -89,11 +127,17 @@ def _request(req: dict[str, Any]) -> list[str]:
 def render_md(report: dict[str, Any]) -> str:
     scope = ", ".join(f"{k} {md(v)}" for k, v in report["scope"].items() if v) or "everything"
     as_of = report["as_of"]
-    out = ["# Forget audit report", "",
-           f"- store: {md(report['store'])}", f"- generated: {md(report['generated_at'])}",
-           f"- head: {report['head'] or '—'}", f"- scope: {scope}",
-           f"- as of: {md(as_of['asked'])} = {as_of['commit']} ({md(as_of['date'])})" if as_of else "- as of: now",
-           f"- requests: {len(report['requests'])}", ""]
+    out = [
+        "# Forget audit report",
+        "",
+        f"- store: {md(report['store'])}",
+        f"- generated: {md(report['generated_at'])}",
+        f"- head: {report['head'] or '—'}",
+        f"- scope: {scope}",
+        f"- as of: {md(as_of['asked'])} = {as_of['commit']} ({md(as_of['date'])})" if as_of else "- as of: now",
+        f"- requests: {len(report['requests'])}",
+        "",
+    ]
     for req in report["requests"]:
         out += _request(req)
     if not report["requests"]:

@@ -1,9 +1,11 @@
 """Residue: every surviving mention of a preference, classified by whether
 recall would still surface it."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..storage.grep import files_containing
 from ..storage.memory import Memory
@@ -38,13 +40,25 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
         request_pref = memory.forget_pref or memory.palinode_pref
-        if (candidates is not None and rel not in candidates and not memory.struck and not memory.via_link
-                and not request_pref):
+        if (
+            candidates is not None
+            and rel not in candidates
+            and not memory.struck
+            and not memory.via_link
+            and not request_pref
+        ):
             continue  # none of the pref's words is in the file: nothing can match
         offset = memory.body_line_offset
         if request_pref and normalize_pref(request_pref) == norm:
-            found.append(Mention(rel, offset + 1, "request", "the retraction record itself (kept on purpose)",
-                                 memory.body.strip().splitlines()[0] if memory.body.strip() else ""))
+            found.append(
+                Mention(
+                    rel,
+                    offset + 1,
+                    "request",
+                    "the retraction record itself (kept on purpose)",
+                    memory.body.strip().splitlines()[0] if memory.body.strip() else "",
+                )
+            )
             continue
         if not memory.struck and not matcher.could_match(memory.body):
             continue  # nothing to segment: none of the pref's words, no strike marker
@@ -61,8 +75,15 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
             kind = "archived" if memory.archived else "unforgettable"
             found.append(Mention(rel, region.line + offset, kind, f"inside a {region.kind}", region.text))
         for struck in struck_spans(memory.body, rid):
-            found.append(Mention(rel, struck.line + offset, "struck",
-                                 "struck in place: kept in the file, projected out of search", struck.text))
+            found.append(
+                Mention(
+                    rel,
+                    struck.line + offset,
+                    "struck",
+                    "struck in place: kept in the file, projected out of search",
+                    struck.text,
+                )
+            )
     return found
 
 

@@ -1,6 +1,7 @@
 """A memory across time: each commit that changed it, with the operation its
 subject names and who made it, the memory's state after it, and the diff
 between any two points. Read from git objects; nothing is checked out."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,9 +31,19 @@ class Point:
     trailers: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "date": self.date, "author": self.author, "subject": self.subject,
-                "op": self.op, "counterpart": self.counterpart, "actor": self.actor, "status": self.status,
-                "retracted_prefs": list(self.retracted_prefs), "markers": self.markers, "trailers": self.trailers}
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "author": self.author,
+            "subject": self.subject,
+            "op": self.op,
+            "counterpart": self.counterpart,
+            "actor": self.actor,
+            "status": self.status,
+            "retracted_prefs": list(self.retracted_prefs),
+            "markers": self.markers,
+            "trailers": self.trailers,
+        }
 
 
 def timeline(store: Store, ref: str) -> list[Point]:
@@ -57,10 +68,21 @@ def timeline(store: Store, ref: str) -> list[Point]:
                     markers = memory.body.count("[RETRACTED ")
                 except UnreadableMemory as exc:
                     status = f"unreadable: {exc}"
-            points.append(Point(commit.sha, commit.date, commit.author, commit.subject,
-                                parsed.op if parsed else None, parsed.counterpart if parsed else None,
-                                actor_of(commit.subject, commit.trailers, prefix), status, prefs, markers,
-                                commit.trailers))
+            points.append(
+                Point(
+                    commit.sha,
+                    commit.date,
+                    commit.author,
+                    commit.subject,
+                    parsed.op if parsed else None,
+                    parsed.counterpart if parsed else None,
+                    actor_of(commit.subject, commit.trailers, prefix),
+                    status,
+                    prefs,
+                    markers,
+                    commit.trailers,
+                )
+            )
     finally:
         objects.close()
     return points

@@ -6,6 +6,7 @@ failure put both files back, and git's index too.
 ledger): under the store's writer lock, it records each path's index entry
 before anything is staged, journals the whole intent, and afterwards decides
 success from what HEAD really holds, never from git's wording."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan
-from ..storage.store import Store
 from ..storage import safeio
+from ..storage.store import Store
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
@@ -31,8 +32,14 @@ def _nothing(_name: str) -> None:
     return None
 
 
-def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | None = None,
-          on_commit: Callable[[str | None], None] | None = None, step_index: int | None = None) -> Applied:
+def apply(
+    store: Store,
+    plan: Plan,
+    fault: Fault | None = None,
+    parent: str | None = None,
+    on_commit: Callable[[str | None], None] | None = None,
+    step_index: int | None = None,
+) -> Applied:
     """Write the plan and commit it, or refuse with nothing written.
 
     The intent is journaled first, so a crash at any point is found by
@@ -49,17 +56,34 @@ def apply(store: Store, plan: Plan, fault: Fault | None = None, parent: str | No
             _, current_fp = store.read_optional(plan.target)
             history_before, _ = store.read_optional(plan.history_rel)
         except OSError as exc:
-            raise PalinodeError(f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; "
-                                f"{plan.target} was not changed") from None
+            raise PalinodeError(
+                f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; {plan.target} was not changed"
+            ) from None
         if current_fp != plan.fingerprint:
             raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
         history_after = with_entry(history_before, plan.history_line or "")
-        files: list[dict[str, Any]] = [{"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
-                 {"rel": plan.history_rel, "before": history_before, "after": history_after}]
-        meta = {"kind": "apply", "op": plan.op, "target": plan.target, "history_rel": plan.history_rel,
-                "subject": plan.commit_subject or plan.op, "trailers": plan.trailers, "parent": parent, "step": step_index}
-        sha = commit_files(store, meta, files, fault, on_commit,
-                           recheck=lambda: store.read_optional(plan.target)[1] == plan.fingerprint)
+        files: list[dict[str, Any]] = [
+            {"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
+            {"rel": plan.history_rel, "before": history_before, "after": history_after},
+        ]
+        meta = {
+            "kind": "apply",
+            "op": plan.op,
+            "target": plan.target,
+            "history_rel": plan.history_rel,
+            "subject": plan.commit_subject or plan.op,
+            "trailers": plan.trailers,
+            "parent": parent,
+            "step": step_index,
+        }
+        sha = commit_files(
+            store,
+            meta,
+            files,
+            fault,
+            on_commit,
+            recheck=lambda: store.read_optional(plan.target)[1] == plan.fingerprint,
+        )
         if plan.flags:
             flags_commit, flags_error = _apply_flags(store, plan)
             return Applied(plan, sha, plan.history_rel, flags_commit, flags_error)
@@ -80,16 +104,31 @@ def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(todo)} dependent")
     files: list[dict[str, Any]] = [{"rel": f.rel, "before": f.old_text, "after": f.new_text} for f in todo]
     try:
-        return commit_files(store, {"kind": "flags", "op": "flag dependents of", "target": plan.target,
-                                    "subject": subject, "trailers": plan.trailers}, files, None), None
+        return commit_files(
+            store,
+            {
+                "kind": "flags",
+                "op": "flag dependents of",
+                "target": plan.target,
+                "subject": subject,
+                "trailers": plan.trailers,
+            },
+            files,
+            None,
+        ), None
     except PalinodeError as exc:
         return None, f"dependents were not flagged: {exc}"
 
 
-def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]], fault: Fault | None,
-                 on_commit: Callable[[str | None], None] | None = None,
-                 recheck: Callable[[], bool] | None = None,
-                 steps: tuple[str, ...] = ("after_file_write", "after_history_write")) -> str | None:
+def commit_files(
+    store: Store,
+    meta: dict[str, Any],
+    files: list[dict[str, Any]],
+    fault: Fault | None,
+    on_commit: Callable[[str | None], None] | None = None,
+    recheck: Callable[[], bool] | None = None,
+    steps: tuple[str, ...] = ("after_file_write", "after_history_write"),
+) -> str | None:
     """Journal, write ``files`` (rel, before, after) in order, commit exactly them.
 
     The caller holds the writer lock. Returns the commit, or None when the
@@ -101,8 +140,9 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
         index_before = store.git.index_entries(rels)
-        entry = journal.write_entry(store, {**meta, "files": files, "index_before": index_before,
-                                            "started_at": store.now().isoformat()})
+        entry = journal.write_entry(
+            store, {**meta, "files": files, "index_before": index_before, "started_at": store.now().isoformat()}
+        )
     except OSError as exc:
         raise PalinodeError(f"could not write {name}: {exc.strerror or exc}; nothing was changed") from None
     try:
@@ -131,8 +171,7 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
             for f, path, current in zip(files, abs_paths, currents, strict=True):
                 if f["after"] is not None and current != f["after"]:
                     atomic_write(path, f["after"])
-            sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) \
-                or sha
+            sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) or sha
         if not in_head(store, files):
             raise GitError(f"another process kept changing {name} while it was committed")
     except StalePlan:
@@ -145,15 +184,22 @@ def commit_files(store: Store, meta: dict[str, Any], files: list[dict[str, Any]]
             try:
                 undone = put_back(store, files, index_before, f"palinode-audit: put back {name} (its commit failed)")
             except (GitError, OSError) as again:
-                raise PalinodeError(f"{_reason(exc, name)}; putting it back failed too ({_reason(again, name)}); "
-                                    "the journal keeps the intent: run `palinode-audit recover`") from None
+                raise PalinodeError(
+                    f"{_reason(exc, name)}; putting it back failed too ({_reason(again, name)}); "
+                    "the journal keeps the intent: run `palinode-audit recover`"
+                ) from None
             journal.clear(entry)
-            outcome = f"a rival had committed part of it, so it was put back in commit {undone[:7]}" if undone \
+            outcome = (
+                f"a rival had committed part of it, so it was put back in commit {undone[:7]}"
+                if undone
                 else "nothing was changed"
+            )
             held = _held_git_lock(store) if isinstance(exc, GitError) else None
             if held:  # GitStore.commit already waited and retried: say so, and that trying again is safe
-                raise PalinodeError(f"{name} not committed: git stayed busy (another git process holds {held}); "
-                                    f"{outcome}; try again when it has finished") from None
+                raise PalinodeError(
+                    f"{name} not committed: git stayed busy (another git process holds {held}); "
+                    f"{outcome}; try again when it has finished"
+                ) from None
             raise PalinodeError(f"{_reason(exc, name)}; {outcome}") from None
     step("after_commit")
     if on_commit is not None:
@@ -183,8 +229,9 @@ def _held_git_lock(store: Store) -> str | None:
     return next((f".git/{n}" for n in names if (git_dir / n).exists()), None)
 
 
-def put_back(store: Store, files: list[dict[str, Any]], index_before: dict[str, list[str]],
-             subject: str | None = None) -> str | None:
+def put_back(
+    store: Store, files: list[dict[str, Any]], index_before: dict[str, list[str]], subject: str | None = None
+) -> str | None:
     """Files and their index entries as they were before we staged anything.
 
     A file someone else rewrote since is left alone. When a rival already
@@ -225,14 +272,19 @@ def finish(store: Store, entry: dict[str, Any], how: str) -> dict[str, Any]:
     if any(s not in (f["before"], f["after"]) for s, f in zip(states, files, strict=True)):
         raise PalinodeError(f"cannot {how} {name}: it was changed by someone else since; resolve it by hand")
     if how == "rollback":
-        sha = put_back(store, files, entry.get("index_before") or {},
-                       f"palinode-audit recover: roll back {entry.get('op') or entry['kind']} {name}")
+        sha = put_back(
+            store,
+            files,
+            entry.get("index_before") or {},
+            f"palinode-audit recover: roll back {entry.get('op') or entry['kind']} {name}",
+        )
         return {"result": "rolled back", **({"commit": sha} if sha else {})}
     for f, state in zip(files, states, strict=True):
         if state != f["after"] and f["after"] is not None:
             atomic_write(store.resolve(f["rel"])[1], f["after"])
-    sha = store.git.commit([f["rel"] for f in files], entry.get("subject") or str(entry.get("op")),
-                           entry.get("trailers") or {})
+    sha = store.git.commit(
+        [f["rel"] for f in files], entry.get("subject") or str(entry.get("op")), entry.get("trailers") or {}
+    )
     if sha is None and not in_head(store, files):
         raise PalinodeError(f"cannot complete {name}: git committed nothing")
     return {"result": "completed", "commit": sha or _last_commit(store, files[0]["rel"])}

@@ -2,6 +2,7 @@
 propagation"): retiring a source flags each live memory that rests on it with a
 ``stale_backing`` entry, and restoring a memory re-checks its own backing.
 Flags only: bodies and statuses of dependents are never changed."""
+
 from __future__ import annotations
 
 import re
@@ -9,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..storage import paths
 from ..errors import MemoryNotFound, PathError, UnreadableMemory
+from ..storage import paths
 from ..storage.textio import decode_memory, fingerprint, read_bytes_checked
 from ..text.document import parse_document
 
@@ -22,6 +23,7 @@ _NOT_DEPENDENTS = frozenset({"archive", "daily", "inbox"})
 @dataclass(frozen=True)
 class Flag:
     """One dependent gaining an entry: its text before and after."""
+
     rel: str
     old_text: str
     new_text: str
@@ -74,8 +76,7 @@ def plan_flags(store: Any, source_rel: str, op: str, reason: str) -> tuple[Flag,
     flags = []
     for rel, abs_path, _st in store.iter_markdown():
         segments = rel.split("/")[:-1]
-        if paths.is_history(rel) or any(seg in _NOT_DEPENDENTS for seg in segments) \
-                or normalize_ref(rel) in wanted:
+        if paths.is_history(rel) or any(seg in _NOT_DEPENDENTS for seg in segments) or normalize_ref(rel) in wanted:
             continue
         try:
             data = read_bytes_checked(abs_path)

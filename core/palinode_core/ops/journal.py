@@ -12,6 +12,7 @@ shown by ``git status`` or read by Palinode.
 What was done is always decided from what HEAD, the index and the worktree
 hold; the journal only says what was meant.
 """
+
 from __future__ import annotations
 
 import json
@@ -90,9 +91,15 @@ class Interrupted:
         return str(self.entry.get("kind"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.entry.get("id"), "kind": self.kind, "target": self.entry.get("target") or
-                self.entry.get("request"), "summary": self.summary, "can_complete": self.can_complete,
-                "can_roll_back": self.can_roll_back, "live": self.live}
+        return {
+            "id": self.entry.get("id"),
+            "kind": self.kind,
+            "target": self.entry.get("target") or self.entry.get("request"),
+            "summary": self.summary,
+            "can_complete": self.can_complete,
+            "can_roll_back": self.can_roll_back,
+            "live": self.live,
+        }
 
 
 def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
@@ -117,8 +124,16 @@ def pending(store: Store) -> list[Interrupted]:
     out = []
     for path, entry in entries:
         if entry is None:
-            out.append(Interrupted(path, {"kind": "unknown", "id": path.stem},
-                                   "an unreadable journal entry (remove it by hand)", False, False, live=live))
+            out.append(
+                Interrupted(
+                    path,
+                    {"kind": "unknown", "id": path.stem},
+                    "an unreadable journal entry (remove it by hand)",
+                    False,
+                    False,
+                    live=live,
+                )
+            )
         elif entry.get("parent") in ids:
             continue  # described with its transaction
         elif entry.get("kind") in TXN_KINDS:
@@ -127,8 +142,17 @@ def pending(store: Store) -> list[Interrupted]:
         elif "files" in entry:
             out.append(_describe_single(store, path, entry, live))
         else:  # an older version's entry: shown, never silently skipped
-            out.append(Interrupted(path, entry, f"a journal entry this version cannot repair ({path.name}); "
-                                   "check the files it names and remove it by hand", False, False, live=live))
+            out.append(
+                Interrupted(
+                    path,
+                    entry,
+                    f"a journal entry this version cannot repair ({path.name}); "
+                    "check the files it names and remove it by hand",
+                    False,
+                    False,
+                    live=live,
+                )
+            )
     return out
 
 
@@ -144,31 +168,39 @@ def _describe_single(store: Store, path: Path, entry: dict[str, Any], live: bool
     files = entry["files"]
     name = f"{entry.get('op') or entry.get('kind')} {entry.get('target') or files[0]['rel']}"
     if live:
-        return Interrupted(path, entry, f"{name} is being written by another palinode-audit right now",
-                           False, False, live=True)
+        return Interrupted(
+            path, entry, f"{name} is being written by another palinode-audit right now", False, False, live=True
+        )
     if in_head(store, files):
-        return Interrupted(path, entry, f"{name}: written and committed; only the journal was left behind",
-                           True, False)
+        return Interrupted(path, entry, f"{name}: written and committed; only the journal was left behind", True, False)
     states = [_state(store.read_optional(f["rel"])[0], f["before"], f["after"]) for f in files]
     staged = staged_leftovers(store, entry)
     tail = f"; staged and not committed: {', '.join(staged)}" if staged else ""
     if "other" in states:
         which = files[states.index("other")]["rel"]
-        return Interrupted(path, entry, f"{name} was interrupted and {which} has since been changed by someone "
-                           "else; resolve by hand" + tail, False, False)
+        return Interrupted(
+            path,
+            entry,
+            f"{name} was interrupted and {which} has since been changed by someone else; resolve by hand" + tail,
+            False,
+            False,
+        )
     if entry.get("kind") == "apply" and len(states) == 2:
-        steps = {("old", "old"): "before anything was written",
-                 ("new", "old"): "after the file write (history not appended, not committed)",
-                 ("new", "new"): "after the history write (not committed)",
-                 ("old", "new"): "after the history write but with the file put back (not committed)"}
+        steps = {
+            ("old", "old"): "before anything was written",
+            ("new", "old"): "after the file write (history not appended, not committed)",
+            ("new", "new"): "after the history write (not committed)",
+            ("old", "new"): "after the history write but with the file put back (not committed)",
+        }
         when = steps[(states[0], states[1])]
     else:
         when = "after the file write (not committed)" if "new" in states else "before anything was written"
     return Interrupted(path, entry, f"{name} was interrupted {when}{tail}", True, True)
 
 
-def progress(store: Store, entry: dict[str, Any],
-             children: Iterable[tuple[Path, dict[str, Any]]]) -> tuple[dict[int, str | None], bool]:
+def progress(
+    store: Store, entry: dict[str, Any], children: Iterable[tuple[Path, dict[str, Any]]]
+) -> tuple[dict[int, str | None], bool]:
     """Which steps of a transaction are committed, and whether its ledger record is,
     from the journal's record and, for the step a stop cut short, from HEAD."""
     done: dict[int, str | None] = {d["index"]: d.get("commit") for d in entry.get("done", [])}
@@ -185,19 +217,33 @@ def progress(store: Store, entry: dict[str, Any],
     return done, ledger
 
 
-def _describe_txn(store: Store, path: Path, entry: dict[str, Any],
-                  children: tuple[tuple[Path, dict[str, Any]], ...], live: bool) -> Interrupted:
+def _describe_txn(
+    store: Store, path: Path, entry: dict[str, Any], children: tuple[tuple[Path, dict[str, Any]], ...], live: bool
+) -> Interrupted:
     what = "withdraw" if entry["kind"] == "withdraw" else "forget apply"
     if live:
-        return Interrupted(path, entry, f"{what} of {entry.get('request')} is in progress in another "
-                           "palinode-audit right now", False, False, children, live=True)
+        return Interrupted(
+            path,
+            entry,
+            f"{what} of {entry.get('request')} is in progress in another palinode-audit right now",
+            False,
+            False,
+            children,
+            live=True,
+        )
     done, ledger = progress(store, entry, children)
     total = len(entry.get("steps", []))
     unit = "step(s)" if entry["kind"] == "withdraw" else "target commit(s)"
     summary = f"{what} of {entry.get('request')} stopped after {len(done)} of {total} {unit}"
     summary += "; its ledger record is committed" if ledger else "; its ledger record is not committed"
-    staged = sorted({rel for _, child in children if "files" in child and not in_head(store, child["files"])
-                     for rel in staged_leftovers(store, child)})
+    staged = sorted(
+        {
+            rel
+            for _, child in children
+            if "files" in child and not in_head(store, child["files"])
+            for rel in staged_leftovers(store, child)
+        }
+    )
     if staged:
         summary += f"; staged and not committed: {', '.join(staged)}"
     return Interrupted(path, entry, summary, True, not ledger, children, done=done, ledger_committed=ledger)

@@ -8,6 +8,7 @@ Re-entrant inside one thread (a forget apply holds it across every target
 commit and the ledger commit); other threads and processes wait, then get a
 clear retryable error.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -73,8 +74,10 @@ def writer_lock(store: Store, wait: float = WAIT_SECONDS) -> Iterator[None]:
                 except BlockingIOError:
                     if time.monotonic() > deadline:
                         os.close(fd)
-                        raise Busy("another palinode-audit is writing to this store; nothing was changed; "
-                                   "try again when it has finished") from None
+                        raise Busy(
+                            "another palinode-audit is writing to this store; nothing was changed; "
+                            "try again when it has finished"
+                        ) from None
                     time.sleep(0.05)
             held.fd, held.owner = fd, threading.get_ident()
         held.depth += 1

@@ -1,5 +1,6 @@
 """Lifecycle commit subjects (docs/format.md), read back: which operation a
 commit is, on which file, and who made it (Palinode, this tool, or a hand)."""
+
 from __future__ import annotations
 
 import re
@@ -13,7 +14,8 @@ Actor = Literal["palinode", "palinode-audit", "other"]
 _P = SUBJECT_PATH_PATTERN  # a plain word, or a JSON-quoted path (spaces, newlines, quotes)
 SUBJECT_RE = re.compile(
     rf"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>{_P})"
-    rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$")
+    rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$"
+)
 AUDIT_PREFIX = "palinode-audit"
 # Our reviewed applies and withdrawals carry these; Palinode's own commits carry none.
 OUR_TRAILERS = ("Forget-Request", "Retraction-Id")
@@ -31,8 +33,11 @@ def parse_subject(subject: str, prefix: str) -> SubjectOp | None:
     if not match or match.group("prefix") != prefix:
         return None
     counterpart = match.group("succ") or match.group("src")
-    return SubjectOp(match.group("op"), parse_subject_path(match.group("path")),
-                     parse_subject_path(counterpart) if counterpart else None)
+    return SubjectOp(
+        match.group("op"),
+        parse_subject_path(match.group("path")),
+        parse_subject_path(counterpart) if counterpart else None,
+    )
 
 
 def actor_of(subject: str, trailers: dict[str, str], prefix: str) -> Actor:

@@ -1,6 +1,7 @@
 """Palinode's chunking of a memory for search: one chunk for a short body,
 else the preamble plus one chunk per ``##``/``###`` section, struck text
 projected out."""
+
 from __future__ import annotations
 
 import hashlib
@@ -53,7 +54,7 @@ def chunk_memory(memory: Memory) -> list[Chunk]:
             slug = _slugify(match.group(2))
             seen[slug] = seen.get(slug, 0) + 1
             sid = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
-            sections.append((sid, body[match.start():end]))
+            sections.append((sid, body[match.start() : end]))
     chunks = []
     for index, (sid, text) in enumerate(sections):
         text = project(text).strip()

@@ -1,7 +1,9 @@
 """A damaged search index is a cache, never a source of truth: detected,
 discarded and rebuilt from the store with one line, as the scan cache is."""
+
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -40,10 +42,8 @@ def discard(cache_dir: Path) -> None:
     """Remove the BM25 segments, the chunk table and the vector cache."""
     shutil.rmtree(cache_dir / WHOOSH_DIR, ignore_errors=True)
     for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(cache_dir / f"{INDEX_DB}{suffix}")
-        except OSError:
-            pass
 
 
 def sound_vector_rows(db: sqlite3.Connection, rows: list[Any]) -> tuple[list[Any], str | None]:
@@ -55,5 +55,5 @@ def sound_vector_rows(db: sqlite3.Connection, rows: list[Any]) -> tuple[list[Any
         return rows, None
     db.execute("DELETE FROM vectors WHERE vec IS NULL OR length(vec) != ?", (size if not size % 4 else -1,))
     db.commit()
-    kept = [r for r, n in zip(rows, sizes) if n == size and not size % 4]
+    kept = [r for r, n in zip(rows, sizes, strict=False) if n == size and not size % 4]
     return kept, "vector cache had damaged rows; they were discarded and will be embedded again"

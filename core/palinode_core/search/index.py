@@ -8,6 +8,7 @@ reopening a store re-embeds only chunks whose text changed, and a search for
 text already embedded (a request's preference) never loads the model.
 numpy and whoosh are imported only when the index is used.
 """
+
 from __future__ import annotations
 
 import operator
@@ -16,9 +17,10 @@ import shutil
 import sqlite3
 import threading
 from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, run_audit
@@ -142,13 +144,18 @@ class SearchIndex:
             return work()
 
     # -- lexical -------------------------------------------------------------
-    def _open_whoosh(self):
+    def _open_whoosh(self) -> Any:
         from whoosh import index as windex
         from whoosh.analysis import LowercaseFilter, RegexTokenizer
         from whoosh.fields import ID, TEXT, Schema
+
         path = self.cache_dir / "whoosh"
-        schema = Schema(chunk_id=ID(stored=True, unique=True), path=ID(stored=True),
-                        status=ID(stored=True), content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()))
+        schema = Schema(
+            chunk_id=ID(stored=True, unique=True),
+            path=ID(stored=True),
+            status=ID(stored=True),
+            content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()),
+        )
         if path.is_dir() and windex.exists_in(str(path)):
             try:
                 return windex.open_dir(str(path))
@@ -167,12 +174,12 @@ class SearchIndex:
         self.update_vectors(progress)
         return self.stats
 
-    def update_lexical(self, progress: Progress | None = None,
-                       memories: dict[str, Memory] | None = None, *, isolate: bool = False) -> None:
+    def update_lexical(
+        self, progress: Progress | None = None, memories: dict[str, Memory] | None = None, *, isolate: bool = False
+    ) -> None:
         self._guarded(lambda: self._update_lexical(progress, memories, isolate))
 
-    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None,
-                        isolate: bool) -> None:
+    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None, isolate: bool) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
         compete with the caller's threads (an app's UI) for the GIL and CPU."""
@@ -208,10 +215,15 @@ class SearchIndex:
                     cur.execute("DELETE FROM chunks WHERE path=?", (memory.rel,))
                     cur.executemany(
                         "INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?)",
-                        [(c.chunk_id, memory.rel, c.section, memory.status.lower(), c.content_hash, c.text)
-                         for c in chunks])
-                    cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)",
-                                (memory.rel, memory.fingerprint, memory.status.lower()))
+                        [
+                            (c.chunk_id, memory.rel, c.section, memory.status.lower(), c.content_hash, c.text)
+                            for c in chunks
+                        ],
+                    )
+                    cur.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?,?,?)",
+                        (memory.rel, memory.fingerprint, memory.status.lower()),
+                    )
                     known[memory.rel] = memory.fingerprint
                 self._db.commit()
                 self._matrix = None
@@ -232,29 +244,34 @@ class SearchIndex:
     def _update_in_child(self, progress: Progress | None) -> None:
         """``palinode-audit index --lexical`` in a child; our own update
         afterwards reconciles what changed meanwhile."""
-        run_audit(["index", str(self.store.root), "--lexical", "--cache-dir", str(self.cache_dir)],
-                  progress, self._cancel)
+        run_audit(
+            ["index", str(self.store.root), "--lexical", "--cache-dir", str(self.cache_dir)], progress, self._cancel
+        )
         with self._lock:
             self._known = None  # the child wrote the files table
             self._matrix = None
 
-    def _write_lexical(self, changed: list[Memory], removed: list[str],
-                       progress: Progress | None) -> list[tuple[Memory, list[Chunk]]]:
+    def _write_lexical(
+        self, changed: list[Memory], removed: list[str], progress: Progress | None
+    ) -> list[tuple[Memory, list[Chunk]]]:
         """Write the BM25 side; a file that cannot be read now (changed or gone
         since the scan) is left out and retried on the next update."""
         indexed: list[tuple[Memory, list[Chunk]]] = []
         # timeout: wait for another process's writer (a CLI run) instead of failing
         # compound=False: whoosh copies a compound segment's whole terms file into
         # memory on every reader open (~0.5 s per search or update at 100k memories)
-        writer = (self._ix.writer(procs=2, multisegment=True, timeout=30.0, compound=False)
-                  if len(changed) > 2000 else self._ix.writer(timeout=30.0, compound=False))
+        writer = (
+            self._ix.writer(procs=2, multisegment=True, timeout=30.0, compound=False)
+            if len(changed) > 2000
+            else self._ix.writer(timeout=30.0, compound=False)
+        )
         try:
             for rel in removed:
                 writer.delete_by_term("path", rel)
             for done, memory in enumerate(changed, start=1):
                 if self._cancel.is_set():
                     raise Cancelled()
-                if memory.rel in self._known:
+                if self._known is not None and memory.rel in self._known:
                     writer.delete_by_term("path", memory.rel)
                 try:
                     chunks = chunk_memory(memory)
@@ -262,8 +279,9 @@ class SearchIndex:
                     self.stats.errors.append(f"{memory.rel}: {exc}")
                     continue
                 for chunk in chunks:
-                    writer.add_document(chunk_id=chunk.chunk_id, path=memory.rel,
-                                        status=memory.status.lower(), content=chunk.text)
+                    writer.add_document(
+                        chunk_id=chunk.chunk_id, path=memory.rel, status=memory.status.lower(), content=chunk.text
+                    )
                 indexed.append((memory, chunks))
                 if progress and (done % 200 == 0 or done == len(changed)):
                     progress("lexical", done, len(changed))
@@ -274,14 +292,16 @@ class SearchIndex:
         return indexed
 
     # -- vectors -------------------------------------------------------------
-    def update_vectors(self, progress: Progress | None = None, limit: int | None = None,
-                       texts: Sequence[str] = ()) -> bool:
+    def update_vectors(
+        self, progress: Progress | None = None, limit: int | None = None, texts: Sequence[str] = ()
+    ) -> bool:
         """Embed every chunk, forget request's preference and extra ``texts``
         with no cached vector (at most ``limit`` chunks, for a budgeted
         benchmark). The model loads only if something is missing. False (with
         ``embedder.error`` set) when it cannot load."""
-        return bool(self._guarded(lambda: self._update_vectors(progress, limit, texts),
-                                  lambda: self.update_lexical(progress)))
+        return bool(
+            self._guarded(lambda: self._update_vectors(progress, limit, texts), lambda: self.update_lexical(progress))
+        )
 
     def _update_vectors(self, progress: Progress | None, limit: int | None, texts: Sequence[str]) -> bool:
         missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
@@ -303,8 +323,9 @@ class SearchIndex:
             return self._db.execute(
                 "SELECT c.hash, c.text FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
                 " WHERE v.hash IS NULL OR length(v.vec) != ? GROUP BY c.hash"
-                " ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)"
-                + (" LIMIT ?" if limit else ""), (DIM * 4, limit) if limit else (DIM * 4,)).fetchall()
+                " ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)" + (" LIMIT ?" if limit else ""),
+                (DIM * 4, limit) if limit else (DIM * 4,),
+            ).fetchall()
 
     # the vector cache's API (search.vectors), for any text
     def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
@@ -323,32 +344,44 @@ class SearchIndex:
     def _vector_table(self) -> tuple[np.ndarray | list[array], list[tuple[str, str, str, str, str]]]:
         with self._lock:
             if self._matrix is None:
-                damaged = self._db.execute("SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?",
-                                           (DIM * 4,)).fetchone()[0]
+                damaged = self._db.execute(
+                    "SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?", (DIM * 4,)
+                ).fetchone()[0]
                 if damaged:  # a cache miss, never used: the next update embeds those texts again
                     self.problem = "vector cache had damaged rows; they are ignored and will be embedded again"
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",
-                    (DIM * 4,)).fetchall()
+                    (DIM * 4,),
+                ).fetchall()
                 self._matrix_rows = [r[:5] for r in rows]
                 if len(rows) <= NUMPY_ABOVE:
                     self._matrix = [array("f", r[5]) for r in rows]
                 else:
                     import numpy as np
+
                     self._matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
             return self._matrix, self._matrix_rows
 
     # -- query ---------------------------------------------------------------
-    def search(self, query: str, limit: int = 10, *, include_archived: bool = False, lexical_only: bool = False,
-               fts_floor: float = 0.4, per_file: int = 1, daily_penalty: bool = True) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        include_archived: bool = False,
+        lexical_only: bool = False,
+        fts_floor: float = 0.4,
+        per_file: int = 1,
+        daily_penalty: bool = True,
+    ) -> SearchResult:
         """Ranked hits, best first. Scores are rank artifacts (normalised RRF)."""
         excluded = set() if include_archived else {s.lower() for s in self.store.config.exclude_status}
         pool = max(limit * 2 * 3, 20)
         bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
         vector: list[tuple[str, str, str, str, str]] = []
-        mode = "lexical"
+        mode: SearchMode = "lexical"
         if lexical_only:
             notice = "lexical search (vectors not requested)"
         elif not self.vectors_ready:
@@ -385,9 +418,10 @@ class SearchIndex:
                 break
         return SearchResult(hits, mode, notice)
 
-    def _bm25(self, query: str, limit: int, excluded: set[str], floor: float):
+    def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[tuple[str, str, str, str, str]]:
         from whoosh import scoring
         from whoosh.query import Or, Term
+
         terms = sorted(content_words(query)) or sorted({t.lower() for t in _TOKEN_RE.findall(query)})
         if not terms:
             return []
@@ -401,16 +435,20 @@ class SearchIndex:
         kept = [(cid, path) for cid, path, score in rows if score >= floor * top]
         return self._rows(kept)
 
-    def _rows(self, pairs: list[tuple[str, str]]):
+    def _rows(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, str, str, str]]:
         if not pairs:
             return []
         with self._lock:
-            found = {r[0]: r for r in self._db.execute(
-                f"SELECT chunk_id, path, section, status, text FROM chunks WHERE chunk_id IN ({','.join('?' * len(pairs))})",
-                [cid for cid, _ in pairs])}
+            found = {
+                r[0]: r
+                for r in self._db.execute(
+                    f"SELECT chunk_id, path, section, status, text FROM chunks WHERE chunk_id IN ({','.join('?' * len(pairs))})",
+                    [cid for cid, _ in pairs],
+                )
+            }
         return [found[cid] for cid, _ in pairs if cid in found]
 
-    def _vector(self, query: str, limit: int, excluded: set[str]):
+    def _vector(self, query: str, limit: int, excluded: set[str]) -> list[tuple[str, str, str, str, str]]:
         matrix, rows = self._vector_table()
         if not len(rows):
             return []
@@ -421,7 +459,8 @@ class SearchIndex:
             order: Sequence[int] = sorted(range(len(sims)), key=lambda i: -sims[i])  # stable, as below
         else:
             import numpy as np
-            order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable")
+
+            order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
         picked = []
         for i in order:
             if rows[i][3] in excluded:

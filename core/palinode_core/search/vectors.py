@@ -32,6 +32,7 @@ so planning a request reads cached vectors and never imports torch. The
 thorough resolver caches its sentences the same way: ``embed_missing`` once
 (at index time or when first needed), ``vectors_for`` after.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -58,8 +59,9 @@ _IN_LIMIT = 500  # parameters per IN (...) query, under SQLite's limit
 
 
 class VectorCache:
-    def __init__(self, db: sqlite3.Connection, lock: threading.RLock, embedder: Embedder,
-                 cancel: threading.Event | None = None) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, lock: threading.RLock, embedder: Embedder, cancel: threading.Event | None = None
+    ) -> None:
         self._db = db
         self._lock = lock
         self.embedder = embedder
@@ -72,13 +74,15 @@ class VectorCache:
         found: dict[str, bytes] = {}
         with self._lock:
             for start in range(0, len(distinct), _IN_LIMIT):
-                part = distinct[start:start + _IN_LIMIT]
-                found.update(self._db.execute(
-                    f"SELECT hash, vec FROM vectors WHERE hash IN ({','.join('?' * len(part))})", part))
+                part = distinct[start : start + _IN_LIMIT]
+                found.update(
+                    self._db.execute(f"SELECT hash, vec FROM vectors WHERE hash IN ({','.join('?' * len(part))})", part)
+                )
         return {h: v for h, v in found.items() if isinstance(v, bytes) and len(v) == DIM * 4}
 
     def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         import numpy as np
+
         hashes = [text_hash(t) for t in texts]
         found = self._cached(hashes)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
@@ -124,15 +128,17 @@ class VectorCache:
             raise EmbeddingUnavailable(self.embedder.error or "the embedding model could not load")
         done = 0
         for window_start in range(0, len(pairs), WINDOW):
-            window = sorted(pairs[window_start:window_start + WINDOW], key=lambda p: -len(p[1]))
+            window = sorted(pairs[window_start : window_start + WINDOW], key=lambda p: -len(p[1]))
             for start in range(0, len(window), CALL):
                 if self._cancel.is_set():
                     raise Cancelled()
-                part = window[start:start + CALL]
+                part = window[start : start + CALL]
                 vecs = self.embedder.encode([text for _, text in part])
                 with self._lock:
-                    self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?)",
-                                         [(h, v.tobytes()) for (h, _), v in zip(part, vecs)])
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO vectors VALUES (?,?)",
+                        [(h, v.tobytes()) for (h, _), v in zip(part, vecs, strict=False)],
+                    )
                     self._db.commit()
                 done += len(part)
                 if progress:

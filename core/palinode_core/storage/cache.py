@@ -1,15 +1,17 @@
 """Per-store cache folders outside the store, and the scan cache: each parsed
 memory's summary keyed by its stat stamp, so reopening a store re-parses only
 files that changed (a 100,000-memory store otherwise spends seconds in YAML)."""
+
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .. import __version__
 from .memory import Memory, Stamp, Summary
@@ -62,7 +64,9 @@ class ScanCache:
             db.execute("DROP TABLE IF EXISTS entries")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
         columns = _columns()
-        db.execute(f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")")
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")"
+        )
         db.commit()
         return db
 
@@ -115,7 +119,5 @@ class ScanCache:
         """A corrupt or unreadable cache is removed so the next save starts clean."""
         self.problem = f"scan cache unreadable ({exc}); files parsed instead"
         for suffix in ("", "-wal", "-shm"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
-            except OSError:
-                pass

@@ -1,8 +1,10 @@
 """Long, CPU-bound work (a first scan or index of a huge store) run as a
 ``palinode-audit`` command in a low-priority child process, so it competes
 with the caller's threads (an app's UI) for neither the GIL nor the CPU."""
+
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -11,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import Cancelled, PalinodeError
 
@@ -29,8 +31,14 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
     with tempfile.TemporaryFile() as errors:
         # its own session, so its whole process group can be ended with it (see _end_group)
         try:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                     env=env, start_new_session=True)
+            child = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise PalinodeError(f"{args[0]} in the background could not start: {exc}") from None
         stdout = child.stdout
@@ -61,8 +69,6 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
 def _end_group(child: subprocess.Popen) -> None:
     """Kill whatever is left of the child's process group: orphaned whoosh
     workers would keep the index's write lock (a flock they inherited) held."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     child.wait()

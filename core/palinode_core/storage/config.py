@@ -1,5 +1,6 @@
 """The store's own ``palinode.config.yaml`` (the knobs Palinode reads), with
 Palinode's defaults (spec §4.9)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ class ForgetKnobs:
     max_targets: int = 2
     min_target_coverage: float = 0.05
 
-    def with_overrides(self, **changes: Any) -> "ForgetKnobs":
+    def with_overrides(self, **changes: Any) -> ForgetKnobs:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 

@@ -12,6 +12,7 @@
 
 One pathspec commit per mutation, so the user's other staged and unstaged
 work is left exactly as it was (spec §6)."""
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,9 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..errors import GitError
 from . import safeio
@@ -34,10 +35,28 @@ _RECORD_SEP = "\x1e"
 _SHA_RE = re.compile(r"[0-9a-f]{4,64}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # Variables that would point git somewhere other than this store, or run a program.
-_SCRUBBED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_EXTERNAL_DIFF",
-                 "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH",
-                 "GIT_SSH_COMMAND", "GIT_CONFIG", "GIT_TRACE", "GIT_ATTR_SOURCE", "GIT_QUARANTINE_PATH")
+_SCRUBBED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_CONFIG",
+    "GIT_TRACE",
+    "GIT_ATTR_SOURCE",
+    "GIT_QUARANTINE_PATH",
+)
 
 
 class GitCommandFailed(GitError):
@@ -73,7 +92,7 @@ def find_git_dir(root: Path) -> Path | None:
         except OSError:
             return None
         if text.startswith("gitdir:"):
-            target = Path(text[len("gitdir:"):].strip())
+            target = Path(text[len("gitdir:") :].strip())
             target = Path(os.path.realpath(target if target.is_absolute() else root / target))
             return target if target.is_dir() else None
     return None
@@ -82,6 +101,7 @@ def find_git_dir(root: Path) -> Path | None:
 @dataclass(frozen=True)
 class _Repo:
     """What callers used of GitPython's Repo: where the git directory is."""
+
     git_dir: str
     working_tree_dir: str
 
@@ -112,8 +132,9 @@ def _parse_trailers(body: str) -> dict[str, str]:
 def escape_control(text: str) -> str:
     """Control characters (a newline above all) as visible escapes, so a file
     name can never start a new line in a commit message."""
-    return _CONTROL_RE.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"),
-                           text)
+    return _CONTROL_RE.sub(
+        lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text
+    )
 
 
 def commit_message(subject: str, trailers: dict[str, str] | None) -> str:
@@ -147,9 +168,17 @@ class GitStore:
     # -- the one runner -------------------------------------------------------------
     def _env(self, overrides: list[tuple[str, str]], read: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
-        env.update(GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.root), GIT_LITERAL_PATHSPECS="1",
-                   GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", PAGER="cat", GIT_EDITOR=":",
-                   GIT_SEQUENCE_EDITOR=":")
+        env.update(
+            GIT_DIR=str(self.git_dir),
+            GIT_WORK_TREE=str(self.root),
+            GIT_LITERAL_PATHSPECS="1",
+            GIT_TERMINAL_PROMPT="0",
+            LC_ALL="C",
+            GIT_PAGER="cat",
+            PAGER="cat",
+            GIT_EDITOR=":",
+            GIT_SEQUENCE_EDITOR=":",
+        )
         env.pop("GIT_GLOB_PATHSPECS", None)
         env.pop("GIT_NOGLOB_PATHSPECS", None)
         env.pop("GIT_ICASE_PATHSPECS", None)
@@ -170,8 +199,13 @@ class GitStore:
     def _run_plain(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
         """A git command that runs no hook, filter or program by its nature
         (``git config -l``), used to read the setup itself."""
-        return subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env([], True),
-                              capture_output=True, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["git", "--no-pager", *args],
+            cwd=self.root,
+            env=self._env([], True),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+        )
 
     def run(self, *args: str, read: bool = False) -> str:
         """Run ``git args`` on this store through the neutralising runner and
@@ -182,12 +216,16 @@ class GitStore:
         if self.on_command:
             self.on_command("git " + " ".join(args))
         overrides = self._profile.overrides(read_only=read or self.read_only)
-        proc = subprocess.run(["git", "--no-pager", *args], cwd=self.root, env=self._env(overrides, read),
-                              capture_output=True, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", "--no-pager", *args],
+            cwd=self.root,
+            env=self._env(overrides, read),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+        )
         stdout = proc.stdout.decode("utf-8", "surrogateescape")
         if proc.returncode != 0:
-            raise GitCommandFailed(list(args), proc.returncode, stdout,
-                                   proc.stderr.decode("utf-8", "replace"))
+            raise GitCommandFailed(list(args), proc.returncode, stdout, proc.stderr.decode("utf-8", "replace"))
         return stdout
 
     _git = run  # the name other modules used before the runner had a public one
@@ -209,9 +247,13 @@ class GitStore:
         git_dir = self.git_dir
         if not os.access(self.root, os.W_OK) or not os.access(git_dir, os.W_OK):
             raise GitError(f"{self.root} is read-only; nothing can be written")
-        for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
-                             ("rebase-apply", "a rebase"), ("CHERRY_PICK_HEAD", "a cherry-pick"),
-                             ("REVERT_HEAD", "a revert")):
+        for marker, what in (
+            ("MERGE_HEAD", "a merge"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+        ):
             if (git_dir / marker).exists():
                 raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
         # .git/HEAD names a branch unless detached; reading it saves a git process per apply
@@ -226,7 +268,9 @@ class GitStore:
             try:
                 self.run("var", "GIT_COMMITTER_IDENT", read=True)
             except GitCommandFailed as exc:
-                raise GitError(self._explain(exc, "no git identity is configured; set user.name and user.email")) from None
+                raise GitError(
+                    self._explain(exc, "no git identity is configured; set user.name and user.email")
+                ) from None
             self._identity_ok = True
         lock = git_dir / "index.lock"
         for _ in range(20):  # another git process may be finishing; wait up to ~2 s
@@ -234,16 +278,20 @@ class GitStore:
                 break
             time.sleep(0.1)
         else:
-            raise GitError("another git process holds .git/index.lock; try again when it has finished "
-                           "(remove the lock only if no git command is running)")
+            raise GitError(
+                "another git process holds .git/index.lock; try again when it has finished "
+                "(remove the lock only if no git command is running)"
+            )
 
     def _refuse_untrusted_signing(self) -> None:
         if self._profile is None:
             return
         setting = self._profile.current().signing_refusal
         if setting:
-            raise GitError(f"this store's git config sets {setting}, which would run a signing program; "
-                           f"nothing was changed (if you trust this store: palinode-audit trust {self.root})")
+            raise GitError(
+                f"this store's git config sets {setting}, which would run a signing program; "
+                f"nothing was changed (if you trust this store: palinode-audit trust {self.root})"
+            )
 
     def _refuse_untrusted_filters(self, paths: list[str]) -> None:
         """A clean filter the store's own config defines (git-crypt, say) is not
@@ -253,11 +301,13 @@ class GitStore:
         if profile is None or profile.trusted or not profile.local_filters:
             return
         fields = self.run("check-attr", "-z", "filter", "--", *paths, read=True).split("\0")
-        for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+        for path, _attr, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
             if value in profile.local_filters:
-                raise GitError(f"this store's git config runs filter.{value}.clean on {escape_control(path)}, "
-                               f"which is not run for an untrusted store; nothing was committed "
-                               f"(if you trust this store: palinode-audit trust {self.root})")
+                raise GitError(
+                    f"this store's git config runs filter.{value}.clean on {escape_control(path)}, "
+                    f"which is not run for an untrusted store; nothing was committed "
+                    f"(if you trust this store: palinode-audit trust {self.root})"
+                )
 
     def _explain(self, exc: GitCommandFailed, default: str) -> str:
         """git's own complaint when it has one that matters, else ``default``."""
@@ -265,8 +315,9 @@ class GitStore:
             return f"git refuses {self.root}: it is owned by another user (see git's safe.directory)"
         return default
 
-    def commit(self, paths: list[str], subject: str, trailers: dict[str, str] | None = None,
-               attempts: int = 5) -> str | None:
+    def commit(
+        self, paths: list[str], subject: str, trailers: dict[str, str] | None = None, attempts: int = 5
+    ) -> str | None:
         """Stage exactly ``paths`` (literal names) and commit them alone. Returns
         the new sha, or None when there was nothing to commit. Retries while
         another process holds ``index.lock``."""
@@ -306,8 +357,18 @@ class GitStore:
         if self.repo is None:
             return []
         fmt = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
-        args = ["log", f"-n{int(limit)}", f"--format={fmt}", "--name-only", "-z", "--no-textconv", "--no-ext-diff",
-                "--no-color", "--no-show-signature", "--no-renames"]
+        args = [
+            "log",
+            f"-n{int(limit)}",
+            f"--format={fmt}",
+            "--name-only",
+            "-z",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--no-color",
+            "--no-show-signature",
+            "--no-renames",
+        ]
         if rev:
             args += ["--end-of-options", rev]  # a revision, never an option
         if path:
@@ -324,8 +385,16 @@ class GitStore:
             sha, subject, author, date, trailer_text = parts[:5]
             files = _FIELD_SEP.join(parts[5:]).lstrip("\0")
             files = files[1:] if files.startswith("\n") else files
-            commits.append(Commit(sha.strip("\0\n"), subject, author, date, _parse_trailers(trailer_text),
-                                  tuple(f for f in files.split("\0") if f)))
+            commits.append(
+                Commit(
+                    sha.strip("\0\n"),
+                    subject,
+                    author,
+                    date,
+                    _parse_trailers(trailer_text),
+                    tuple(f for f in files.split("\0") if f),
+                )
+            )
         return commits
 
     def diff(self, sha: str, path: str | None = None) -> str:
@@ -370,9 +439,14 @@ class GitStore:
                 self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
         except GitCommandFailed as exc:
             busy = "index.lock" in str(exc.stderr or "")
-            raise GitError(f"git could not put back the index entry of {path}"
-                           + (": another git process holds .git/index.lock; try again when it has finished"
-                              if busy else f": {str(exc.stderr or exc).strip()}")) from None
+            raise GitError(
+                f"git could not put back the index entry of {path}"
+                + (
+                    ": another git process holds .git/index.lock; try again when it has finished"
+                    if busy
+                    else f": {str(exc.stderr or exc).strip()}"
+                )
+            ) from None
 
     def blob_at(self, rev: str, path: str) -> str | None:
         """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""

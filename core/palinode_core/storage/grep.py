@@ -3,6 +3,7 @@ process, several threads): a residue sweep then reads only those files
 instead of parsing every memory. A superset by construction: case-insensitive
 fixed strings anywhere in the file, untracked and ignored files included.
 None means "cannot tell" (no git, a non-ASCII word, git failed): check all."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,7 @@ def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str]
         return None  # history is read from blobs, not the worktree
     if not words or any(not w.isascii() for w in words):
         return None  # git's -i folds ASCII only
-    args = ["git", "-C", str(store.root), "grep", "-l", "-z", "-i", "-F", "-I", "--untracked",
-            "--no-exclude-standard"]
+    args = ["git", "-C", str(store.root), "grep", "-l", "-z", "-i", "-F", "-I", "--untracked", "--no-exclude-standard"]
     for word in sorted(words):
         args += ["-e", word]
     args += ["--", "*.md"]

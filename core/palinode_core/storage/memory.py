@@ -1,12 +1,14 @@
 """Memory values: one parsed file's summary (what listing and counting need),
 the memory itself (its text read on first use), and a scan's result."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import MemoryNotFound
 from ..text.detect import detect_forget_request, detect_palinode_request
@@ -34,6 +36,7 @@ class Summary(NamedTuple):
     """What listing, counting and finding requests need, derived once when the
     file is parsed; the scan cache persists it so a reopen needs no parse.
     (A NamedTuple: a 100,000-memory reopen builds one per file.)"""
+
     status: str
     superseded_by: str | None
     retracted_prefs: tuple[str, ...] | None  # None when there are none (as the cache stores it)
@@ -60,8 +63,9 @@ class Summary(NamedTuple):
             status=str(status) if status not in (None, "") else "active",
             superseded_by=_as_text(meta.get("superseded_by")),
             # only a list is a record for Palinode; a scalar is not (it strikes and replaces it)
-            retracted_prefs=(tuple(v for v in prefs if isinstance(v, str)) or None
-                             if isinstance(prefs, list) else None),
+            retracted_prefs=(
+                tuple(v for v in prefs if isinstance(v, str)) or None if isinstance(prefs, list) else None
+            ),
             update_policy=_as_text(meta.get("update_policy")),
             created_at=_as_text(meta.get("created_at")),
             restored_at=_as_text(meta.get("restored_at")),
@@ -90,12 +94,13 @@ class Memory:
     """One memory file: its summary always, its text when asked. A memory from
     the scan cache reads its file on first use of ``doc`` (through the store's
     checks, so a link retargeted since is still refused)."""
+
     rel: str
     fingerprint: str
     summary: Summary
     stamp: Stamp = (0, 0, 0, 0)
     loaded: Document | None = field(default=None, repr=False, compare=False)
-    reload: Callable[[], "Memory"] | None = field(default=None, repr=False, compare=False)
+    reload: Callable[[], Memory] | None = field(default=None, repr=False, compare=False)
     via_link: bool = False  # read through a symlink: its stamp does not cover the target, so never cached
 
     @cached_property
@@ -237,5 +242,9 @@ class ScanResult:
             for memory in self.memories.values():
                 tally(tallies, memory, 1)
             self._tallies = tallies
-        return {"memories": len(self.memories), **self._tallies, "history": len(self.history),
-                "errors": len(self.errors)}
+        return {
+            "memories": len(self.memories),
+            **self._tallies,
+            "history": len(self.history),
+            "errors": len(self.errors),
+        }

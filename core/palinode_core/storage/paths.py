@@ -1,5 +1,6 @@
 """Store-relative paths: the guard every path argument passes, and which files
 count as memories (spec §1)."""
+
 from __future__ import annotations
 
 import json

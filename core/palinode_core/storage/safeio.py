@@ -10,14 +10,15 @@ only make the operation fail (``ELOOP``/``ENOTDIR``), never redirect it.
 A refusal is an ``OSError`` (``LinkRefused``), so callers that already undo
 their work on an ``OSError`` do so here too.
 """
+
 from __future__ import annotations
 
 import errno
 import os
 import secrets
 import stat as stat_mod
-from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -62,7 +63,7 @@ def _anchor(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -
             prefix = base if base.endswith("/") else base + "/"
             if not text.startswith(prefix):
                 raise LinkRefused(errno.EINVAL, "path is outside the store", text)
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
         return base, split_rel(text)
     if not text.startswith("/"):
         raise LinkRefused(errno.EINVAL, "an absolute path or a root is needed", text)
@@ -81,10 +82,8 @@ def open_dir(root: str | os.PathLike[str], parts: list[str], *, create: bool = F
             except FileNotFoundError:
                 if not create:
                     raise
-                try:
+                with suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=fd)
-                except FileExistsError:
-                    pass
                 nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 raise _refused("/".join(parts[: index + 1]), exc) from None
@@ -95,8 +94,9 @@ def open_dir(root: str | os.PathLike[str], parts: list[str], *, create: bool = F
         os.close(fd)
 
 
-def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
-              max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:
+def read_file(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None, max_bytes: int | None = None
+) -> tuple[bytes, os.stat_result]:
     """A regular file's bytes and stat; ``FileNotFoundError`` when absent,
     ``LinkRefused`` when it or a folder on the way is a link. ``max_bytes``:
     refuse bigger with ``ValueError("size" or "grew", n)``."""
@@ -118,8 +118,9 @@ def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | None 
     return data, st
 
 
-def read_bytes(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
-               max_bytes: int | None = None) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None, max_bytes: int | None = None
+) -> bytes:
     return read_file(path, root, max_bytes)[0]
 
 
@@ -138,8 +139,7 @@ def exists(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = N
     return True
 
 
-def unlink(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
-           missing_ok: bool = True) -> None:
+def unlink(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None, missing_ok: bool = True) -> None:
     """Remove one file (a link itself, never its target) without following links on the way."""
     base, parts = _anchor(path, root)
     try:
@@ -166,8 +166,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, root: str | os.PathL
         except FileNotFoundError:
             pass
         tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                     0o666, dir_fd=dfd)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd
+        )
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -177,12 +178,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, root: str | os.PathL
                 os.fsync(handle.fileno())
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
             raise
-        try:
+        with suppress(OSError):
             os.fsync(dfd)
-        except OSError:
-            pass

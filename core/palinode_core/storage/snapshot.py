@@ -7,6 +7,7 @@ the index on its own). A ``SnapshotStore`` offers the reading surface of
 ``Store`` (load, scan, read_optional, read_text, git.log up to that commit)
 and refuses every mutation.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,8 +35,9 @@ _DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 def run_git(root: Path, *args: str) -> bytes:
     """One read-only git command's stdout, or GitError with git's own last line."""
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                          env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL
+    )
     if proc.returncode != 0:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}")
@@ -61,6 +63,7 @@ def date_bound(text: str) -> str:
 @dataclass(frozen=True)
 class AsOf:
     """Which point of history a snapshot shows, and what the user asked for."""
+
     commit: str
     date: str  # the commit's committer date, ISO 8601
     asked: str  # "--at REV" or "--as-of DATE" as given
@@ -106,9 +109,13 @@ class GitObjects:
     costs a pipe round trip, not a process."""
 
     def __init__(self, root: Path):
-        self._proc = subprocess.Popen(["git", "-C", str(root), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      env={**os.environ, **GIT_ENV})
+        self._proc = subprocess.Popen(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **GIT_ENV},
+        )
         self._lock = threading.Lock()
 
     def read(self, name: str) -> bytes | None:
@@ -199,14 +206,17 @@ class SnapshotGit(GitStore):
     def preflight(self) -> None:
         raise ReadOnlyError(refusal(self.as_of))
 
-    def commit(self, paths: list[str], subject: str, trailers: dict[str, str] | None = None,
-               attempts: int = 5) -> str | None:
+    def commit(
+        self, paths: list[str], subject: str, trailers: dict[str, str] | None = None, attempts: int = 5
+    ) -> str | None:
         raise ReadOnlyError(refusal(self.as_of))
 
 
 def refusal(as_of: AsOf) -> str:
-    return (f"the store is shown as of {as_of.label}: history cannot be changed; "
-            "open it without --as-of/--at to make changes")
+    return (
+        f"the store is shown as of {as_of.label}: history cannot be changed; "
+        "open it without --as-of/--at to make changes"
+    )
 
 
 class SnapshotStore:
@@ -225,8 +235,9 @@ class SnapshotStore:
         self._tree: dict[str, Entry] | None = None
         self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
         text = self.read_text(CONFIG_NAME)
-        self.config: StoreConfig = config_from_text(text, f"{CONFIG_NAME} at {as_of.commit[:7]}") \
-            if text is not None else StoreConfig()
+        self.config: StoreConfig = (
+            config_from_text(text, f"{CONFIG_NAME} at {as_of.commit[:7]}") if text is not None else StoreConfig()
+        )
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, at: str | None = None, date: str | None = None) -> SnapshotStore:

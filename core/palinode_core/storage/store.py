@@ -1,25 +1,25 @@
 """A Palinode store on disk: which files are memories, each parsed as it is."""
+
 from __future__ import annotations
 
 import gc
 import os
 import stat as stat_mod
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import cached_property, partial
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any
 
 from ..errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
 from ..text.document import parse_document
-from . import child, paths
+from . import child, paths, safeio
 from .cache import ScanCache, store_cache_dir
 from .config import StoreConfig, load_store_config
 from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary, stamp_of, tally
-from . import safeio
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint, read_bytes_checked, too_big
 from .walk import Listing, iter_markdown
 
@@ -51,16 +51,22 @@ def _gc_paused() -> Iterator[None]:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Store:
     """One store root. ``read_only`` makes every mutation raise in the core."""
 
-    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
-                 clock: Callable[[], datetime] = utc_now,
-                 on_git: Callable[[str], None] | None = None, cache_dir: Path | None = None,
-                 use_scan_cache: bool = True):
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        clock: Callable[[], datetime] = utc_now,
+        on_git: Callable[[str], None] | None = None,
+        cache_dir: Path | None = None,
+        use_scan_cache: bool = True,
+    ):
         path = Path(root).expanduser()
         if not path.is_dir():
             raise PalinodeError(f"no store at {path}: not a directory")
@@ -150,9 +156,11 @@ class Store:
             listed = self.iter_markdown()
         if isolate and self.scan_cache is not None and len(listed) - len(cached) > child.ISOLATE_ABOVE:
             try:
-                child.run_audit(["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
-                                (lambda phase, done, total: progress(done, total)) if progress else None,
-                                self._cancel)
+                child.run_audit(
+                    ["scan", str(self.root), "--cache-dir", str(self.cache_dir)],
+                    (lambda phase, done, total: progress(done, total)) if progress else None,
+                    self._cancel,
+                )
             except PalinodeError as exc:
                 self.scan_cache.problem = f"{exc}; parsed here instead"
             else:
@@ -161,8 +169,12 @@ class Store:
         with _gc_paused():
             return self._scan(listed, cached, progress)
 
-    def _scan(self, listed: list[tuple[str, str, os.stat_result | None]], cached: dict[str, Any],
-              progress: Callable[[int, int], None] | None) -> ScanResult:
+    def _scan(
+        self,
+        listed: list[tuple[str, str, os.stat_result | None]],
+        cached: dict[str, Any],
+        progress: Callable[[int, int], None] | None,
+    ) -> ScanResult:
         result = ScanResult()
         parsed: list[Memory] = []
         for done, (rel, abs_path, st) in enumerate(listed):
@@ -178,9 +190,9 @@ class Store:
                 memory = Memory(rel, hit[1], hit[2], hit[0], reload=partial(self._load, rel, abs_path))
                 (result.history if paths.is_history(rel) else result.memories)[rel] = memory
                 continue
-            memory = self._scan_one(result, rel, abs_path)
-            if memory is not None:
-                parsed.append(memory)
+            fresh = self._scan_one(result, rel, abs_path)
+            if fresh is not None:
+                parsed.append(fresh)
         self._save_cache(parsed, [*cached, *(e.path for e in result.errors)])
         return result
 
@@ -209,8 +221,9 @@ class Store:
                     parsed.append(memory)
             self._save_cache(parsed, [*old, *(e.path for e in result.errors)])
             return result
-        result = ScanResult(dict(previous.memories), dict(previous.history),
-                            [e for e in previous.errors if e.path not in changed])
+        result = ScanResult(
+            dict(previous.memories), dict(previous.history), [e for e in previous.errors if e.path not in changed]
+        )
         tallies = dict(previous._tallies) if previous._tallies is not None else None
         parsed = []
         for rel in changed:
@@ -218,16 +231,15 @@ class Store:
             result.history.pop(rel, None)
             if tallies is not None and old_memory is not None:
                 tally(tallies, old_memory, -1)
-            if not rel.endswith(".md") or paths.is_skipped(rel) or any(
-                    seg.startswith(".") for seg in rel.split("/")):
+            if not rel.endswith(".md") or paths.is_skipped(rel) or any(seg.startswith(".") for seg in rel.split("/")):
                 continue
             try:
-                _, abs_path = self.resolve(rel)
+                _, rel_path = self.resolve(rel)
             except PathError as exc:
                 result.errors.append(ScanError(rel, str(exc)))
                 continue
-            if os.path.lexists(abs_path):
-                memory = self._scan_one(result, rel, abs_path)
+            if os.path.lexists(rel_path):
+                memory = self._scan_one(result, rel, rel_path)
                 if memory is not None:
                     parsed.append(memory)
                     if tallies is not None and not memory.is_history:

@@ -1,4 +1,5 @@
 """Reading memory files defensively and writing them atomically."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,9 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_bytes_checked(path: str | os.PathLike[str], max_bytes: int = MAX_MEMORY_BYTES,
-                       root: str | os.PathLike[str] | None = None) -> bytes:
+def read_bytes_checked(
+    path: str | os.PathLike[str], max_bytes: int = MAX_MEMORY_BYTES, root: str | os.PathLike[str] | None = None
+) -> bytes:
     """The file's bytes, refusing one over the limit (also if it grows while
     read). Never follows a link, on the way or at the name (see safeio):
     ``path`` is store-relative with ``root``, else absolute."""

@@ -8,6 +8,7 @@ per digest of its config entries and hooks, in
 ``$XDG_CONFIG_HOME/palinode-tui/trust.json``: any change to either makes the
 store untrusted again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,24 +16,39 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import safeio
 
 # Always off when untrusted: each names or starts a program, or would sign.
 FIXED_OFF: list[tuple[str, str]] = [
-    ("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"), ("tag.gpgSign", "false"),
-    ("log.showSignature", "false"), ("core.pager", "cat"), ("core.editor", ":"), ("sequence.editor", ":"),
-    ("diff.external", ""), ("credential.helper", ""), ("core.askPass", ""), ("core.sshCommand", "ssh"),
-    ("submodule.recurse", "false"), ("core.quotePath", "false"), ("core.untrackedCache", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("diff.external", ""),
+    ("credential.helper", ""),
+    ("core.askPass", ""),
+    ("core.sshCommand", "ssh"),
+    ("submodule.recurse", "false"),
+    ("core.quotePath", "false"),
+    ("core.untrackedCache", "false"),
 ]
 # Per-name drivers: (section, variables to blank, extra (variable, value) pairs).
-_DRIVERS = {"filter": (("clean", "smudge", "process"), (("required", "false"),)),
-            "diff": (("textconv", "command"), ()), "merge": (("driver",), ()),
-            "trailer": (("command", "cmd"), ()), "hook": (("command",), ())}
+_DRIVERS = {
+    "filter": (("clean", "smudge", "process"), (("required", "false"),)),
+    "diff": (("textconv", "command"), ()),
+    "merge": (("driver",), ()),
+    "trailer": (("command", "cmd"), ()),
+    "hook": (("command",), ()),
+}
 # Settings worth showing a person before they trust a store (lower-cased keys).
 _RUNS_RE = re.compile(
     r"^(core\.(fsmonitor|hookspath|editor|pager|sshcommand|askpass|gitproxy|alternaterefscommand|worktree)"
@@ -40,7 +56,8 @@ _RUNS_RE = re.compile(
     r"|merge\..+\.driver|gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|gpg\.format"
     r"|commit\.gpgsign|tag\.gpgsign|user\.signingkey|credential\.helper|credential\..+\.helper|pager\..+"
     r"|trailer\..+\.(command|cmd)|hook\..+\.command|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)"
-    r"|include\.path|includeif\..+\.path|web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path))$")
+    r"|include\.path|includeif\..+\.path|web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path))$"
+)
 _OFF_VALUES = {"core.fsmonitor": "false", "commit.gpgsign": "false", "tag.gpgsign": "false"}
 _SIGNING_RE = re.compile(r"^(commit\.gpgsign|gpg\..+|user\.signingkey)$")
 _LOCAL_SCOPES = ("local", "worktree")
@@ -54,6 +71,7 @@ def trust_file() -> Path:
 @dataclass(frozen=True)
 class Finding:
     """One thing the store's setup would run (or that decides what runs)."""
+
     setting: str  # a config key, or "hook <name>"
     value: str
     origin: str
@@ -75,12 +93,15 @@ class Profile:
     stamps: tuple[Any, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"trusted": self.trusted, "changed_since_trust": self.changed_since_trust, "digest": self.digest,
-                "runs": [f.to_dict() for f in self.findings]}
+        return {
+            "trusted": self.trusted,
+            "changed_since_trust": self.changed_since_trust,
+            "digest": self.digest,
+            "runs": [f.to_dict() for f in self.findings],
+        }
 
 
-def _entries(run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]
-             ) -> list[tuple[str, str, str, str]]:
+def _entries(run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]) -> list[tuple[str, str, str, str]]:
     """(scope, origin, key, value) of every config entry git would read, includes followed."""
     proc = run(["config", "--list", "-z", "--show-scope", "--show-origin", "--includes"])
     if proc.returncode not in (0, 1):
@@ -147,12 +168,12 @@ def read_records() -> dict[str, Any]:
 def _write_records(stores: dict[str, Any]) -> None:
     path = trust_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    safeio.write_atomic(path.name, json.dumps({"version": 1, "stores": stores}, indent=1, sort_keys=True).encode(),
-                        root=path.parent)
+    safeio.write_atomic(
+        path.name, json.dumps({"version": 1, "stores": stores}, indent=1, sort_keys=True).encode(), root=path.parent
+    )
 
 
-def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]
-                  ) -> Profile:
+def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]) -> Profile:
     entries = _entries(run)
     local = [e for e in entries if e[0] in _LOCAL_SCOPES]
     findings = []
@@ -181,16 +202,35 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
             # signing set up by the person's own global config runs their own program
         if not signing:
             neutral.append(("commit.gpgSign", "false"))
-    origins = sorted({o[len("file:"):] for _s, o, _k, _v in local if o.startswith("file:")})
-    watched = tuple([git_dir / "config", git_dir / "config.worktree", hooks_dir, trust_file()]
-                    + [Path(o) if os.path.isabs(o) else root / o for o in origins]
-                    + [hooks_dir / h[0] for h in hooks])
-    filters = tuple(sorted({k.split(".", 1)[1].rsplit(".", 1)[0] for _s, _o, k, _v in local
-                            if k.lower().startswith("filter.") and k.lower().rsplit(".", 1)[-1] in ("clean", "process")
-                            and k.count(".") >= 2}))
+    origins = sorted({o[len("file:") :] for _s, o, _k, _v in local if o.startswith("file:")})
+    watched = tuple(
+        [git_dir / "config", git_dir / "config.worktree", hooks_dir, trust_file()]
+        + [Path(o) if os.path.isabs(o) else root / o for o in origins]
+        + [hooks_dir / h[0] for h in hooks]
+    )
+    filters = tuple(
+        sorted(
+            {
+                k.split(".", 1)[1].rsplit(".", 1)[0]
+                for _s, _o, k, _v in local
+                if k.lower().startswith("filter.")
+                and k.lower().rsplit(".", 1)[-1] in ("clean", "process")
+                and k.count(".") >= 2
+            }
+        )
+    )
     changed = isinstance(record, dict) and not trusted
-    return Profile(digest, tuple(findings), trusted, tuple(neutral), refusal, filters, changed, watched,
-                   tuple(_stamp(p) for p in watched))
+    return Profile(
+        digest,
+        tuple(findings),
+        trusted,
+        tuple(neutral),
+        refusal,
+        filters,
+        changed,
+        watched,
+        tuple(_stamp(p) for p in watched),
+    )
 
 
 class ProfileCache:
@@ -221,8 +261,11 @@ class ProfileCache:
 
 def trust_store(root: Path, profile: Profile) -> None:
     stores = read_records()
-    stores[str(root)] = {"digest": profile.digest, "trusted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                         "runs": [f.to_dict() for f in profile.findings]}
+    stores[str(root)] = {
+        "digest": profile.digest,
+        "trusted_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "runs": [f.to_dict() for f in profile.findings],
+    }
     _write_records(stores)
 
 

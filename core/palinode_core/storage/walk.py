@@ -1,5 +1,6 @@
 """Which files under a store root are candidate memories: an iterative walk
 (no recursion limit on deep trees) that never follows directory links."""
+
 from __future__ import annotations
 
 import os

@@ -4,17 +4,20 @@ watchdog delivers one event per syscall and a single git commit fires ~190 of
 them under ``.git/``; we drop what is not memory, then coalesce the rest on a
 trailing-edge timer so a burst becomes one callback with the set of paths.
 """
+
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 
 from . import paths as store_paths
+
 DEFAULT_DEBOUNCE = 0.1
 CHANGING_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 
@@ -76,8 +79,15 @@ class StoreWatcher:
             self.on_change(batch)
 
     def start(self) -> None:
-        from watchdog.events import (FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileModifiedEvent,
-                                     FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
+        from watchdog.events import (
+            FileClosedEvent,
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileModifiedEvent,
+            FileMovedEvent,
+            FileSystemEvent,
+            FileSystemEventHandler,
+        )
         from watchdog.observers import Observer
 
         watcher = self
@@ -93,9 +103,12 @@ class StoreWatcher:
         observer = Observer()
         # The filter also narrows the inotify mask, so the kernel never sends the
         # open/access events that our own scans would otherwise flood in.
-        observer.schedule(Handler(), str(self.root), recursive=True,
-                          event_filter=[FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
-                                        FileClosedEvent])
+        observer.schedule(
+            Handler(),
+            str(self.root),
+            recursive=True,
+            event_filter=[FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent],
+        )
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -104,7 +117,7 @@ class StoreWatcher:
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-            self._observer: BaseObserver | None = None
+            self._observer = None
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()

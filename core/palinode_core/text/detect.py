@@ -15,6 +15,7 @@ Extraction rules (tests/core/detection_cases.yaml pins each one):
 - "what I said about X" is a request only if X is about the user, and names X;
 - a bare pronoun or possessive is never a preference; talk about the conversation
   (my last message, that typo, the filter, what I said) is not a request."""
+
 from __future__ import annotations
 
 import bisect
@@ -30,26 +31,145 @@ _FP_HINT_RE = re.compile(rf"\b{_FP}", _I)
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(?:`{3}|~{3})", re.MULTILINE)
 _LAST_WORD_RE = re.compile(r"([A-Za-z]+)[^A-Za-z\n]{0,3}$")
 _FRAME_TAIL = frozenset(
-    "please kindly pls plz just also now simply completely totally really actually finally "
-    "you to and so then oh ok okay hey well but btw yes no thanks alright right anyway lastly again "
-    "would could can will".split())
+    [
+        "please",
+        "kindly",
+        "pls",
+        "plz",
+        "just",
+        "also",
+        "now",
+        "simply",
+        "completely",
+        "totally",
+        "really",
+        "actually",
+        "finally",
+        "you",
+        "to",
+        "and",
+        "so",
+        "then",
+        "oh",
+        "ok",
+        "okay",
+        "hey",
+        "well",
+        "but",
+        "btw",
+        "yes",
+        "no",
+        "thanks",
+        "alright",
+        "right",
+        "anyway",
+        "lastly",
+        "again",
+        "would",
+        "could",
+        "can",
+        "will",
+    ]
+)
 
 # --- line structure ---------------------------------------------------------------
 _QUOTE_MARK_RE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
 _LIST_RE = re.compile(r"[ \t]{0,8}(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
-_STAMP_RE = re.compile(r"[ \t]{0,4}(?:\[[^\]\n]{1,24}\][ \t]{0,4})?"
-                       r"(?:\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[aApP][mM])?[ \t]{1,4}(?:[-–][ \t]{1,4})?)?")
-_SPEAKER_RE = re.compile(r"(?:\*\*|__)?(?P<name>[A-Za-z][\w'-]{0,24}(?: [A-Z][\w'-]{0,24})?)"
-                         r"(?:\*\*|__)?[ \t]{0,2}:(?:\*\*|__)?[ \t]{1,8}")
-_ASSISTANTS = frozenset("assistant ai bot system claude chatgpt gpt copilot gemini model agent palinode".split())
+_STAMP_RE = re.compile(
+    r"[ \t]{0,4}(?:\[[^\]\n]{1,24}\][ \t]{0,4})?"
+    r"(?:\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[aApP][mM])?[ \t]{1,4}(?:[-–][ \t]{1,4})?)?"
+)
+_SPEAKER_RE = re.compile(
+    r"(?:\*\*|__)?(?P<name>[A-Za-z][\w'-]{0,24}(?: [A-Z][\w'-]{0,24})?)"
+    r"(?:\*\*|__)?[ \t]{0,2}:(?:\*\*|__)?[ \t]{1,8}"
+)
+_ASSISTANTS = frozenset(
+    ["assistant", "ai", "bot", "system", "claude", "chatgpt", "gpt", "copilot", "gemini", "model", "agent", "palinode"]
+)
 # Labels of a note, not speakers: what follows them is the note's text.
-_NOT_SPEAKERS = frozenset("todo note notes reminder goal goals tip idea task summary context example q a "
-                          "question answer fact preference update warning nb ps lyrics title quote".split())
+_NOT_SPEAKERS = frozenset(
+    [
+        "todo",
+        "note",
+        "notes",
+        "reminder",
+        "goal",
+        "goals",
+        "tip",
+        "idea",
+        "task",
+        "summary",
+        "context",
+        "example",
+        "q",
+        "a",
+        "question",
+        "answer",
+        "fact",
+        "preference",
+        "update",
+        "warning",
+        "nb",
+        "ps",
+        "lyrics",
+        "title",
+        "quote",
+    ]
+)
 _ENDS_UNIT = tuple(".!?:;")
 _CONTINUES = frozenset(
-    "i a an the my me to of in on at for about and or but with from where what who when by "
-    "is was am are be been have has had that this your our his her their as into than if "
-    "because while so very not no".split())
+    [
+        "i",
+        "a",
+        "an",
+        "the",
+        "my",
+        "me",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "about",
+        "and",
+        "or",
+        "but",
+        "with",
+        "from",
+        "where",
+        "what",
+        "who",
+        "when",
+        "by",
+        "is",
+        "was",
+        "am",
+        "are",
+        "be",
+        "been",
+        "have",
+        "has",
+        "had",
+        "that",
+        "this",
+        "your",
+        "our",
+        "his",
+        "her",
+        "their",
+        "as",
+        "into",
+        "than",
+        "if",
+        "because",
+        "while",
+        "so",
+        "very",
+        "not",
+        "no",
+    ]
+)
 
 
 Shape = tuple[str, str, bool, bool]
@@ -67,16 +187,16 @@ def _line_shape(line: str) -> Shape:
     content, unit, quoted = line, False, False
     m = _QUOTE_MARK_RE.match(content)
     if m and m.end():
-        content, quoted = content[m.end():], True
+        content, quoted = content[m.end() :], True
     for rx in (_LIST_RE, _STAMP_RE):
         m = rx.match(content)
         if m and m.group().strip():
-            content, unit = content[m.end():], True
+            content, unit = content[m.end() :], True
     m = _SPEAKER_RE.match(content)
     if m and m.group("name").lower() not in _NOT_SPEAKERS:
         if m.group("name").lower() in _ASSISTANTS:
             return "assistant", "", True, quoted
-        content, unit = content[m.end():], True
+        content, unit = content[m.end() :], True
     return "text", content.strip(), unit, quoted
 
 
@@ -103,11 +223,11 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
     le = text.find("\n", e, hi)
     le = hi if le == -1 else le
     line = text[ls:le]
-    whole_start = ls > 0 and text[ls - 1] == "\n" or ls == 0
+    whole_start = (ls > 0 and text[ls - 1] == "\n") or ls == 0
     if whole_start:
         prev_end = ls - 1
         p_lo = max(0, prev_end - _BEFORE)
-        prev = text[(text.rfind("\n", p_lo, prev_end) + 1 or p_lo):prev_end] if prev_end > 0 else ""
+        prev = text[(text.rfind("\n", p_lo, prev_end) + 1 or p_lo) : prev_end] if prev_end > 0 else ""
         indent = len(line) - len(line.lstrip(" \t"))
         if (indent >= 4 or line[:1] == "\t") and not prev.strip():
             return None  # an indented code block
@@ -129,7 +249,7 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
             break
         p_line = text[p_start:p_end]
         p_shape = _line_shape(p_line)
-        if p_shape[0] != "text" or not _joins(p_shape[1], p_shape[3], first[:2] + (False, first[3])):
+        if p_shape[0] != "text" or not _joins(p_shape[1], p_shape[3], (*first[:2], False, first[3])):
             break
         parts.insert(0, p_shape[1])
         pos += len(p_shape[1]) + 1
@@ -139,7 +259,7 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
     while end < len(text) and budget > 0 and text[end] == "\n":
         n_end = text.find("\n", end + 1, end + 1 + budget)
         n_end = min(len(text), end + 1 + budget) if n_end == -1 else n_end
-        n_shape = _line_shape(text[end + 1:n_end])
+        n_shape = _line_shape(text[end + 1 : n_end])
         if not _joins(parts[-1], shape[3], n_shape):
             break
         parts.append(n_shape[1])
@@ -154,30 +274,134 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
 _TERM_RE = re.compile(r"[.!?](?![.!?])(?=[\"'”’)\]*_]{0,3}(?:\s|$))")
 _TOKEN_BEFORE_RE = re.compile(r"[A-Za-z.]{1,12}$")
 _ABBREV = frozenset(
-    "dr mr mrs ms mx prof st jr sr mt rd ave blvd ln vs etc e.g i.e eg ie a.m p.m ph.d u.s u.k "
-    "no inc ltd co corp approx dept fig jan feb mar apr jun jul aug sep sept oct nov dec est "
-    "gov univ hon rev gen capt col sgt lt mon tue tues wed thu thur thurs fri sat sun".split())
-_NEVER_ENDS = frozenset("e.g i.e eg ie dr mr mrs ms mx prof rev hon capt col sgt lt gen".split())
+    [
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "prof",
+        "st",
+        "jr",
+        "sr",
+        "mt",
+        "rd",
+        "ave",
+        "blvd",
+        "ln",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "eg",
+        "ie",
+        "a.m",
+        "p.m",
+        "ph.d",
+        "u.s",
+        "u.k",
+        "no",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "approx",
+        "dept",
+        "fig",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "est",
+        "gov",
+        "univ",
+        "hon",
+        "rev",
+        "gen",
+        "capt",
+        "col",
+        "sgt",
+        "lt",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
+    ]
+)
+_NEVER_ENDS = frozenset(
+    ["e.g", "i.e", "eg", "ie", "dr", "mr", "mrs", "ms", "mx", "prof", "rev", "hon", "capt", "col", "sgt", "lt", "gen"]
+)
 _STARTERS = frozenset(
-    "thanks thank please also and but so i i'm it it's the that this we you my cheers ok okay "
-    "oh then now can could would will do don't remember also anyway sorry".split())
+    [
+        "thanks",
+        "thank",
+        "please",
+        "also",
+        "and",
+        "but",
+        "so",
+        "i",
+        "i'm",
+        "it",
+        "it's",
+        "the",
+        "that",
+        "this",
+        "we",
+        "you",
+        "my",
+        "cheers",
+        "ok",
+        "okay",
+        "oh",
+        "then",
+        "now",
+        "can",
+        "could",
+        "would",
+        "will",
+        "do",
+        "don't",
+        "remember",
+        "also",
+        "anyway",
+        "sorry",
+    ]
+)
 _INITIALISM_RE = re.compile(r"(?:[a-z]{1,2}\.)+[a-z]{1,2}")
 
 
 def _is_end(s: str, m: re.Match) -> bool:
     """Whether terminator ``m`` ends a sentence (an abbreviation's dot mostly does not)."""
-    if m.group() != "." or m.start() and s[m.start() - 1] in ".!?":
+    if m.group() != "." or (m.start() and s[m.start() - 1] in ".!?"):
         return True
     tok = _TOKEN_BEFORE_RE.search(s, max(0, m.start() - 12), m.start())
     word = tok.group().lstrip(".").lower() if tok else ""
-    if not word or not (word in _ABBREV or len(word) == 1 and word.isalpha() and word != "i" and s[m.start() - 1].isupper()
-                        or _INITIALISM_RE.fullmatch(word)):
+    if not word or not (
+        word in _ABBREV
+        or (len(word) == 1 and word.isalpha() and word != "i" and s[m.start() - 1].isupper())
+        or _INITIALISM_RE.fullmatch(word)
+    ):
         return True
     if word in _NEVER_ENDS:
         return False
-    nxt = s[m.end():m.end() + 24].split(None, 1)
+    nxt = s[m.end() : m.end() + 24].split(None, 1)
     word = nxt[0].strip("\"'”’*_,") if nxt else ""
-    return not word or word[0].isupper() and word.lower() in _STARTERS
+    return not word or (word[0].isupper() and word.lower() in _STARTERS)
 
 
 def _sentence(s: str, pos: int) -> tuple[int, int]:
@@ -197,8 +421,10 @@ def _sentence(s: str, pos: int) -> tuple[int, int]:
 
 
 # --- the frame before "forget" -------------------------------------------------------
-_OPENER = (r"(?:hey|hi|hello|oh|ok|okay|so|and|also|but|well|now|then|actually|honestly|seriously|"
-           r"btw|right|alright|um|uh|thanks|thank\s+you|yes|no|sorry|again|finally|lastly|anyway)")
+_OPENER = (
+    r"(?:hey|hi|hello|oh|ok|okay|so|and|also|but|well|now|then|actually|honestly|seriously|"
+    r"btw|right|alright|um|uh|thanks|thank\s+you|yes|no|sorry|again|finally|lastly|anyway)"
+)
 _ADV = r"(?:just|also|now|simply|completely|totally|really|actually|finally|please|kindly)"
 _CLAUSE_RE = re.compile(
     rf"""\s*(?:{_OPENER}[\s,!.]*){{0,3}}(?:(?:hey|hi|hello)\s+[a-z][\w-]{{0,20}}[\s,]*)?
@@ -210,15 +436,21 @@ _CLAUSE_RE = re.compile(
             \s+(?:would|could|can|will)\s+(?:{_ADV}\s+){{0,2}}
       | i(?:['’]m|\s+am)\s+asking\s+you\s+to\s+
       | (?:please\s+)?(?:go\s+ahead\s+and|make\s+sure\s+(?:to|you)|(?:delete|erase|remove|drop)\s+and)\s+
-    )""", _I | re.VERBOSE)
+    )""",
+    _I | re.VERBOSE,
+)
 _BARE_HEAD_RE = re.compile(
     rf"\s*(?:{_OPENER}[\s,!.]*){{0,3}}(?:(?:(?:hey|hi|hello)\s+)?(?:claude|palinode|assistant|bot|chatgpt)"
-    r"|(?:hey|hi|hello)\s+[a-z][\w-]{0,20})?[\s,!.]*(?:please|kindly|pls|plz)?[\s,!.]*", _I)
-_BARE_ADV = frozenset("just also now simply completely totally really actually finally".split())
+    r"|(?:hey|hi|hello)\s+[a-z][\w-]{0,20})?[\s,!.]*(?:please|kindly|pls|plz)?[\s,!.]*",
+    _I,
+)
+_BARE_ADV = frozenset(["just", "also", "now", "simply", "completely", "totally", "really", "actually", "finally"])
 _CLAUSE_BREAK_RE = re.compile(r"[,;:(\"“—–]|\s-\s")
 _REPORTED_RE = re.compile(
     r"\b(?:asked|told|said|says|wrote|writes|texted|messaged|begged|wants?|wanted|"
-    r"requested|replied|emailed|asks|tells|begs|shouted|yelled|added|whispered)\b", _I)
+    r"requested|replied|emailed|asks|tells|begs|shouted|yelled|added|whispered)\b",
+    _I,
+)
 _WORD_BEFORE_RE = re.compile(r"(\w+)(?:['’]\w+)?\s+$")
 
 
@@ -226,7 +458,7 @@ def _frame(prefix: str) -> str | None:
     """'bare', 'polite' or 'ask' when ``prefix`` (sentence start to "forget") is a
     request frame said by the user, else None."""
     breaks = list(_CLAUSE_BREAK_RE.finditer(prefix))
-    head, clause = (prefix[:breaks[-1].start()], prefix[breaks[-1].end():]) if breaks else ("", prefix)
+    head, clause = (prefix[: breaks[-1].start()], prefix[breaks[-1].end() :]) if breaks else ("", prefix)
     m = _CLAUSE_RE.fullmatch(clause.replace("*", " ").replace("_", " "))  # **Please** forget
     if not m:
         return None
@@ -237,8 +469,11 @@ def _frame(prefix: str) -> str | None:
     if m.group("ask"):
         return "ask"
     words = set(m.group("frame").lower().replace(",", " ").split())
-    if words & {"please", "kindly", "pls", "plz"} or not words <= _BARE_ADV \
-            or re.search(r"\b(?:please|kindly)\W*$", head, _I):
+    if (
+        words & {"please", "kindly", "pls", "plz"}
+        or not words <= _BARE_ADV
+        or re.search(r"\b(?:please|kindly)\W*$", head, _I)
+    ):
         return "polite"
     # A bare imperative after a label or a clause ("Goals: forget my ex") is a note,
     # not a request; only greetings and openers may come before it.
@@ -253,44 +488,84 @@ _LEAD_RE = re.compile(
     r"(?:(?:stuff|bit|part|things?)\s+(?:about|regarding|on|of)\s+)?"
     r"(?:(?:everything|all|anything|any)\s+(?:(?:stored|saved|you\s+know|you\s+have|you['’]ve\s+got)\s+)?"
     r"(?:(?:the\s+)?(?:details?|info(?:rmation)?|notes?|memories)\s+)?(?:(?:about|of|on|regarding)\s+)?)?"
-    r"(?:details?\s+(?:about|of)\s+)?(?:about\s+)?", _I)
+    r"(?:details?\s+(?:about|of)\s+)?(?:about\s+)?",
+    _I,
+)
 _SAID = r"(?:said|told\s+you|mentioned|wrote|shared|typed|asked|brought\s+up)"
 _WHAT_SAID_RE = re.compile(
     rf"(?:what|everything|anything|all|whatever)\s+(?:that\s+)?i(?:['’]ve|\s+have)?\s+(?:just\s+|ever\s+)?"
     rf"{_SAID}(?:\s+(?:earlier|before|above|previously|yesterday|last\s+time|today))?"
-    r"(?:\s+(?:about|regarding|concerning|on|re:?)\s+|\s*$)", _I)
-_I_SAID_RE = re.compile(r"i\s+(?:just\s+|ever\s+)?(?:said|mentioned|asked|wrote|typed|meant|brought\s+up)\b"
-                        r"(?:\s+(?:that|anything|about|anything\s+about)\b)?\s*", _I)
+    r"(?:\s+(?:about|regarding|concerning|on|re:?)\s+|\s*$)",
+    _I,
+)
+_I_SAID_RE = re.compile(
+    r"i\s+(?:just\s+|ever\s+)?(?:said|mentioned|asked|wrote|typed|meant|brought\s+up)\b"
+    r"(?:\s+(?:that|anything|about|anything\s+about)\b)?\s*",
+    _I,
+)
 _WH_RE = re.compile(r"(?:where|what|when|how|who|whose|which|why|whether)\b", _I)
-_CONVO = (r"(?:message|msg|repl(?:y|ies)|response|question|comment|sentence|text|answer|request|prompt|"
-          r"instruction|typo|mistake|misspelling|spelling|wording|phrasing|filter|query|search|correction|"
-          r"edit|input|command|example|suggestion)s?")
+_CONVO = (
+    r"(?:message|msg|repl(?:y|ies)|response|question|comment|sentence|text|answer|request|prompt|"
+    r"instruction|typo|mistake|misspelling|spelling|wording|phrasing|filter|query|search|correction|"
+    r"edit|input|command|example|suggestion)s?"
+)
 # "my last message" always; "my mistake" only when nothing about the user follows
 # ("my mistake at work" is a fact, "my typo above" is the chat).
 _CORRECTION_RE = re.compile(
     rf"(?:(?:my|the|that|this|those|these)\s+)?(?:(?:(?:last|previous|earlier|prior|above|other|latest|"
     rf"recent|first|few|couple\s+of|two|three|\d{{1,2}})\s+){{1,3}}{_CONVO}\b|{_CONVO}(?=\s*(?:$|[,.;:!?)]|(?:above|earlier|before|there|"
-    rf"again|here|and)\b|(?:about|on|regarding)\s+(?!(?:my|me|i)\b))))", _I)
+    rf"again|here|and)\b|(?:about|on|regarding)\s+(?!(?:my|me|i)\b))))",
+    _I,
+)
 _I_MEANT_RE = re.compile(r",\s*i\s+meant\b", _I)
-_CAPABILITY_RE = re.compile(r"\b(?:if\s+i|eventually|automatically|over\s+time|after\s+a\s+while|someday|"
-                            r"one\s+day|by\s+default|on\s+your\s+own)\b", _I)
+_CAPABILITY_RE = re.compile(
+    r"\b(?:if\s+i|eventually|automatically|over\s+time|after\s+a\s+while|someday|"
+    r"one\s+day|by\s+default|on\s+your\s+own)\b",
+    _I,
+)
 # Instructions to the assistant that may follow a request ("and remind me to ...");
 # content verbs ("I write and record music") must not cut the preference.
-_VERB = (r"(?:remember|remind|tell\s+me|show\s+me|give\s+me|help\s+me|let['’]?s|let\s+us|don['’]t|do\s+not|"
-         r"make\s+sure|could\s+you|can\s+you|would\s+you|will\s+you|note\s+that|instead)")
+_VERB = (
+    r"(?:remember|remind|tell\s+me|show\s+me|give\s+me|help\s+me|let['’]?s|let\s+us|don['’]t|do\s+not|"
+    r"make\s+sure|could\s+you|can\s+you|would\s+you|will\s+you|note\s+that|instead)"
+)
 _CUT_RE = re.compile(  # the lookahead lets the engine skip most positions at once
     rf"""(?=[;,\-–—abtABT])(?:;
       | ,\s*(?:(?:and|but|then|also|so)\s+){{0,2}}(?:(?:please|just|also|now|then)\s+){{0,2}}
         (?:{_VERB}|(?<=but\s)(?:keep|save|store|update|use|add|record))\b
       | ,\s*(?:thanks|thank\s+you|cheers|ta|please|it['’]s|that['’]s|this\s+is)\b
       | (?<=\s)[-–—]+\s
-      | \b(?:and|but|then)\s+(?:(?:also|then|please|just|now)\s+){{0,2}}{_VERB}\b)""", _I | re.VERBOSE)
+      | \b(?:and|but|then)\s+(?:(?:also|then|please|just|now)\s+){{0,2}}{_VERB}\b)""",
+    _I | re.VERBOSE,
+)
 _RHETORIC_RE = re.compile(
-    r",\s*(?:let['’]?s|let\s+us|just|we|what|how|why|who|where|focus|tell|give|show|ship|merge)\b", _I)
+    r",\s*(?:let['’]?s|let\s+us|just|we|what|how|why|who|where|focus|tell|give|show|ship|merge)\b", _I
+)
 _TAILS_RE = re.compile(
     r"(?:^|\s)(?:from\s+(?:your|the)\s+(?:memory|memories|records|notes)|from\s+memory|from\s+now\s+on|"
-    r"for\s+good|permanently|forever|please|for\s+me|thanks|thank\s+you|completely|entirely)$", _I)
-_BARE = frozenset("i me my mine myself it that this those these them everything all anything about stuff".split())
+    r"for\s+good|permanently|forever|please|for\s+me|thanks|thank\s+you|completely|entirely)$",
+    _I,
+)
+_BARE = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "it",
+        "that",
+        "this",
+        "those",
+        "these",
+        "them",
+        "everything",
+        "all",
+        "anything",
+        "about",
+        "stuff",
+    ]
+)
 _WORDS_RE = re.compile(r"[a-z0-9]+")
 
 
@@ -302,7 +577,7 @@ def _strip_tails(s: str) -> str:
         m = _TAILS_RE.search(window)
         if not m:
             return s
-        s = s[:len(s) - len(window) + m.start()]
+        s = s[: len(s) - len(window) + m.start()]
 
 
 def _preference(obj: str, frame: str) -> str | None:
@@ -311,7 +586,8 @@ def _preference(obj: str, frame: str) -> str | None:
     # Anchored checks on the object's start first: they settle most hostile tokens
     # before anything scans the whole object.
     lead = _LEAD_RE.match(obj)
-    rest = obj[lead.end():]
+    assert lead is not None  # every part of the pattern is optional: it always matches
+    rest = obj[lead.end() :]
     if _CORRECTION_RE.match(rest) or not (_FP_RE.match(rest) or _WH_RE.match(rest) or lead.group("that")):
         return None
     if frame == "bare" and _RHETORIC_RE.search(obj):
@@ -320,21 +596,22 @@ def _preference(obj: str, frame: str) -> str | None:
         return None  # "forget about me for a second, how are you?"
     cut = _CUT_RE.search(obj)
     if cut:
-        obj = obj[:cut.start()]
+        obj = obj[: cut.start()]
     obj = _strip_tails(obj)
     if frame == "ask" and _CAPABILITY_RE.search(obj):
         return None  # a question about forgetting, not a request
     said = _WHAT_SAID_RE.match(obj)
     if said:  # "what I said about my commute" names "my commute"
-        rest = obj[said.end():]
+        rest = obj[said.end() :]
         return _bare_or(rest) if _FP_RE.match(rest) else None
     lead = _LEAD_RE.match(obj)
-    rest = obj[lead.end():]
+    assert lead is not None  # every part of the pattern is optional: it always matches
+    rest = obj[lead.end() :]
     if _CORRECTION_RE.match(rest) or _I_MEANT_RE.search(rest):
         return None
     m = _I_SAID_RE.match(rest)
     if m:  # "I said that" is about the chat; "I said I smoke" is Palinode's phrase, kept
-        after = rest[m.end():]
+        after = rest[m.end() :]
         about_me = lead.group("that") or _FP_HINT_RE.search(after.split(",", 1)[0])
         return _bare_or(rest) if about_me and _bare_or(after) else None
     if _FP_RE.match(rest):
@@ -368,7 +645,7 @@ def detect_forget_request(text: str) -> str | None:
         if e >= len(text) or not text[e].isspace() or not _FP_HINT_RE.search(text, e, e + 80):
             continue
         last = _LAST_WORD_RE.search(text, max(0, s - 16), s)
-        before = text[max(0, s - 4):s].rstrip(" \t*_")
+        before = text[max(0, s - 4) : s].rstrip(" \t*_")
         if last and last.group(1).lower() not in _FRAME_TAIL and before[-1:].isalpha():
             continue
         if fences is None:
@@ -382,7 +659,7 @@ def detect_forget_request(text: str) -> str | None:
         ticks, ticks_at = ticks + text.count("`", ticks_at, s), s
         if ticks % 2:
             continue  # inside inline code
-        if s - line_start > _BEFORE and _line_shape(text[line_start:line_start + _BEFORE])[0] != "text":
+        if s - line_start > _BEFORE and _line_shape(text[line_start : line_start + _BEFORE])[0] != "text":
             continue  # a long heading, table row or assistant turn
         found = _logical_line(text, s, e)
         if found is None:
@@ -394,7 +671,7 @@ def detect_forget_request(text: str) -> str | None:
             frame = _frame(line[own:pos])  # "Notes\nplease forget ...": the join was wrong
         if frame is None:
             continue
-        pref = _preference(line[pos + 6:end], frame)
+        pref = _preference(line[pos + 6 : end], frame)
         if pref:
             return pref
     return None
@@ -413,7 +690,8 @@ _PAL_REQUEST_RE = re.compile(
     re.IGNORECASE | re.VERBOSE | re.MULTILINE,
 )
 _PAL_FIRST_PERSON_RE = re.compile(
-    r"^(?:that\s+)?(?:the\s+)?(?:details?\s+(?:about|of)\s+)?(?:about\s+)?(?:my|me|i)\b", re.IGNORECASE)
+    r"^(?:that\s+)?(?:the\s+)?(?:details?\s+(?:about|of)\s+)?(?:about\s+)?(?:my|me|i)\b", re.IGNORECASE
+)
 # Palinode's own tail strip (its regex, kept apart from ours so replay stays exact)
 _PAL_TAIL_RE = re.compile(r"\s*(?:from\s+(?:your|the)\s+memory)?\s*[.!?]*\s*$", re.IGNORECASE)
 _PAL_LEAD_RE = re.compile(r"^(?:that\s+)?(?:the\s+)?(?:details?\s+(?:about|of)\s+)?(?:about\s+)?", re.IGNORECASE)

@@ -6,6 +6,7 @@ other byte alone (key order, flow lists, quoting, bare dates, comments). On a
 file already in Palinode's canonical layout both give the same bytes, because
 PyYAML renders each top-level key independently of its neighbours.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,9 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Loader = yaml.SafeLoader
 
 _CLOSE_RE = re.compile(r"^-{3,}\s*$")
-_TOP_KEY_RE = re.compile(r"""^(?:(?P<bare>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:]*?)|'(?P<sq>[^']*)'|"(?P<dq>[^"]*)")\s*:(?:\s|$)""")
+_TOP_KEY_RE = re.compile(
+    r"""^(?:(?P<bare>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:]*?)|'(?P<sq>[^']*)'|"(?P<dq>[^"]*)")\s*:(?:\s|$)"""
+)
 _MISSING = object()
 
 
@@ -37,8 +40,9 @@ APPENDED_KEYS = frozenset({"stale_backing"})
 
 def render_key(key: str, value: Any) -> str:
     """One top-level key as Palinode's dumper writes it (block style, unicode)."""
-    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True,
-                          sort_keys=key not in APPENDED_KEYS)
+    return yaml.safe_dump(
+        {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=key not in APPENDED_KEYS
+    )
 
 
 def palinode_layout(meta: dict[str, Any], body: str) -> str:
@@ -68,8 +72,9 @@ class Document:
     def replace_body(self, new_body: str) -> str:
         return self._join(self.fm_text, new_body)
 
-    def edit(self, set_keys: dict[str, Any] | None = None, delete_keys: tuple[str, ...] = (),
-             body: str | None = None) -> str:
+    def edit(
+        self, set_keys: dict[str, Any] | None = None, delete_keys: tuple[str, ...] = (), body: str | None = None
+    ) -> str:
         """New file text with ``set_keys`` set, ``delete_keys`` removed and,
         optionally, a new body. Verifies the YAML it produced parses to the
         intended mapping, so an exotic frontmatter is refused, never mangled."""
@@ -121,7 +126,7 @@ def parse_document(text: str) -> Document:
     for index in range(1, len(lines)):
         if _CLOSE_RE.match(lines[index].rstrip("\r\n")):
             fm_text = "".join(lines[1:index])
-            body = "".join(lines[index + 1:])
+            body = "".join(lines[index + 1 :])
             meta = _load_mapping(fm_text)
             return Document(text, meta, fm_text, text[:lead] + lines[0], lines[index], body, newline)
     if lead or lines[0].rstrip("\r\n") != "---":
@@ -140,8 +145,10 @@ def _has_alias(fm_text: str) -> bool:
     if "*" not in fm_text and "&" not in fm_text:
         return False
     try:
-        return any(isinstance(event, (yaml.AliasEvent,)) or getattr(event, "anchor", None)
-                   for event in yaml.parse(fm_text, Loader=_Loader))
+        return any(
+            isinstance(event, (yaml.AliasEvent,)) or getattr(event, "anchor", None)
+            for event in yaml.parse(fm_text, Loader=_Loader)
+        )
     except yaml.YAMLError:
         return False  # the loader reports the syntax error itself
 
@@ -191,7 +198,7 @@ def _blocks(fm_text: str) -> tuple[list[str], list[tuple[str, int, int]]]:
             if current is not None:
                 blocks.append((current[0], current[1], last_content + 1))
                 current = None
-            if starts_block:
+            if key is not None:
                 current = (key, index)
                 last_content = index
             continue

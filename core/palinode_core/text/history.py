@@ -1,4 +1,5 @@
 """The ``{base}-history.md`` sibling Palinode appends one line to per op (spec §3)."""
+
 from __future__ import annotations
 
 import re
@@ -32,7 +33,7 @@ def with_entry(existing: str | None, line: str) -> str:
     if not match:
         existing = _ARCHIVED_BLOCK + existing
     elif not re.search(r"^status:", match.group(1), re.MULTILINE):
-        existing = existing[:match.end(1)] + "\nstatus: archived" + existing[match.end(1):]
+        existing = existing[: match.end(1)] + "\nstatus: archived" + existing[match.end(1) :]
     if existing and not existing.endswith("\n"):
         existing += "\n"  # Palinode would glue the entry onto the last line
     result = existing + line

@@ -2,6 +2,7 @@
 which spans carry a pref, which regions cannot be struck, how to strike a
 chosen subset of spans, how to undo a strike exactly, and the projection that
 keeps struck text out of the search index (§7.2)."""
+
 from __future__ import annotations
 
 import re
@@ -58,7 +59,7 @@ class Matcher:
     min_shared: int
 
     @classmethod
-    def for_pref(cls, pref: str) -> "Matcher":
+    def for_pref(cls, pref: str) -> Matcher:
         words = content_words(pref)
         return cls(frozenset(words), frozenset(entity_tokens(pref)), min(2, len(words)) or 1)
 
@@ -73,8 +74,11 @@ class Matcher:
     @cached_property
     def _probe(self) -> re.Pattern[str]:
         terms = sorted(self.entities | self.pref_words)
-        return re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, terms)) + r")(?![A-Za-z])",
-                          re.IGNORECASE) if terms else re.compile(r"(?!)")
+        return (
+            re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, terms)) + r")(?![A-Za-z])", re.IGNORECASE)
+            if terms
+            else re.compile(r"(?!)")
+        )
 
     def could_match(self, text: str) -> bool:
         """False only when no span of ``text`` can match: none of the pref's
@@ -128,8 +132,20 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
                     s = offset + lead
                     e = s + len(sentence)
                     line_no = paragraph_line + text[: offset - start + lead].count("\n")
-                    spans.append(Span(len(spans), "sentence", s, e, e, sentence, "",
-                                      line_no, "\n" in sentence, _collateral(sentence, matcher)))
+                    spans.append(
+                        Span(
+                            len(spans),
+                            "sentence",
+                            s,
+                            e,
+                            e,
+                            sentence,
+                            "",
+                            line_no,
+                            "\n" in sentence,
+                            _collateral(sentence, matcher),
+                        )
+                    )
             offset += len(part)
         paragraph.clear()
 
@@ -139,8 +155,14 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
         content = line.rstrip("\r\n")
         if not in_footer and stripped.startswith(AUTO_FOOTER):
             in_footer = True
-        if in_footer or _FENCE_RE.match(stripped) or in_fence or not stripped \
-                or stripped.startswith("#") or stripped.startswith("|"):
+        if (
+            in_footer
+            or _FENCE_RE.match(stripped)
+            or in_fence
+            or not stripped
+            or stripped.startswith("#")
+            or stripped.startswith("|")
+        ):
             flush()
             if in_footer:
                 kind: str | None = "footer"
@@ -160,8 +182,20 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
             if text and matcher.matches(text):
                 s = offset + item.start(2)
                 fact = item.group(3) or ""
-                spans.append(Span(len(spans), "list_item", s, s + len(text), offset + len(content),
-                                  text, fact, line_no, False, _collateral(text, matcher)))
+                spans.append(
+                    Span(
+                        len(spans),
+                        "list_item",
+                        s,
+                        s + len(text),
+                        offset + len(content),
+                        text,
+                        fact,
+                        line_no,
+                        False,
+                        _collateral(text, matcher),
+                    )
+                )
             offset += len(line)
             continue
         if not paragraph:
@@ -181,7 +215,7 @@ def strike(body: str, spans: list[Span], marker: str) -> str:
     out: list[str] = []
     cursor = 0
     for span in sorted(spans, key=lambda s: s.start):
-        out.append(body[cursor:span.start])
+        out.append(body[cursor : span.start])
         out.append(f"~~{span.text}~~ {marker}{span.fact_comment}")
         cursor = span.replace_end
     out.append(body[cursor:])
@@ -197,7 +231,7 @@ def _prev_line_breaks_paragraph(body: str, line_start: int, floor: int = 0) -> b
     if line_start == 0:
         return True
     prev_start = body.rfind("\n", 0, line_start - 1) + 1
-    prev = body[prev_start:line_start - 1].rstrip("\r")
+    prev = body[prev_start : line_start - 1].rstrip("\r")
     stripped = prev.strip()
     fence = bool(_FENCE_RE.match(stripped))
     # only `~~~~…`, the strike's `~~` before the user's own `~~text`, can be a
@@ -205,7 +239,7 @@ def _prev_line_breaks_paragraph(body: str, line_start: int, floor: int = 0) -> b
     if fence and prev_start >= floor and stripped.startswith("~~~~"):
         unstruck = stripped[2:]
         fence = bool(_FENCE_RE.match(unstruck)) or not unstruck.strip("~")
-    return (not stripped or stripped.startswith(("#", "|")) or fence or bool(_LIST_ITEM_RE.match(prev)))
+    return not stripped or stripped.startswith(("#", "|")) or fence or bool(_LIST_ITEM_RE.match(prev))
 
 
 def _is_sentence_start(body: str, pos: int, floor: int = 0) -> bool:
@@ -242,14 +276,22 @@ def struck_spans(body: str, rid: str | None = None) -> list[StruckSpan]:
         floor = closer.end()
         if opener < 0 or (rid is not None and closer.group(2) != rid):
             continue
-        found.append(StruckSpan(opener, closer.end(), body[opener + 2:c], closer.group(1),
-                                closer.group(2), body.count("\n", 0, opener) + 1))
+        found.append(
+            StruckSpan(
+                opener,
+                closer.end(),
+                body[opener + 2 : c],
+                closer.group(1),
+                closer.group(2),
+                body.count("\n", 0, opener) + 1,
+            )
+        )
     return found
 
 
 def _find_opener(body: str, floor: int, closer: int) -> int:
     line_start = body.rfind("\n", 0, closer) + 1
-    bullet = _BULLET_OPENER_RE.match(body[line_start:closer + 2])
+    bullet = _BULLET_OPENER_RE.match(body[line_start : closer + 2])
     if bullet and line_start + len(bullet.group(1)) >= floor:
         return line_start + len(bullet.group(1))  # list items are struck whole
     # the walker never strikes across a blank line: look no further back than
@@ -280,7 +322,7 @@ def unstrike(body: str, rid: str) -> tuple[str, int]:
     out: list[str] = []
     cursor = 0
     for span in spans:
-        out.append(body[cursor:span.start])
+        out.append(body[cursor : span.start])
         out.append(span.text)
         cursor = span.end
     out.append(body[cursor:])
@@ -294,7 +336,7 @@ def project(body: str) -> str:
     pieces: list[str] = []
     cursor = 0
     for span in spans:
-        head = body[cursor:span.start]
+        head = body[cursor : span.start]
         pieces.append(head.rstrip(" \t") if head.endswith((" ", "\t")) else head)
         cursor = span.end
     pieces.append(body[cursor:])

@@ -1,15 +1,14 @@
 """Memory text is data. Before it reaches a terminal, every character that
 could act (C0/C1 controls including ESC and CSI, DEL, bidi overrides,
 zero-width characters) is shown as a visible escape instead."""
+
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
 
-_UNSAFE_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]"
-)
+_UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -1,13 +1,59 @@
 """Palinode's content-word rules (spec §4.3) and pref normalisation (§4.7)."""
+
 from __future__ import annotations
 
 import hashlib
 import re
 
 STOPWORDS = frozenset(
-    "the a an and or to of in on for with that this these those i my me is are was were be "
-    "been have has had do does did as at by from about please forget you your our it its they "
-    "their he she".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "to",
+        "of",
+        "in",
+        "on",
+        "for",
+        "with",
+        "that",
+        "this",
+        "these",
+        "those",
+        "i",
+        "my",
+        "me",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "as",
+        "at",
+        "by",
+        "from",
+        "about",
+        "please",
+        "forget",
+        "you",
+        "your",
+        "our",
+        "it",
+        "its",
+        "they",
+        "their",
+        "he",
+        "she",
+    ]
 )
 assert len(STOPWORDS) == 46
 
@@ -29,9 +75,7 @@ def entity_tokens(pref: str) -> set[str]:
     """Titlecase content words after the pref's first word (ALL-CAPS do not count)."""
     words = _WORD_RE.findall(pref)
     return {
-        w.lower()
-        for w in words[1:]
-        if w[0].isupper() and w[1:].islower() and len(w) > 2 and w.lower() not in STOPWORDS
+        w.lower() for w in words[1:] if w[0].isupper() and w[1:].islower() and len(w) > 2 and w.lower() not in STOPWORDS
     }
 
 

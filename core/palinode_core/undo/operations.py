@@ -1,5 +1,6 @@
 """Every lifecycle commit in the store's history, ours or Palinode's own,
 read from commit subjects (docs/format.md), and the undo of any one of them."""
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,10 @@ from ..text.words import retraction_id
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
 _SUBJECT_RE = SUBJECT_RE  # parsed in ops.subjects, shared with the audit views
-_RETRACT_ENTRY_RE = re.compile(r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
-                               r'(?: \u2014 superseded by \S+| \(reason: .*\))?$')
+_RETRACT_ENTRY_RE = re.compile(
+    r'^(?:Retracted|Unretracted) \d+ mention\(s\) \[r:(?P<rid>[0-9a-f]{8})\]: "(?P<pref>.*?)"'
+    r"(?: \u2014 superseded by \S+| \(reason: .*\))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,15 @@ class Operation:
     trailers: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "date": self.date, "op": self.op, "path": self.path,
-                "counterpart": self.counterpart, "subject": self.subject, "trailers": self.trailers}
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "op": self.op,
+            "path": self.path,
+            "counterpart": self.counterpart,
+            "subject": self.subject,
+            "trailers": self.trailers,
+        }
 
 
 def operations(store: Store, limit: int = 500) -> list[Operation]:
@@ -47,9 +57,17 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
             continue
         op = cast(OperationName, match.group("op"))  # the pattern admits only these names
         counterpart = match.group("succ") or match.group("src")
-        out.append(Operation(commit.sha, commit.date, op, parse_subject_path(match.group("path")),
-                             parse_subject_path(counterpart) if counterpart else None, commit.subject,
-                             commit.trailers))
+        out.append(
+            Operation(
+                commit.sha,
+                commit.date,
+                op,
+                parse_subject_path(match.group("path")),
+                parse_subject_path(counterpart) if counterpart else None,
+                commit.subject,
+                commit.trailers,
+            )
+        )
     return out
 
 
@@ -80,5 +98,6 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
         pref = pref_for(store, operation.path, operation.trailers.get("Retraction-Id"), operation.op)
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
-    return lifecycle.plan_inverse(store, operation.op, operation.path, pref=pref, counterpart=operation.counterpart,
-                                  reason=reason)
+    return lifecycle.plan_inverse(
+        store, operation.op, operation.path, pref=pref, counterpart=operation.counterpart, reason=reason
+    )

@@ -1,6 +1,7 @@
 """Repair what a stop interrupted: complete or roll back each journaled
 operation (a whole forget apply or withdraw as one), from what HEAD, the
 index and the worktree really hold; remove the temp files a stop left."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -51,6 +52,12 @@ def recover(store: Store, how: str) -> list[dict[str, Any]]:
         for path in journal.journal_temp_files(store):
             path.unlink(missing_ok=True)
         if removed:
-            results.append({"kind": "temp_files", "result": "removed", "paths": removed,
-                            "summary": f"removed {len(removed)} temp file(s) a stop left behind"})
+            results.append(
+                {
+                    "kind": "temp_files",
+                    "result": "removed",
+                    "paths": removed,
+                    "summary": f"removed {len(removed)} temp file(s) a stop left behind",
+                }
+            )
     return results

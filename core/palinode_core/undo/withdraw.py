@@ -1,5 +1,6 @@
 """Withdraw a forget request: restore what it archived, unstrike what it
 struck, archive the request record; each step its own commit, journaled."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -27,9 +28,14 @@ class WithdrawPlan:
     broad: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"request": self.request, "pref": self.pref, "records": list(self.records), "broad": self.broad,
-                "steps": [s.to_dict() for s in self.steps],
-                "recovery": "a withdrawal is undone by saving the request again (re-plan and apply it)"}
+        return {
+            "request": self.request,
+            "pref": self.pref,
+            "records": list(self.records),
+            "broad": self.broad,
+            "steps": [s.to_dict() for s in self.steps],
+            "recovery": "a withdrawal is undone by saving the request again (re-plan and apply it)",
+        }
 
 
 def _struck_by(store: Store, memory: Memory, request: Request) -> bool:
@@ -45,8 +51,7 @@ def _struck_by(store: Store, memory: Memory, request: Request) -> bool:
     return False
 
 
-def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory],
-                  broad: bool = False) -> WithdrawPlan:
+def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory], broad: bool = False) -> WithdrawPlan:
     """Take a request back: restore what it archived, unstrike what it struck,
     archive the request record. By default only what *this* request did;
     ``broad`` reproduces Palinode 0.23 (every same-pref record and strike)."""
@@ -54,8 +59,11 @@ def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory
     memory, pref = request.memory, request.pref
     records = [memory.rel]
     if broad:
-        records += [r.path for r in find_requests(memories)
-                    if r.norm == request.norm and r.path != memory.rel and not r.memory.archived]
+        records += [
+            r.path
+            for r in find_requests(memories)
+            if r.norm == request.norm and r.path != memory.rel and not r.memory.archived
+        ]
     why = f'forget request withdrawn: "{pref}"'
     trailers = {"Forget-Request": memory.rel, "Retraction-Id": request.rid}
     steps: list[Plan] = []
@@ -71,8 +79,7 @@ def plan_withdraw(store: Store, request_path: str, memories: Mapping[str, Memory
     return WithdrawPlan(memory.rel, pref, tuple(records), tuple(s for s in steps if s.changes), broad)
 
 
-def apply_withdraw(store: Store, wplan: WithdrawPlan,
-                   fault: Callable[[str], None] | None = None) -> dict[str, Any]:
+def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Each step its own commit, as Palinode does, then the ledger record: one
     transaction (see forget/txn.py), so a stop anywhere is reported by
     ``integrity`` and finished or rolled back whole by ``recover``. A step
@@ -81,8 +88,7 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan,
     store.check_writable()
     store.git.preflight()
     with writer_lock(store):
-        fields = {"request": wplan.request, "pref": wplan.pref, "rid": retraction_id(wplan.pref),
-                  "broad": wplan.broad}
+        fields = {"request": wplan.request, "pref": wplan.pref, "rid": retraction_id(wplan.pref), "broad": wplan.broad}
         txn = begin(store, "withdraw", fields, [step_record(s) for s in wplan.steps], ledger_entry, fault)
         written: dict[str, str] = {}
         for number, step in enumerate(wplan.steps):
@@ -99,9 +105,14 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan,
         ledger_commit = txn.record_ledger()
     done = committed(txn.entry)
     failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in txn.entry["failed"]]
-    return {"request": wplan.request, "status": "partial" if failed else "withdrawn",
-            "commits": [_commit_of(d) for d in done], "failed": failed, "ledger_commit": ledger_commit,
-            "message": f"{describe(txn.entry, done)}; the withdrawal is recorded in the ledger"}
+    return {
+        "request": wplan.request,
+        "status": "partial" if failed else "withdrawn",
+        "commits": [_commit_of(d) for d in done],
+        "failed": failed,
+        "ledger_commit": ledger_commit,
+        "message": f"{describe(txn.entry, done)}; the withdrawal is recorded in the ledger",
+    }
 
 
 def _commit_of(done: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +122,13 @@ def _commit_of(done: dict[str, Any]) -> dict[str, Any]:
 def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """The ledger record of a withdraw transaction, from what it committed."""
     failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in entry["failed"]]
-    return {"action": "withdraw", "request": entry["request"], "pref": entry["pref"], "rid": entry["rid"],
-            "broad": entry.get("broad", False), "commits": [_commit_of(d) for d in committed(entry)],
-            "failed": failed, "complete": not failed}
+    return {
+        "action": "withdraw",
+        "request": entry["request"],
+        "pref": entry["pref"],
+        "rid": entry["rid"],
+        "broad": entry.get("broad", False),
+        "commits": [_commit_of(d) for d in committed(entry)],
+        "failed": failed,
+        "complete": not failed,
+    }
