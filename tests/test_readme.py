@@ -85,3 +85,29 @@ def test_yaml_examples_are_understood(tmp_path):
     from palinode_tui.actions import REGISTRY
     ids = {s.id for s in REGISTRY}
     assert settings.theme == "nord" and set(settings.keymap) <= ids
+
+
+def test_readme_key_table_matches_the_registry():
+    """Every key the README's screen table names is bound in the action registry,
+    and every mutating (uppercase, confirmed) action is in the table."""
+    import re
+
+    from palinode_tui.actions import REGISTRY
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("## Screens and keys"):text.index("## The headless CLI")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = {k for row in rows for k in re.findall(r"`([^`]+)`", row)}
+    bound = {key.strip() for spec in REGISTRY for key in spec.key.split(",")}
+    aliases = {"?": "question_mark", "+": "plus", "-": "minus", "/": "slash", "F1": "f1", "Tab": "tab",
+               "Esc": "escape", "Ctrl+P": None, "Enter": "enter", "Shift+Tab": "shift+tab", "Ctrl+Q": "ctrl+q",
+               "Ctrl+R": "ctrl+r"}
+    keys = {k for k in named if len(k) <= 10 and " " not in k and not k.endswith(".md")}
+    for key in keys:
+        if key in aliases:
+            assert aliases[key] is None or aliases[key] in bound, key
+        elif len(key) == 1 or key in ("space",):
+            assert key in bound, f"README names key {key!r}, which nothing binds"
+    for spec in REGISTRY:
+        if spec.mutates:
+            assert f"`{spec.key}`" in table, f"{spec.id} ({spec.key}) is missing from the README's key table"
