@@ -13,6 +13,7 @@ from typing import Any, Callable, Literal
 from .forget import requests as forget_requests
 from .forget import resolve as forget_resolve
 from .forget import review as forget_review
+from .errors import PalinodeError
 from .forget.requests import RequestState
 from .forget.resolve import ForgetPlan, Resolution
 from .forget.review import ForgetApplied
@@ -50,8 +51,10 @@ def _config_stamp(root: Path) -> tuple[int, int, int] | None:
 
 
 class Session:
-    def __init__(self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True) -> None:
+    def __init__(self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True,
+                 resolver: str = "thorough") -> None:
         self.store = store
+        self.resolver = resolver  # the default resolver of plan()
         self.vectors = vectors
         self.embedder = embedder
         self._scan: ScanResult | None = None
@@ -154,13 +157,26 @@ class Session:
         self.reload_config()
         return self.store.config.forget
 
-    def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+    def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None,
+             resolver: str | None = None) -> ForgetPlan:
+        """A request's plan by ``resolver``: "thorough" (this tool's default) or
+        "palinode" (exactly what Palinode itself would do)."""
         index = index or self.search_index()
-        return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
-                                          knobs or self.forget_knobs(), lexical=not self.vectors)
+        resolver = resolver or self.resolver
+        if resolver == "palinode":
+            return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
+                                              knobs or self.forget_knobs(), lexical=not self.vectors)
+        if resolver != "thorough":
+            raise PalinodeError(f"unknown resolver {resolver!r} (palinode or thorough)")
+        from .forget import thorough
+        return thorough.plan_thorough(self.store, index, request_path, self.memories,
+                                      knobs or self.forget_knobs(), lexical=not self.vectors)
 
-    def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
-        """Route an earlier resolution with other knobs: no search."""
+    def reroute(self, resolution: Resolution, knobs: ForgetKnobs, resolver: str = "palinode") -> ForgetPlan:
+        """Route an earlier resolution with other knobs: no search (the thorough
+        resolver plans again; its sentence vectors are cached)."""
+        if resolver == "thorough":
+            return self.plan(resolution.request.path, knobs, resolver="thorough")
         return forget_resolve.route(self.store, resolution, knobs, self.memories)
 
     def narrow(self, plan: Plan, spans: frozenset[int] | None) -> Plan:

@@ -67,6 +67,9 @@ def knob_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-shared", type=_count(0), help="min_shared_words")
     p.add_argument("--search-k", type=_count(1))
     p.add_argument("--lexical", action="store_true", help="resolve with BM25 only")
+    p.add_argument("--resolver", choices=("thorough", "palinode"), default="thorough",
+                   help="thorough (default): every unit that carries the preference, with evidence; "
+                        "palinode: exactly what Palinode itself would do")
 
 
 def knobs_from(args: argparse.Namespace, session: Session) -> ForgetKnobs:

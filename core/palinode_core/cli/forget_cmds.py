@@ -63,7 +63,8 @@ def _requests(args: argparse.Namespace) -> dict[str, Any]:
 def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
     session = open_session(args, lexical=args.lexical)
     knobs = knobs_from(args, session)
-    return session, session.plan(args.request, knobs, index=updated_index(session, args.lexical))
+    return session, session.plan(args.request, knobs, index=updated_index(session, args.lexical),
+                                 resolver=args.resolver)
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:

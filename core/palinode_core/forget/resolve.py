@@ -39,6 +39,11 @@ class Candidate:
     route: Route
     reason: str
     plan: Plan | None = None
+    # which resolver(s) proposed it ("palinode", "thorough"), the unit-level
+    # evidence (thorough only), and whether ``apply --yes`` applies it unasked
+    found_by: tuple[str, ...] = ("palinode",)
+    evidence: tuple[Any, ...] = ()
+    preapproved: bool = True
 
     @property
     def actionable(self) -> bool:
@@ -48,8 +53,11 @@ class Candidate:
         data: dict[str, Any] = {
             "path": self.path, "rank": self.rank, "arms": self.arms, "shared_words": list(self.shared_words),
             "coverage": None if self.coverage is None else round(self.coverage, 4), "floor": floor,
-            "route": self.route, "reason": self.reason,
+            "route": self.route, "reason": self.reason, "found_by": list(self.found_by),
+            "preapproved": self.preapproved,
         }
+        if self.evidence:
+            data["evidence"] = [e.to_dict() for e in self.evidence]
         if self.plan is not None:
             plan = self.plan.to_dict()
             data.update(plan=plan, unforgotten=plan["unforgotten"], spans=plan["spans"],
@@ -76,6 +84,8 @@ class ForgetPlan:
     knobs: ForgetKnobs
     candidates: tuple[Candidate, ...]
     resolution: Resolution
+    resolver: str = "palinode"
+    notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
 
     @property
     def targets(self) -> list[Candidate]:
@@ -94,6 +104,7 @@ class ForgetPlan:
     def to_dict(self) -> dict[str, Any]:
         return {
             "request": self.request.path, "pref": self.request.pref, "rid": self.request.rid,
+            "resolver": self.resolver, "resolver_notice": self.notice,
             "knobs": {"search_k": self.knobs.search_k, "min_shared_words": self.knobs.min_shared_words,
                       "max_targets": self.knobs.max_targets, "min_target_coverage": self.knobs.min_target_coverage},
             "search_mode": self.resolution.mode, "search_notice": self.resolution.notice,

@@ -33,14 +33,18 @@ class ForgetApplied:
 def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = None,
                  note: str | None = None) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order. With no
-    ``selection`` every actionable target is approved with all its spans;
-    with one, targets it does not name are deferred."""
+    ``selection`` every pre-approved actionable target is approved with its
+    chosen spans (a proposal that is not pre-approved is deferred to the
+    reviewer); with one, targets it does not name are deferred."""
     store.check_writable()
     store.git.preflight()
     request = fplan.request
     out = ForgetApplied(request.path)
     for cand in fplan.actionable:
-        choice = APPROVE_ALL if selection is None else selection.get(cand.path)
+        if selection is None:
+            choice = APPROVE_ALL if cand.preapproved else None
+        else:
+            choice = selection.get(cand.path)
         if choice is None:
             out.deferred.append(cand.path)
             continue

@@ -35,7 +35,9 @@ def narrow(store: Store, plan: Plan, spans: frozenset[int] | None) -> Plan:
     if plan.op != "retract" or spans is None or frozenset(plan.selected) == spans:
         return plan
     narrowed = lifecycle.plan_retract(store, plan.target, plan.pref or "", superseded_by=plan.superseded_by,
-                                      selected=set(spans), trailers=plan.trailers)
+                                      selected=set(spans), trailers=plan.trailers,
+                                      spans=plan.spans if plan.custom_spans else None,
+                                      regions=plan.regions if plan.custom_spans else None)
     if narrowed.fingerprint != plan.fingerprint:
         raise StalePlan(f"{plan.target} changed since the plan was made; re-plan")
     return narrowed

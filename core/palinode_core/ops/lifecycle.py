@@ -9,7 +9,7 @@ from ..errors import PalinodeError
 from ..storage.paths import history_rel_for
 from ..storage.store import Memory, Store
 from ..text.history import history_line
-from ..text.markdown import Matcher, Region, find_mentions, marker_for, strike, unstrike
+from ..text.markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
 from ..text.words import normalize_pref, retraction_id
 from .plan import FieldChange, Op, Plan
 
@@ -77,9 +77,12 @@ def plan_restore(store: Store, ref: str, reason: str | None = None,
 
 
 def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = None,
-                 selected: set[int] | None = None, trailers: dict[str, str] | None = None) -> Plan:
+                 selected: set[int] | None = None, trailers: dict[str, str] | None = None,
+                 spans: tuple[Span, ...] | None = None, regions: tuple[Region, ...] | None = None) -> Plan:
     """Strike the sentences and list items of ``ref`` that carry ``pref``.
-    ``selected`` narrows the strike to some of the candidate spans."""
+    ``selected`` narrows the strike to some of the candidate spans. ``spans``
+    and ``regions``, when given, replace the walker's (a resolver's own units,
+    clauses included; span indices must be their positions)."""
     memory = store.load(ref)
     if superseded_by is not None:
         superseded_by, _ = store.resolve(superseded_by)
@@ -89,7 +92,13 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     matcher = Matcher.for_pref(pref)
     if norm in memory.retracted_prefs:
         return _base(store, memory, "retract", "already_retracted", **common)
-    spans, regions = find_mentions(memory.body, matcher)
+    custom = spans is not None
+    if spans is None:
+        found, walked = find_mentions(memory.body, matcher)
+        spans, regions = tuple(found), tuple(walked)
+    else:
+        spans, regions = tuple(spans), tuple(regions or ())
+        common["custom_spans"] = True
     if memory.is_replace_doc:
         lines = tuple(Region("replace_doc", s.line, s.text) for s in spans) + tuple(regions)
         return _base(store, memory, "retract", "replace_doc",
@@ -97,6 +106,9 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     if not spans:
         return _base(store, memory, "retract", "no_mentions", regions=tuple(regions), **common)
     chosen = [s for s in spans if selected is None or s.index in selected]
+    if custom and any(memory.body[s.start:s.end] != s.text for s in chosen):
+        return _base(store, memory, "retract", "nothing_selected", spans=tuple(spans),
+                     regions=tuple(regions), **common)  # the body moved under the spans: strike nothing
     if not chosen:
         return _base(store, memory, "retract", "nothing_selected", spans=tuple(spans),
                      regions=tuple(regions), **common)

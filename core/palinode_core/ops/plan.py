@@ -46,6 +46,7 @@ class Plan:
     superseded_by: str | None = None
     reason: str | None = None
     body_line_offset: int = 0
+    custom_spans: bool = False  # spans chosen by a resolver (clauses), not Palinode's walker
 
     @property
     def changes(self) -> bool:
