@@ -3,6 +3,7 @@ is recorded in a manifest, so a run is scored from the files alone."""
 from __future__ import annotations
 
 import random
+from datetime import datetime, timedelta, timezone
 import subprocess
 import textwrap
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ def build(root: Path, seed: int, fillers: int = 170) -> Manifest:
 
     def put(rel: str, body: str, **meta: object) -> None:
         day[0] += 1
-        created = f"2031-0{1 + day[0] // 28 % 5}-{1 + day[0] % 28:02d}T10:00:00+00:00"
+        created = (datetime(2031, 1, 1, tzinfo=timezone.utc) + timedelta(hours=6 * day[0])).isoformat()
         cat = rel.split("/")[0]
         files[rel] = ({"id": f"{cat}-{Path(rel).stem}", "category": cat, "created_at": created, **meta}, body)
 

@@ -10,10 +10,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from .forget import leak as forget_leak
 from .forget import requests as forget_requests
 from .forget import resolve as forget_resolve
 from .forget import review as forget_review
 from .errors import PalinodeError
+from .forget.leak import Leak
 from .forget.requests import RequestState
 from .forget.resolve import ForgetPlan, Resolution
 from .forget.review import ForgetApplied
@@ -67,10 +69,10 @@ class Session:
     def open(cls, root: str | os.PathLike[str], *, read_only: bool = False,
              clock: Callable[[], datetime] = utc_now, on_git: Callable[[str], None] | None = None,
              cache_dir: Path | None = None, embedder: Embedder | None = None, vectors: bool = True,
-             use_scan_cache: bool = True) -> Session:
+             use_scan_cache: bool = True, resolver: str = "thorough") -> Session:
         store = Store(root, read_only=read_only, clock=clock, on_git=on_git, cache_dir=cache_dir,
                       use_scan_cache=use_scan_cache)
-        return cls(store, embedder=embedder, vectors=vectors)
+        return cls(store, embedder=embedder, vectors=vectors, resolver=resolver)
 
     # -- the store as last read ---------------------------------------------------
     @property
@@ -183,8 +185,23 @@ class Session:
         return narrow(self.store, plan, spans)
 
     def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
-                     note: str | None = None) -> ForgetApplied:
-        return forget_review.apply_forget(self.store, fplan, selection, note)
+                     note: str | None = None, *, residue: bool = True) -> ForgetApplied:
+        """Apply, then (unless ``residue`` is False) run the leak check on the
+        store as it now is and record it in the ledger."""
+        result = forget_review.apply_forget(self.store, fplan, selection, note)
+        if residue and not result.failed:
+            self.record_leaks(fplan.request.path)
+        return result
+
+    def leak_check(self, request_path: str) -> list[Leak]:
+        """Every surviving mention of a request's preference, classified (on demand)."""
+        request = forget_requests.request_at(self.store, request_path)
+        return forget_leak.leak_check(request, self.refresh().memories, self._index)
+
+    def record_leaks(self, request_path: str, note: str | None = None) -> str | None:
+        request = forget_requests.request_at(self.store, request_path)
+        leaks = forget_leak.leak_check(request, self.refresh().memories, self._index)
+        return forget_leak.record_residue(self.store, request, leaks, note)
 
     def dismiss(self, request_path: str, note: str) -> str | None:
         return forget_review.dismiss(self.store, request_path, note)

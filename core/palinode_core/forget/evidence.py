@@ -17,11 +17,17 @@ from ..text.stem import stem, stem_tokens, stems
 
 Subject = Literal["user", "other", "none"]
 
-# Fitted on bench/thorough (see bench/thorough/README.md): logit = A*lex + B*sem + C*lex*sem + D
-A_LEX, B_SEM, C_BOTH, D_BIAS = 4.0, 9.0, 6.0, -7.5
+# Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
+# logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
+# sim: cosine to the preference). A unit sharing none (a paraphrase): logit =
+# P*(max(nsim, sim) - P0) where nsim is its cosine to the nearest "neighbour"
+# (a store sentence carrying every stem of the preference), and only when it
+# is nearer the preference than any other request's preference by CONTRAST.
+A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
+P_SCALE, P_ZERO, CONTRAST, P_FLOOR = 25.0, 0.47, 0.08, 0.3
 PROPOSE = 0.5  # a unit at or above this is proposed
 PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
-PARAPHRASE_PREAPPROVE = 0.97  # a unit sharing no word needs this much to be pre-approved
+PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)
 
 _PRONOUN_OTHER = frozenset("she he they his her their hers theirs".split())
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll my me mine myself".split())
@@ -50,6 +56,8 @@ class Evidence:
     subject: Subject
     score: float
     field: str | None = None
+    neighbour: str | None = None  # for a paraphrase: the store sentence it is nearest to
+    neighbour_similarity: float | None = None
 
     @property
     def carries(self) -> bool:
@@ -66,17 +74,28 @@ class Evidence:
                 "lexical": round(self.lexical, 3),
                 "similarity": None if self.similarity is None else round(self.similarity, 3),
                 "subject": self.subject, "score": round(self.score, 3), "carries": self.carries,
+                "neighbour": self.neighbour,
+                "neighbour_similarity": None if self.neighbour_similarity is None else round(self.neighbour_similarity, 3),
                 "preapproved": self.preapproved}
 
 
-def fuse(lexical: float, similarity: float | None) -> float:
+def fuse(lexical: float, similarity: float | None, name_use: bool = False,
+         neighbour: float | None = None, contrast: float | None = None) -> float:
     """The calibrated probability that a unit carries the preference. Without
-    a vector the similarity is taken as neutral for a lexical match (0.5)."""
-    sem = 0.5 if similarity is None else similarity
-    if similarity is None and lexical == 0:
-        return 0.0
-    z = A_LEX * lexical + B_SEM * sem + C_BOTH * lexical * sem + D_BIAS
-    return 1.0 / (1.0 + math.exp(-z))
+    a vector a lexical match counts as middling (similarity 0.45)."""
+    if lexical == 0:
+        if similarity is None or name_use or similarity < P_FLOOR:
+            return 0.0  # no vector, its only link is a word inside a name, or far from the preference itself
+        near = max(similarity, neighbour or 0.0)
+        if contrast is not None and near - contrast < CONTRAST:
+            return 0.0  # as near to another request's preference: not this one's
+        return _sigmoid(P_SCALE * (near - P_ZERO))
+    sem = 0.45 if similarity is None else similarity
+    return _sigmoid(A_LEX * lexical + B_SEM * sem + D_BIAS)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
 def _name_runs(text: str) -> set[int]:
@@ -112,7 +131,11 @@ def lexical_evidence(text: str, pref_stems: frozenset[str], pref_text: str) -> t
     return tuple(shared.values()), tuple(names.values()), len(shared) / len(pref_stems)
 
 
-def subject_of(text: str, memory_other: bool) -> Subject:
+_ADVERBS = frozenset("also too still often always usually never really now recently currently has is was does "
+                     "did had will would can".split())
+
+
+def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = frozenset()) -> Subject:
     """Whose fact a unit states: the user's (first person, or Palinode's
     subjectless third-person style), a named other person's, or nobody's."""
     tokens = _TOKEN_RE.findall(text)
@@ -134,8 +157,8 @@ def subject_of(text: str, memory_other: bool) -> Subject:
         # "Priya keeps bees", "Priya Shah keeps bees", "Priya's allotment"
         if head.endswith("'s") or (nxt[:1].isupper() and nxt.lower() not in _NOT_NAMES):
             return "other"
-        if stem(first) not in _VERBISH and nxt[:1].islower() and (nxt.endswith("s") or nxt.endswith("ed")) \
-                and not first.endswith(("s", "ed", "ing")):
+        verbish = first in _VERB_WORDS or stem(first) in _VERBISH or stem(first) in pref_stems
+        if not verbish and nxt[:1].islower() and (nxt.lower() in _ADVERBS or nxt.endswith(("s", "ed"))):
             return "other"
     if any(t in _FIRST_PERSON for t in low):
         return "user"
@@ -150,6 +173,9 @@ _VERBISH = frozenset(stem(w) for w in (
     "watch listen practise practice learn study go visit attend own has have prefer like love enjoy hate "
     "dislike avoid spend spends volunteer train hike sail fish garden walk sing dance draw take make use "
     "track follow support work live lives owns started stopped tries".split()))
+_VERB_WORDS = frozenset("goes does is was has had spends takes makes keeps plays swims bakes knits grows watches "
+                        "trains boulders practises practices collects studies works runs builds tends feeds mails "
+                        "turns hunts owns likes loves enjoys prefers".split())
 
 
 def memory_is_other(meta: dict[str, Any], title: str, category: str) -> bool:

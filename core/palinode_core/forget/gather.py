@@ -11,7 +11,7 @@ import numpy as np
 
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
-from ..text.units import Unit, memory_units
+from ..text.units import Unit, clauses, memory_units
 from .evidence import Evidence, fuse, lexical_evidence, memory_is_other, subject_of
 from .sentvec import vector_source
 
@@ -62,9 +62,15 @@ def candidate_paths(index: SearchIndex, pref: str, stems: frozenset[str], memori
             if rel in memories and eligible(memories[rel])}
 
 
+ANCHORS = 24  # neighbour sentences a paraphrase is compared with
+
+
 def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: Mapping[str, str],
-                  memories: Mapping[str, Memory], skip: set[str], lexical: bool) -> tuple[list[Read], str | None]:
-    """Every candidate's units with lexical and (when available) semantic evidence."""
+                  memories: Mapping[str, Memory], skip: set[str], lexical: bool,
+                  others: tuple[str, ...] = ()) -> tuple[list[Read], str | None]:
+    """Every candidate's units with lexical and (when available) semantic
+    evidence. ``others`` are the store's other requests' preferences: a
+    paraphrase must be nearer this preference than any of them."""
     staged: list[tuple[Memory, list[Unit], str, bool]] = []
     texts: list[str] = []
     for rel in sorted(paths):
@@ -80,26 +86,51 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
         other = memory_is_other(memory.meta, memory.title, memory.category)
         staged.append((memory, units, paths[rel], other))
         texts.extend(u.text for u in units)
-    sims, notice = _similarities(index, pref, texts, lexical)
+    vecs, notice = _vectors(index, [pref, *others, *texts], lexical)
+    lex_rows = []
+    for memory, units, via, other in staged:
+        for unit in units:
+            shared, names, lex = lexical_evidence(unit.text, stems, pref)
+            lex_rows.append((shared, names, lex, subject_of(unit.text, other, stems)))
+    sims = near = contrast = None
+    anchor_texts: list[str] = []
+    if vecs is not None:
+        base = 1 + len(others)
+        units_v = vecs[base:]
+        sims = units_v @ vecs[0]
+        contrast = (units_v @ vecs[1:base].T).max(axis=1) if others else None
+        # neighbours: the store's own sentences that carry every stem of the preference
+        # (one clause only: a compound's other half must not pull its neighbours in)
+        strong = [i for i, (sh, _n, lex, subj) in enumerate(lex_rows)
+                  if lex >= 1.0 and subj == "user" and sims[i] >= 0.5 and len(clauses(texts[i])) == 1]
+        strong = sorted(strong, key=lambda i: -sims[i])[:ANCHORS]
+        if strong:
+            near_m = units_v @ units_v[strong].T
+            near = near_m.max(axis=1)
+            which = near_m.argmax(axis=1)
+            anchor_texts = [texts[strong[j]] for j in which]
     reads: list[Read] = []
     cursor = 0
     for memory, units, via, other in staged:
         evidence = []
         for unit in units:
-            shared, names, lex = lexical_evidence(unit.text, stems, pref)
+            shared, names, lex, subj = lex_rows[cursor]
             sim = None if sims is None else float(sims[cursor])
+            nsim = None if near is None else float(near[cursor])
+            con = None if contrast is None else float(contrast[cursor])
+            score = fuse(lex, sim, bool(names), nsim, con)
+            shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
+            evidence.append(Evidence(unit.kind, unit.line, unit.text, shared, names, lex, sim, subj, score,
+                                     unit.field, shown, nsim if shown else None))
             cursor += 1
-            evidence.append(Evidence(unit.kind, unit.line, unit.text, shared, names, lex, sim,
-                                     subject_of(unit.text, other), fuse(lex, sim), unit.field))
         reads.append(Read(memory, tuple(units), tuple(evidence), via))
     return reads, notice
 
 
-def _similarities(index: SearchIndex, pref: str, texts: list[str], lexical: bool) -> tuple[Any, str | None]:
-    if lexical or not texts:
-        return None, "lexical only: no sentence vectors" if lexical else None
+def _vectors(index: SearchIndex, every: list[str], lexical: bool) -> tuple[Any, str | None]:
+    if lexical:
+        return None, "lexical only: no sentence vectors"
     source = vector_source(index)
-    every = [pref, *texts]
     try:
         vecs, missing = source.vectors_for(every)
         if missing:
@@ -107,4 +138,4 @@ def _similarities(index: SearchIndex, pref: str, texts: list[str], lexical: bool
             vecs, missing = source.vectors_for(every)
     except Exception as exc:  # no model: lexical evidence only, said out loud
         return None, f"lexical only: {exc}"
-    return np.asarray(vecs[1:] @ vecs[0]), None
+    return np.asarray(vecs), None

@@ -40,7 +40,9 @@ def plan_thorough(store: Store, index: SearchIndex, request_path: str, memories:
     stems = pref_stems_of(request.pref)
     paths = candidate_paths(index, request.pref, stems, memories, lexical)
     skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
-    reads, notice = read_memories(index, request.pref, stems, paths, memories, skip, lexical)
+    others = tuple(sorted({m.forget_pref for m in memories.values()
+                           if m.forget_pref and normalize_pref(m.forget_pref) != request.norm}))
+    reads, notice = read_memories(index, request.pref, stems, paths, memories, skip, lexical, others)
     trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
     by_path: dict[str, Candidate] = {}
     for read in reads:
