@@ -56,10 +56,12 @@ def build(root: Path, seed: int, fillers: int = 170) -> Manifest:
         req = f"insights/forget-{k}.md"
         m.requests.append(req)
         m.pref_of[req] = t["pref"]
-        # establishing memories
-        put(f"insights/pref-{k}.md", t["clause"] + ".", type="Insight")
-        put(f"insights/pref-{k}-2.md", " ".join(t["est"]), type="Insight", name=t["head"][3:])
-        m.archive_files |= {f"insights/pref-{k}.md", f"insights/pref-{k}-2.md"}
+        # establishing memories (for about a third of the preferences none: only dense
+        # mentions, so Palinode's top hits reach the distractors)
+        if rng.random() >= 0.34:
+            put(f"insights/pref-{k}.md", t["clause"] + ".", type="Insight")
+            put(f"insights/pref-{k}-2.md", " ".join(t["est"]), type="Insight", name=t["head"][3:])
+            m.archive_files |= {f"insights/pref-{k}.md", f"insights/pref-{k}-2.md"}
         put(f"insights/{k}-para.md", t["para"][0], type="Insight")
         m.para_files.add(f"insights/{k}-para.md")
         # dense memory A: one stating sentence, a near miss, a compound, residue

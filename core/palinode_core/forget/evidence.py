@@ -154,12 +154,17 @@ def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = froze
     head = tokens[0]
     if head[:1].isupper() and first not in _NOT_NAMES and len(tokens) > 1:
         nxt = tokens[1]
-        # "Priya keeps bees", "Priya Shah keeps bees", "Priya's allotment"
-        if head.endswith("'s") or (nxt[:1].isupper() and nxt.lower() not in _NOT_NAMES):
-            return "other"
-        verbish = first in _VERB_WORDS or stem(first) in _VERBISH or stem(first) in pref_stems
-        if not verbish and nxt[:1].islower() and (nxt.lower() in _ADVERBS or nxt.endswith(("s", "ed"))):
-            return "other"
+        # a sentence-initial verb ("Met Wilhelmina Cragg", "Keeps bees") is Palinode's
+        # subjectless style; a name the preference itself holds is its own subject
+        verbish = (first in _VERB_WORDS or stem(first) in _VERBISH or first.endswith("ed")
+                   or stem(first.removesuffix("'s")) in pref_stems)
+        if not verbish:
+            # "Priya keeps bees", "Priya Shah keeps bees", "Priya's allotment", "Ines also plays"
+            if head.endswith("'s") or (nxt[:1].isupper() and nxt.lower() not in _NOT_NAMES
+                                       and stem(nxt.lower()) not in pref_stems):
+                return "other"
+            if nxt[:1].islower() and (nxt.lower() in _ADVERBS or nxt.endswith(("s", "ed"))):
+                return "other"
     if any(t in _FIRST_PERSON for t in low):
         return "user"
     if memory_other:
@@ -175,7 +180,8 @@ _VERBISH = frozenset(stem(w) for w in (
     "track follow support work live lives owns started stopped tries".split()))
 _VERB_WORDS = frozenset("goes does is was has had spends takes makes keeps plays swims bakes knits grows watches "
                         "trains boulders practises practices collects studies works runs builds tends feeds mails "
-                        "turns hunts owns likes loves enjoys prefers".split())
+                        "turns hunts owns likes loves enjoys prefers met went began joined hired visited "
+                        "moved knew saw spent took made kept".split())
 
 
 def memory_is_other(meta: dict[str, Any], title: str, category: str) -> bool:
