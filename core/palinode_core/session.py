@@ -174,10 +174,10 @@ class Session:
         return thorough.plan_thorough(self.store, index, request_path, self.memories,
                                       knobs or self.forget_knobs(), lexical=not self.vectors)
 
-    def reroute(self, resolution: Resolution, knobs: ForgetKnobs, resolver: str = "palinode") -> ForgetPlan:
+    def reroute(self, resolution: Resolution, knobs: ForgetKnobs, resolver: str | None = None) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search (the thorough
         resolver plans again; its sentence vectors are cached)."""
-        if resolver == "thorough":
+        if (resolver or self.resolver) == "thorough":
             return self.plan(resolution.request.path, knobs, resolver="thorough")
         return forget_resolve.route(self.store, resolution, knobs, self.memories)
 
