@@ -103,6 +103,29 @@ def _dismiss(args: argparse.Namespace) -> dict[str, Any]:
             "commit": open_session(args).dismiss(args.request, args.note)}
 
 
+def _leaks_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("request", nargs="?", help="a forget request's path (default: every request)")
+    p.add_argument("--record", action="store_true", help="also record each check in the ledger (one commit each)")
+    p.add_argument("--lexical", action="store_true", help="lexical and inflected matches only; never embed")
+
+
+def _leaks(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args, lexical=args.lexical)
+    if not args.lexical:
+        updated_index(session, False)
+    paths = [args.request] if args.request else [s.path for s in session.request_states()]
+    checks = []
+    for path in paths:
+        leaks = session.leak_check(path)
+        counts: dict[str, int] = {}
+        for leak in leaks:
+            counts[leak.kind] = counts.get(leak.kind, 0) + 1
+        commit = session.record_leaks(path) if args.record else None
+        checks.append({"request": path, "counts": counts, "mentions": [leak.to_dict() for leak in leaks],
+                       "ledger_commit": commit})
+    return {"checks": checks}
+
+
 COMMANDS = (
     Command("index", "build the search index, or bring it up to date with the store", _index, _index_args),
     Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
@@ -110,5 +133,8 @@ COMMANDS = (
     Command("plan", "what a forget request would do, target by target (writes nothing)", _plan, knob_args),
     Command("apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply,
             _apply_args),
+    Command("leaks", "leak check: every surviving mention of a request's preference (lexical, inflected, semantic, "
+                     "frontmatter, headings, tables, code), classified live/struck/archived/unforgettable",
+            _leaks, _leaks_args),
     Command("dismiss", "reject a forget request, with a note, recorded in the ledger", _dismiss, _dismiss_args),
 )

@@ -55,6 +55,9 @@ def p(value: Any) -> str:
 def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     knobs = plan["knobs"]
     out.add(out.style(f"Forget request {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}')
+    if plan.get("resolver") == "thorough":
+        out.add("  resolver: thorough (store-wide sentence evidence; Palinode's own plan shown beside it)"
+                + (f"  {out.style(p(plan['resolver_notice']), 'warn')}" if plan.get("resolver_notice") else ""))
     out.add(f"  search: {plan['search_mode']} (top {knobs['search_k']})  floor {knobs['min_target_coverage']}  "
             f"max targets {knobs['max_targets']}  min shared words {knobs['min_shared_words']}")
     if plan.get("search_notice"):
@@ -67,12 +70,19 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     rows = []
     for c in candidates:
         cov = "" if c["coverage"] is None else f"{c['coverage']:.4f} vs {c['floor']}"
-        rows.append([str(c["rank"]), c["route"].replace("_", " "), p(c["path"]), cov, p(c["arms"]),
+        found = p(c["arms"]) if plan.get("resolver", "palinode") == "palinode" else \
+            "+".join(p(r) for r in c.get("found_by", ())) + ("" if c.get("preapproved", True) else " (ask)")
+        rows.append([str(c["rank"]), c["route"].replace("_", " "), p(c["path"]), cov, found,
                      ", ".join(p(w) for w in c["shared_words"])])
     out.table(["rank", "route", "memory", "coverage", "found by", "shared words"], rows)
     out.add()
     for c in candidates:
         out.add(f"  {p(c['path'])}: {p(c['reason'])}")
+        for ev in c.get("evidence", []):
+            sim = "" if ev["similarity"] is None else f" sim {ev['similarity']:.2f}"
+            near = f" near {p(ev['neighbour'])!r} ({ev['neighbour_similarity']:.2f})" if ev.get("neighbour") else ""
+            out.add(f"    {ev['kind']} line {ev['line']}: score {ev['score']:.2f}{sim}, words "
+                    f"{', '.join(p(w) for w in ev['shared_words']) or 'none'}{near}: {p(ev['text'])}")
         for text in c.get("collateral", []):
             out.add("    " + out.style(f"also struck with it (compound sentence): {p(text)}", "warn"))
         for region in c.get("unforgotten", []):
@@ -147,6 +157,16 @@ def _integrity(out: Text, data: dict[str, Any]) -> None:
               [[x["severity"], x["kind"].replace("_", " "), p(x["path"]), p(x["detail"])] for x in data["problems"]])
 
 
+def _leaks(out: Text, data: dict[str, Any]) -> None:
+    for check in data["checks"]:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(check["counts"].items())) or "no surviving mention"
+        out.add(out.style(f"{p(check['request'])}", "head") + f"  {counts}"
+                + (f"  (recorded: {check['ledger_commit'][:10]})" if check.get("ledger_commit") else ""))
+        out.table(["kind", "where", "in", "match", "text"],
+                  [[m["kind"], f"{p(m['path'])}:{m['line']}", m["where"], m["match"], p(m["text"])[:90]]
+                   for m in check["mentions"]])
+
+
 def _plan(out: Text, data: dict[str, Any]) -> None:
     _plan_text(out, data)
 
@@ -171,7 +191,7 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
 
 
 _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {
-    "plan": _plan, "apply": _apply, "requests": _requests, "withdraw": _withdraw, "residue": _residue,
+    "plan": _plan, "apply": _apply, "requests": _requests, "withdraw": _withdraw, "residue": _residue, "leaks": _leaks,
     "integrity": _integrity,
 }
 
