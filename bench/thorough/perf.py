@@ -51,12 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for path, query in REQUESTS:
         index.search(query, 10)
-        base = median(lambda: index.search(query, 10))
-        palinode = median(lambda: resolve.plan_forget(store, index, path, memories))
+        base = median(lambda q=query: index.search(q, 10))
+        palinode = median(lambda p=path: resolve.plan_forget(store, index, p, memories))
         t0 = time.perf_counter()
         fplan = thorough.plan_thorough(store, index, path, memories)  # cold: embeds the sentences it reads
         cold = time.perf_counter() - t0
-        warm = median(lambda: thorough.plan_thorough(store, index, path, memories))
+        warm = median(lambda p=path: thorough.plan_thorough(store, index, p, memories))
         rows.append((path, len(memories), base, palinode, cold, warm, len(fplan.candidates)))
     print("| request | memories | hybrid query | palinode plan | thorough cold | thorough warm | warm / query "
           "| goal | met | candidates |")

@@ -3,15 +3,15 @@ is recorded in a manifest, so a run is scored from the files alone."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
 import subprocess
 import textwrap
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
 
-from .templates import FILLER, NAMES, T, UNRELATED_CLAUSES
+from .templates import FILLER, NAMES, UNRELATED_CLAUSES, T
 
 
 @dataclass
@@ -45,7 +45,7 @@ def build(root: Path, seed: int, fillers: int = 170) -> Manifest:
 
     def put(rel: str, body: str, **meta: object) -> None:
         day[0] += 1
-        created = (datetime(2031, 1, 1, tzinfo=timezone.utc) + timedelta(hours=6 * day[0])).isoformat()
+        created = (datetime(2031, 1, 1, tzinfo=UTC) + timedelta(hours=6 * day[0])).isoformat()
         cat = rel.split("/")[0]
         files[rel] = ({"id": f"{cat}-{Path(rel).stem}", "category": cat, "created_at": created, **meta}, body)
 
@@ -92,7 +92,7 @@ def build(root: Path, seed: int, fillers: int = 170) -> Manifest:
         for s in (t["infl"] if stating != t["infl"] else t["one"], t["para"][1], back):
             sents.insert(rng.randint(0, len(sents)), s)
         lines = [f"- {s}" if j % 4 == 3 else s for j, s in enumerate(sents)]
-        put(b, f"Journal.\n\n" + "\n".join(lines[:len(lines) // 2]) + "\n\n" + " ".join(lines[len(lines) // 2:]),
+        put(b, "Journal.\n\n" + "\n".join(lines[:len(lines) // 2]) + "\n\n" + " ".join(lines[len(lines) // 2:]),
             type="ProjectSnapshot")
         m.strike_pos += [(b, t["infl"] if stating != t["infl"] else t["one"]), (b, t["clause"])]
         m.para_sents.append((b, t["para"][1]))

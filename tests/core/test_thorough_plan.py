@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from helpers import Clock, make_git_store, palinode_file
+
 from palinode_core.session import Session
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from helpers import Clock, make_git_store, palinode_file
+
 from palinode_core.forget.evidence import fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
@@ -69,7 +69,7 @@ def test_a_clause_strike_keeps_the_rest_of_the_sentence_outside_the_strike():
 def test_a_later_strike_for_another_request_and_both_undone_exactly(tmp_path):
     body = SWIM + " The printer contract expires next year.\n"
     struck, _ = _clause_strike(body)
-    second = [u for u in memory_units(struck, {}) if u.strikeable and "expires" in u.text][0]
+    second = next(u for u in memory_units(struck, {}) if u.strikeable and "expires" in u.text)
     assert second.span is not None
     both = strike(struck, [second.span], marker_for("2031-06-02", "99999999"))
     assert {s.rid for s in struck_spans(both)} == {"0123abcd", "99999999"}

@@ -29,18 +29,12 @@ PROPOSE = 0.5  # a unit at or above this is proposed
 PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
 PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)
 
-_PRONOUN_OTHER = frozenset("she he they his her their hers theirs".split())
-_FIRST_PERSON = frozenset("i i'm i've i'd i'll my me mine myself".split())
+_PRONOUN_OTHER = frozenset(["she", "he", "they", "his", "her", "their", "hers", "theirs"])
+_FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
 _RELATION = frozenset(
-    "colleague colleagues coworker co-worker friend friends sister brother partner wife husband boss manager "
-    "neighbour neighbor mother father mum mom dad son daughter cousin teammate flatmate roommate aunt uncle "
-    "niece nephew grandmother grandfather landlord client mentor".split())
+    ["colleague", "colleagues", "coworker", "co-worker", "friend", "friends", "sister", "brother", "partner", "wife", "husband", "boss", "manager", "neighbour", "neighbor", "mother", "father", "mum", "mom", "dad", "son", "daughter", "cousin", "teammate", "flatmate", "roommate", "aunt", "uncle", "niece", "nephew", "grandmother", "grandfather", "landlord", "client", "mentor"])
 _NOT_NAMES = frozenset(
-    "the a an this that these those my our your i we it in on at for with and but or so if when while after "
-    "before since during every each most some no not also then there here what which who how why all both "
-    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
-    "saturdays sundays january february march april may june july august september october november december "
-    "user assistant profile notes note today yesterday tomorrow weekly daily morning evening".split())
+    ["the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "i", "we", "it", "in", "on", "at", "for", "with", "and", "but", "or", "so", "if", "when", "while", "after", "before", "since", "during", "every", "each", "most", "some", "no", "not", "also", "then", "there", "here", "what", "which", "who", "how", "why", "all", "both", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "user", "assistant", "profile", "notes", "note", "today", "yesterday", "tomorrow", "weekly", "daily", "morning", "evening"])
 _TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
@@ -104,7 +98,7 @@ def _name_runs(text: str) -> set[int]:
     tokens = [(m.group(), m.start()) for m in _TOKEN_RE.finditer(text)]
     caps = [t[0][:1].isupper() and t[0].lower() not in ("i", "i'm", "i've") for t in tokens]
     out: set[int] = set()
-    for i, (tok, off) in enumerate(tokens):
+    for i, (_tok, off) in enumerate(tokens):
         if not caps[i]:
             continue
         if (i > 0 and caps[i - 1]) or (i + 1 < len(tokens) and caps[i + 1]):
@@ -131,8 +125,7 @@ def lexical_evidence(text: str, pref_stems: frozenset[str], pref_text: str) -> t
     return tuple(shared.values()), tuple(names.values()), len(shared) / len(pref_stems)
 
 
-_ADVERBS = frozenset("also too still often always usually never really now recently currently has is was does "
-                     "did had will would can".split())
+_ADVERBS = frozenset(["also", "too", "still", "often", "always", "usually", "never", "really", "now", "recently", "currently", "has", "is", "was", "does", "did", "had", "will", "would", "can"])
 
 
 def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = frozenset()) -> Subject:
@@ -174,14 +167,8 @@ def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = froze
 
 # Sentence-initial words Palinode's subjectless style starts with: verbs, not names.
 _VERBISH = frozenset(stem(w) for w in (
-    "collect keep play swim run drink eat cook bake read write paint grow brew ride bike climb knit sew "
-    "watch listen practise practice learn study go visit attend own has have prefer like love enjoy hate "
-    "dislike avoid spend spends volunteer train hike sail fish garden walk sing dance draw take make use "
-    "track follow support work live lives owns started stopped tries".split()))
-_VERB_WORDS = frozenset("goes does is was has had spends takes makes keeps plays swims bakes knits grows watches "
-                        "trains boulders practises practices collects studies works runs builds tends feeds mails "
-                        "turns hunts owns likes loves enjoys prefers met went began joined hired visited "
-                        "moved knew saw spent took made kept".split())
+    ["collect", "keep", "play", "swim", "run", "drink", "eat", "cook", "bake", "read", "write", "paint", "grow", "brew", "ride", "bike", "climb", "knit", "sew", "watch", "listen", "practise", "practice", "learn", "study", "go", "visit", "attend", "own", "has", "have", "prefer", "like", "love", "enjoy", "hate", "dislike", "avoid", "spend", "spends", "volunteer", "train", "hike", "sail", "fish", "garden", "walk", "sing", "dance", "draw", "take", "make", "use", "track", "follow", "support", "work", "live", "lives", "owns", "started", "stopped", "tries"]))
+_VERB_WORDS = frozenset(["goes", "does", "is", "was", "has", "had", "spends", "takes", "makes", "keeps", "plays", "swims", "bakes", "knits", "grows", "watches", "trains", "boulders", "practises", "practices", "collects", "studies", "works", "runs", "builds", "tends", "feeds", "mails", "turns", "hunts", "owns", "likes", "loves", "enjoys", "prefers", "met", "went", "began", "joined", "hired", "visited", "moved", "knew", "saw", "spent", "took", "made", "kept"])
 
 
 def memory_is_other(meta: dict[str, Any], title: str, category: str) -> bool:

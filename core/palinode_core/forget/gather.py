@@ -4,8 +4,9 @@ index narrows the reading to memories that hold one of the preference's stems
 (any inflection, by term prefix) or whose chunk vectors are nearest to it."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
         texts.extend(u.text for u in units)
     vecs, notice = _vectors(index, [pref, *others, *texts], lexical)
     lex_rows = []
-    for memory, units, via, other in staged:
+    for _memory, units, _via, other in staged:
         for unit in units:
             shared, names, lex = lexical_evidence(unit.text, stems, pref)
             lex_rows.append((shared, names, lex, subject_of(unit.text, other, stems)))
@@ -111,7 +112,7 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
             anchor_texts = [texts[strong[j]] for j in which]
     reads: list[Read] = []
     cursor = 0
-    for memory, units, via, other in staged:
+    for memory, units, via, _other in staged:
         evidence = []
         for unit in units:
             shared, names, lex, subj = lex_rows[cursor]

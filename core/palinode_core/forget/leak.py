@@ -12,8 +12,9 @@ and recorded durably in the ledger (``action: residue``), so what was left
 unforgotten survives a clone. Retraction records themselves are not residue."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
@@ -22,6 +23,7 @@ from ..text.markdown import struck_spans
 from ..text.units import memory_units
 from ..text.words import retraction_id
 from .evidence import Evidence, fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
+from .gather import STOREWIDE, candidate_paths
 from .ledger import record
 from .requests import Request
 from .sentvec import vector_source
@@ -50,9 +52,10 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
     stems = pref_stems_of(request.pref)
     rid = retraction_id(request.pref)
     source = vector_source(index) if index is not None else None
+    readable = _worth_reading(request, stems, memories, index)
     out: list[Leak] = []
     for rel, memory in sorted(memories.items()):
-        if memory.is_history or memory.forget_pref:
+        if memory.is_history or memory.forget_pref or rel not in readable:
             continue
         try:
             body, meta = memory.body, memory.meta
@@ -78,6 +81,19 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
                             f"{unit.field}: {unit.text}" if unit.field else unit.text,
                             "lexical" if shared else "semantic", ev.score))
     return out
+
+
+def _worth_reading(request: Request, stems: frozenset[str], memories: Mapping[str, Memory],
+                   index: SearchIndex | None) -> set[str]:
+    """Every memory up to STOREWIDE; above, the memories the index finds by
+    stem prefix or vector, those with strike markers, and those archived for
+    this request (no file is read to decide)."""
+    if len(memories) <= STOREWIDE or index is None:
+        return set(memories)
+    lexical = not getattr(index, "vectors_ready", False)
+    found = set(candidate_paths(index, request.pref, stems, memories, lexical))
+    found |= {rel for rel, m in memories.items() if m.struck or m.superseded_by == request.path}
+    return found
 
 
 def _kind(memory: Memory, strikeable: bool) -> LeakKind:

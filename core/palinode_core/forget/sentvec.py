@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class SentenceVectors:
         for i in range(0, len(todo), _CALL):
             part = todo[i:i + _CALL]
             vecs = self.embedder.encode(part)
-            rows = [(text_hash(t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs)]
+            rows = [(text_hash(t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs, strict=True)]
             with self._lock:
                 self._db.executemany("INSERT OR REPLACE INTO sentence_vectors VALUES (?,?)", rows)
                 self._db.commit()
@@ -86,9 +87,9 @@ class SentenceVectors:
 def vector_source(index: Any) -> VectorSource:
     """The index's own vector cache when it has one, else this module's (one per index)."""
     if hasattr(index, "vectors_for") and hasattr(index, "embed_missing"):
-        return index  # type: ignore[no-any-return]
+        return index  # type: ignore[no-any-return,unused-ignore]
     source = getattr(index, "_sentence_vectors", None)
     if source is None:
         source = SentenceVectors(index.cache_dir, index.embedder)
         index._sentence_vectors = source
-    return source  # type: ignore[no-any-return]
+    return source  # type: ignore[no-any-return,unused-ignore]

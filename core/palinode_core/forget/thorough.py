@@ -12,10 +12,9 @@ reach are listed as unforgotten. Units stated about a named other person,
 and words used inside a name, never count."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..ops import lifecycle
-from ..ops.plan import Plan
 from ..search.index import SearchIndex
 from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
@@ -99,7 +98,7 @@ def _verb(route_name: str) -> str:
 
 def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]) -> Candidate | None:
     memory = read.memory
-    carrying = [(u, e) for u, e in zip(read.units, read.evidence) if e.carries]
+    carrying = [(u, e) for u, e in zip(read.units, read.evidence, strict=True) if e.carries]
     if not carrying:
         return None
     strikeable = [u for u in read.units if u.strikeable]
@@ -193,7 +192,7 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[
     if all(related):
         return whole, None, True
     keep = len(related) - related[::-1].index(True)  # clauses up to the last related one
-    unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related) if not r)
+    unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
@@ -239,7 +238,7 @@ def _compare(cand: Candidate, palinode: ForgetPlan) -> Candidate:
     """Mark what Palinode would have done with the same memory."""
     mine = next((c for c in palinode.candidates if c.path == cand.path), None)
     if mine is not None and mine.route in ("archive", "strike", "unforgotten"):
-        found_by = ("palinode", "thorough")
+        found_by: tuple[str, ...] = ("palinode", "thorough")
         same = mine.route == cand.route
         note = f"Palinode would also {_verb(mine.route)} it" if same else f"Palinode would {_verb(mine.route)} it"
     else:
@@ -248,10 +247,3 @@ def _compare(cand: Candidate, palinode: ForgetPlan) -> Candidate:
             "Palinode misses it: not in its top search_k hits"
     return Candidate(cand.path, cand.rank, cand.arms, cand.shared_words, cand.coverage, cand.route,
                      f"{cand.reason}. {note}", cand.plan, found_by, cand.evidence, cand.preapproved)
-
-
-def prefs_equal(a: str, b: str) -> bool:
-    return normalize_pref(a) == normalize_pref(b)
-
-
-__all__ = ["plan_thorough", "Plan"]

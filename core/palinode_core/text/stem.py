@@ -11,14 +11,7 @@ from .words import STOPWORDS
 _WORD_RE = re.compile(r"[A-Za-z]+")
 # Words that carry no preference of their own (beyond Palinode's stopwords).
 EXTRA_STOP = frozenset(
-    "also really very much some any every each just still always often usually never mostly most more "
-    "will would could should can may might must shall not no yes than then there here what which who whom "
-    "whose when where why how all both few other such only own same too into over under after before "
-    "again once during while because until against between through above below off out up down "
-    "like likes liked love loves loved enjoy enjoys enjoyed prefer prefers preferred fact said say "
-    "thing things stuff habit habits lot lots one two new old get gets got make makes made day days "
-    "week weeks time times year years being having doing him her his hers them we us ours mine "
-    "user assistant remember know".split())
+    ["also", "really", "very", "much", "some", "any", "every", "each", "just", "still", "always", "often", "usually", "never", "mostly", "most", "more", "will", "would", "could", "should", "can", "may", "might", "must", "shall", "not", "no", "yes", "than", "then", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "both", "few", "other", "such", "only", "own", "same", "too", "into", "over", "under", "after", "before", "again", "once", "during", "while", "because", "until", "against", "between", "through", "above", "below", "off", "out", "up", "down", "like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "prefer", "prefers", "preferred", "fact", "said", "say", "thing", "things", "stuff", "habit", "habits", "lot", "lots", "one", "two", "new", "old", "get", "gets", "got", "make", "makes", "made", "day", "days", "week", "weeks", "time", "times", "year", "years", "being", "having", "doing", "him", "her", "his", "hers", "them", "we", "us", "ours", "mine", "user", "assistant", "remember", "know"])
 _SUFFIXES = (("ations", ""), ("ation", ""), ("ions", ""), ("ion", ""), ("ings", ""), ("ing", ""),
              ("ers", ""), ("ors", ""), ("er", ""), ("or", ""), ("ies", "y"), ("ied", "y"),
              ("ses", "s"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("ed", ""), ("es", "e"), ("s", ""))

@@ -6,8 +6,9 @@ strikes narrower than a sentence."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .markdown import MARKER_RE, Matcher, Span, find_mentions
 
