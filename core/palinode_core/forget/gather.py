@@ -4,6 +4,7 @@ index narrows the reading to memories that hold one of the preference's stems
 (any inflection, by term prefix) or whose chunk vectors are nearest to it."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +14,12 @@ import numpy as np
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
-from .evidence import Evidence, fuse, lexical_evidence, memory_is_other, subject_of
+from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence, memory_is_other, subject_of
 from .sentvec import vector_source
 
 STOREWIDE = 3000  # read every active memory up to this many
 PREFIX_LIMIT = 400  # chunks from the stem-prefix query
-VECTOR_LIMIT = 40  # files from the vector arm
+VECTOR_LIMIT = 20  # files from the vector arm
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,53 @@ def candidate_paths(index: SearchIndex, pref: str, stems: frozenset[str], memori
                                        limit=PREFIX_LIMIT, mask=mask):
                 found.setdefault(hit["path"], set()).add("bm25")
     if not lexical:
-        for hit in index.search(pref, limit=VECTOR_LIMIT, per_file=1).hits:
-            if hit.vector_rank is not None:
-                found.setdefault(hit.path, set()).add("vector")
+        for rel in _nearest_files(index, pref, VECTOR_LIMIT):
+            found.setdefault(rel, set()).add("vector")
     return {rel: "+".join(sorted(arms)) for rel, arms in found.items()
             if rel in memories and eligible(memories[rel])}
+
+
+def _nearest_files(index: SearchIndex, pref: str, limit: int) -> list[str]:
+    """Files of the chunks nearest the preference (its vector from the cache:
+    no second query embedding), active ones only, best first."""
+    table = getattr(index, "_vector_table", None)
+    if table is None:
+        return [h.path for h in index.search(pref, limit=limit, per_file=1).hits if h.vector_rank is not None]
+    try:
+        matrix, rows = table()
+        if not len(rows):
+            return []
+        qvec = vector_source(index).vectors_for([pref])[0][0]
+        if not qvec.any():
+            vector_source(index).embed_missing([pref])
+            qvec = vector_source(index).vectors_for([pref])[0][0]
+    except Exception:
+        return []
+    excluded = {s.lower() for s in index.store.config.exclude_status}
+    out: list[str] = []
+    for i in np.argsort(-(matrix @ qvec), kind="stable"):
+        path, status = rows[i][1], rows[i][3]
+        if status in excluded or path in out:
+            continue
+        out.append(path)
+        if len(out) >= limit:
+            break
+    return out
+
+
+_UNITS: dict[tuple[str, str], list[Unit]] = {}  # (path, fingerprint) -> units: warm plans do not re-segment
+_UNITS_MAX = 20000
+
+
+def _units_of(memory: Memory) -> list[Unit]:
+    key = (memory.rel, memory.fingerprint)
+    units = _UNITS.get(key)
+    if units is None:
+        units = memory_units(memory.body, memory.meta)
+        if len(_UNITS) >= _UNITS_MAX:
+            _UNITS.clear()
+        _UNITS[key] = units
+    return units
 
 
 ANCHORS = 24  # neighbour sentences a paraphrase is compared with
@@ -79,7 +122,7 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
             continue
         memory = memories[rel]
         try:
-            units = memory_units(memory.body, memory.meta)
+            units = _units_of(memory)
         except Exception:  # an unreadable memory is never a target; it is not read either
             continue
         if not units:
@@ -88,17 +131,24 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
         staged.append((memory, units, paths[rel], other))
         texts.extend(u.text for u in units)
     vecs, notice = _vectors(index, [pref, *others, *texts], lexical)
-    lex_rows = []
-    for _memory, units, _via, other in staged:
-        for unit in units:
-            shared, names, lex = lexical_evidence(unit.text, stems, pref)
-            lex_rows.append((shared, names, lex, subject_of(unit.text, other, stems)))
     sims = near = contrast = None
-    anchor_texts: list[str] = []
+    base = 1 + len(others)
     if vecs is not None:
-        base = 1 + len(others)
         units_v = vecs[base:]
         sims = units_v @ vecs[0]
+    probe = _probe(stems)
+    lex_rows = []
+    cursor = 0
+    for _memory, units, _via, other in staged:
+        for unit in units:
+            if probe.search(unit.text) or (sims is not None and sims[cursor] >= P_FLOOR):
+                shared, names, lex = lexical_evidence(unit.text, stems, pref)
+                lex_rows.append((shared, names, lex, subject_of(unit.text, other, stems)))
+            else:  # none of the preference's stems and far in meaning: scores 0 whatever its subject
+                lex_rows.append(((), (), 0.0, "none"))
+            cursor += 1
+    anchor_texts: list[str] = []
+    if vecs is not None:
         contrast = (units_v @ vecs[1:base].T).max(axis=1) if others else None
         # neighbours: the store's own sentences that carry every stem of the preference
         # (one clause only: a compound's other half must not pull its neighbours in)
@@ -126,6 +176,12 @@ def read_memories(index: SearchIndex, pref: str, stems: frozenset[str], paths: M
             cursor += 1
         reads.append(Read(memory, tuple(units), tuple(evidence), via))
     return reads, notice
+
+
+def _probe(stems: frozenset[str]) -> re.Pattern[str]:
+    if not stems:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, _prefixes(stems))) + ")", re.IGNORECASE)
 
 
 def _vectors(index: SearchIndex, every: list[str], lexical: bool) -> tuple[Any, str | None]:
