@@ -17,7 +17,7 @@ from ..text.units import Unit, clauses, memory_units
 from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence, memory_is_other, subject_of
 from .sentvec import vector_source
 
-STOREWIDE = 3000  # read every active memory up to this many
+STOREWIDE = 3000  # read every active memory of a store up to this many memories
 PREFIX_LIMIT = 400  # chunks from the stem-prefix query
 VECTOR_LIMIT = 20  # files from the vector arm
 
@@ -43,9 +43,8 @@ def _prefixes(stems: frozenset[str]) -> list[str]:
 
 def candidate_paths(index: SearchIndex, pref: str, stems: frozenset[str], memories: Mapping[str, Memory],
                     lexical: bool) -> dict[str, str]:
-    active = [rel for rel, m in memories.items() if eligible(m)]
-    if len(active) <= STOREWIDE:
-        return {rel: "scan" for rel in active}
+    if len(memories) <= STOREWIDE:  # eligibility is checked per memory only on this path and for what is found
+        return {rel: "scan" for rel, m in memories.items() if eligible(m)}
     found: dict[str, set[str]] = {}
     ix = getattr(index, "_ix", None)
     if ix is not None and stems:
