@@ -22,7 +22,7 @@ $(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml
 
 install: $(STAMP)
 
-# ruff (lint, format) and mypy on the core; the layer contracts are a test.
+# ruff (lint, format) and mypy on the core, run by `make test`; the layer contracts are a test.
 lint: $(STAMP)
 	$(BIN)/ruff check core/palinode_core
 	$(BIN)/ruff format --check core/palinode_core
@@ -51,7 +51,7 @@ compat: $(STAMP) $(COMPAT_STAMP)
 # network): say so loudly rather than let a skip pass unnoticed.
 # The HTML report is checked in a real headless Chromium (Debian's package);
 # without root it cannot be installed here and that test skips, saying why.
-test: $(STAMP)
+test: $(STAMP) lint
 	@$(MAKE) --no-print-directory $(COMPAT_STAMP) || { \
 	  echo "*** COMPATIBILITY SUITE WILL BE SKIPPED: could not build $(COMPAT_VENV) (palinode==0.23.0 from PyPI) ***" >&2; \
 	  rm -rf $(COMPAT_VENV); }

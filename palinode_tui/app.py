@@ -42,14 +42,14 @@ class PalinodeApp(BlockingWork, App):
     def __init__(self, store_path: str | os.PathLike[str], *, read_only: bool = False,
                  embedder: Embedder | None = None, vectors: bool = True, watch: bool = True,
                  clock: Callable[[], datetime] = utc_now, cache_dir: Path | None = None,
-                 display_name: str | None = None) -> None:
+                 display_name: str | None = None, resolver: str = "thorough") -> None:
         from .screens import MODES
         self.MODES = MODES
         super().__init__()
         # background embedding leaves a core to the UI
         self.embedder = embedder or Embedder(threads=max(1, (os.cpu_count() or 2) - 1))
         self.session = Session.open(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
-                               cache_dir=cache_dir, embedder=self.embedder, vectors=vectors)
+                               cache_dir=cache_dir, embedder=self.embedder, vectors=vectors, resolver=resolver)
         self.store = self.session.store
         self.read_only = self.store.read_only
         self.want_vectors = vectors

@@ -25,8 +25,10 @@ DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
 
 
 def demo_app(root: Path, embedder: Embedder | None = None, cache_dir: Path | None = None) -> PalinodeApp:
+    # the committed screenshots show Palinode's own plan; the review screen does not show
+    # the thorough resolver's evidence yet
     return PalinodeApp(root, embedder=embedder, watch=False, clock=lambda: DEMO_NOW, cache_dir=cache_dir,
-                       display_name="~/palinode-demo")
+                       display_name="~/palinode-demo", resolver="palinode")
 
 
 async def settle(pilot: Pilot) -> None:

@@ -6,34 +6,37 @@ to a Session; the layers below it never hold state between calls.
 Only the storage layer is imported up front: each method imports the layer it
 calls, so a command that only scans (``palinode-audit scan``) never loads
 search, forget, undo or their libraries."""
+
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ReadOnlyError
+from .errors import PalinodeError, ReadOnlyError
 from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
 
 if TYPE_CHECKING:
-    from .inspect.timeline import Point
-    from .storage.snapshot import AsOf
+    from .forget.leak import Leak
     from .forget.requests import RequestState
     from .forget.resolve import ForgetPlan, Resolution
     from .forget.review import ForgetApplied
     from .forget.selection import Selection
     from .inspect.integrity import Problem
     from .inspect.residue import Mention
+    from .inspect.timeline import Point
     from .inspect.trace import Trace
     from .ops.apply import Applied
     from .ops.journal import Interrupted
     from .ops.plan import Plan
     from .search.embed import Embedder
     from .search.index import SearchIndex
+    from .storage.snapshot import AsOf
     from .undo.operations import Operation
     from .undo.withdraw import WithdrawPlan
 
@@ -49,8 +52,11 @@ def _config_stamp(root: Path) -> tuple[int, int, int] | None:
 
 
 class Session:
-    def __init__(self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True) -> None:
+    def __init__(
+        self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True, resolver: str = "thorough"
+    ) -> None:
         self.store = store
+        self.resolver = resolver  # the default resolver of plan()
         self.vectors = vectors
         self.embedder = embedder
         self._scan: ScanResult | None = None
@@ -60,20 +66,30 @@ class Session:
         self._lock = threading.RLock()
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str], *, read_only: bool = False,
-             clock: Callable[[], datetime] = utc_now, on_git: Callable[[str], None] | None = None,
-             cache_dir: Path | None = None, embedder: Embedder | None = None, vectors: bool = True,
-             use_scan_cache: bool = True) -> Session:
-        store = Store(root, read_only=read_only, clock=clock, on_git=on_git, cache_dir=cache_dir,
-                      use_scan_cache=use_scan_cache)
-        return cls(store, embedder=embedder, vectors=vectors)
+    def open(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        clock: Callable[[], datetime] = utc_now,
+        on_git: Callable[[str], None] | None = None,
+        cache_dir: Path | None = None,
+        embedder: Embedder | None = None,
+        vectors: bool = True,
+        use_scan_cache: bool = True,
+        resolver: str = "thorough",
+    ) -> Session:
+        store = Store(
+            root, read_only=read_only, clock=clock, on_git=on_git, cache_dir=cache_dir, use_scan_cache=use_scan_cache
+        )
+        return cls(store, embedder=embedder, vectors=vectors, resolver=resolver)
 
     @classmethod
-    def open_as_of(cls, root: str | os.PathLike[str], *, at: str | None = None,
-                   date: str | None = None) -> Session:
+    def open_as_of(cls, root: str | os.PathLike[str], *, at: str | None = None, date: str | None = None) -> Session:
         """The store as of a commit (``at``) or the last commit at or before a
         date, read from git objects: read-only, nothing checked out."""
         from .storage.snapshot import SnapshotStore
+
         return cls(SnapshotStore.open(root, at=at, date=date), vectors=False)  # type: ignore[arg-type]
 
     @property
@@ -84,8 +100,10 @@ class Session:
     def _live_only(self, what: str) -> None:
         """Refuse work that needs the store as it is now (planning, search, any write)."""
         if self.as_of is not None:
-            raise ReadOnlyError(f"{what} needs the live store; this session shows it as of {self.as_of.label} "
-                                "(open it without --as-of/--at)")
+            raise ReadOnlyError(
+                f"{what} needs the live store; this session shows it as of {self.as_of.label} "
+                "(open it without --as-of/--at)"
+            )
 
     def close(self) -> None:
         closer = getattr(self.store, "close", None)
@@ -156,11 +174,13 @@ class Session:
         with self._lock:
             if self._index is None:
                 from .search.index import SearchIndex
+
                 self._index = SearchIndex(self.store, self.embedder)
             return self._index
 
-    def update_index(self, progress: Progress | None = None, *, isolate: bool = False,
-                     vectors: bool | None = None) -> SearchIndex:
+    def update_index(
+        self, progress: Progress | None = None, *, isolate: bool = False, vectors: bool | None = None
+    ) -> SearchIndex:
         index = self.search_index()
         index.update_lexical(progress, memories=self.memories, isolate=isolate)
         if self.vectors if vectors is None else vectors:
@@ -171,6 +191,7 @@ class Session:
     def request_states(self) -> list[RequestState]:
         """Every request's state, computed once per scan."""
         from .forget import requests as forget_requests
+
         scan = self.scanned()
         if self._states is None or self._states[0] is not scan:
             self._states = (scan, forget_requests.request_states(self.store, scan.memories))
@@ -180,113 +201,183 @@ class Session:
         self.reload_config()
         return self.store.config.forget
 
-    def plan(self, request_path: str, knobs: ForgetKnobs | None = None, *, index: SearchIndex | None = None) -> ForgetPlan:
+    def plan(
+        self,
+        request_path: str,
+        knobs: ForgetKnobs | None = None,
+        *,
+        index: SearchIndex | None = None,
+        resolver: str | None = None,
+    ) -> ForgetPlan:
+        """A request's plan by ``resolver``: "thorough" (this tool's default) or
+        "palinode" (exactly what Palinode itself would do)."""
         self._live_only("planning a forget request")
-        from .forget import resolve as forget_resolve
         index = index or self.search_index()
-        return forget_resolve.plan_forget(self.store, index, request_path, self.memories,
-                                          knobs or self.forget_knobs(), lexical=not self.vectors)
+        resolver = resolver or self.resolver
+        if resolver == "palinode":
+            from .forget import resolve as forget_resolve
 
-    def reroute(self, resolution: Resolution, knobs: ForgetKnobs) -> ForgetPlan:
-        """Route an earlier resolution with other knobs: no search."""
+            return forget_resolve.plan_forget(
+                self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
+            )
+        if resolver != "thorough":
+            raise PalinodeError(f"unknown resolver {resolver!r} (palinode or thorough)")
+        from .forget import thorough
+
+        return thorough.plan_thorough(
+            self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
+        )
+
+    def reroute(self, resolution: Resolution, knobs: ForgetKnobs, resolver: str | None = None) -> ForgetPlan:
+        """Route an earlier resolution with other knobs: no search (the thorough
+        resolver plans again; its sentence vectors are cached)."""
+        if (resolver or self.resolver) == "thorough":
+            return self.plan(resolution.request.path, knobs, resolver="thorough")
         from .forget import resolve as forget_resolve
+
         return forget_resolve.route(self.store, resolution, knobs, self.memories)
 
     def narrow(self, plan: Plan, spans: frozenset[int] | None) -> Plan:
         from .forget.selection import narrow
+
         return narrow(self.store, plan, spans)
 
-    def apply_forget(self, fplan: ForgetPlan, selection: Selection | None = None,
-                     note: str | None = None) -> ForgetApplied:
+    def apply_forget(
+        self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None, *, residue: bool = True
+    ) -> ForgetApplied:
+        """Apply, then (unless ``residue`` is False) run the leak check on the
+        store as it now is and record it in the ledger."""
         self._live_only("applying a forget request")
         from .forget import review as forget_review
-        return forget_review.apply_forget(self.store, fplan, selection, note)
+
+        result = forget_review.apply_forget(self.store, fplan, selection, note)
+        if residue and not result.failed:
+            self.record_leaks(fplan.request.path)
+        return result
+
+    def leak_check(self, request_path: str) -> list[Leak]:
+        """Every surviving mention of a request's preference, classified (on demand)."""
+        from .forget import leak as forget_leak
+        from .forget import requests as forget_requests
+
+        request = forget_requests.request_at(self.store, request_path)
+        return forget_leak.leak_check(request, self.refresh().memories, self._index)
+
+    def record_leaks(self, request_path: str, note: str | None = None) -> str | None:
+        self._live_only("recording a leak check")
+        from .forget import leak as forget_leak
+        from .forget import requests as forget_requests
+
+        request = forget_requests.request_at(self.store, request_path)
+        leaks = forget_leak.leak_check(request, self.refresh().memories, self._index)
+        return forget_leak.record_residue(self.store, request, leaks, note)
 
     def decisions(self, request_path: str) -> list[dict[str, Any]]:
         """The ledger's records about one request (applies, dismissals, flags), oldest first."""
         from .forget import ledger as forget_ledger
+
         return forget_ledger.decisions_for(forget_ledger.read_ledger(self.store), request_path)
 
     def dismiss(self, request_path: str, note: str) -> str | None:
         self._live_only("dismissing a request")
         from .forget import review as forget_review
+
         return forget_review.dismiss(self.store, request_path, note)
 
-    def flag(self, path: str, line: int, kind: str, text: str, note: str,
-             request_path: str | None = None) -> str | None:
+    def flag(
+        self, path: str, line: int, kind: str, text: str, note: str, request_path: str | None = None
+    ) -> str | None:
         self._live_only("flagging a mention")
         from .forget import review as forget_review
+
         return forget_review.flag(self.store, path, line, kind, text, note, request_path)
 
     # -- single operations and their undo ---------------------------------------------------
     def plan_op(self, op: str, target: str, **kw: Any) -> Plan:
         self._live_only("planning an operation")
         from .ops import lifecycle
+
         return lifecycle.plan_op(self.store, op, target, **kw)
 
     def apply(self, plan: Plan) -> Applied:
         self._live_only("applying a plan")
         from .ops.apply import apply
+
         return apply(self.store, plan)
 
     def operations(self, limit: int = 500) -> list[Operation]:
         from .undo import operations as undo_operations
+
         return undo_operations.operations(self.store, limit)
 
     def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
         self._live_only("planning an undo")
         from .undo import operations as undo_operations
+
         return undo_operations.plan_undo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
         self._live_only("planning a withdrawal")
         from .undo import withdraw as undo_withdraw
+
         return undo_withdraw.plan_withdraw(self.store, request_path, self.memories, broad=broad)
 
     def apply_withdraw(self, wplan: WithdrawPlan) -> dict[str, Any]:
         self._live_only("withdrawing a request")
         from .undo import withdraw as undo_withdraw
+
         return undo_withdraw.apply_withdraw(self.store, wplan)
 
     def interrupted(self) -> list[Interrupted]:
         from .ops import journal
+
         return journal.pending(self.store) if self.as_of is None else []  # the journal is now, not history
 
     def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
         self._live_only("recovering interrupted operations")
         from .undo import recover as undo_recover
+
         return undo_recover.recover(self.store, how)
 
     # -- inspection ----------------------------------------------------------------------------
     def residue(self, pref: str) -> list[Mention]:
         from .inspect import residue as inspect_residue
+
         return inspect_residue.residue(pref, self.memories, inspect_residue.candidates_for(self.store, pref))
 
     def integrity(self) -> list[Problem]:
         from .inspect import integrity as inspect_integrity
+
         return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
 
     def integrity_history(self) -> dict[str, Any]:
         """Every strike marker ever written and every commit that broke a chain."""
         from .inspect import chain_history as inspect_chain_history
+
         return inspect_chain_history.chain_history(self.store, self.as_of.commit if self.as_of else "HEAD")
 
     def timeline(self, ref: str) -> list[Point]:
         from .inspect import timeline as inspect_timeline
+
         return inspect_timeline.timeline(self.store, ref)
 
     def diff_between(self, ref: str, old: str, new: str) -> dict[str, Any]:
         from .inspect import timeline as inspect_timeline
+
         return inspect_timeline.diff_between(self.store, ref, old, new)
 
-    def report(self, *, request: str | None = None, pref: str | None = None, since: str | None = None,
-               until: str | None = None) -> dict[str, Any]:
+    def report(
+        self, *, request: str | None = None, pref: str | None = None, since: str | None = None, until: str | None = None
+    ) -> dict[str, Any]:
         from .inspect import report as inspect_report
-        return inspect_report.build_report(self.store, self.memories, request=request, pref=pref, since=since,
-                                           until=until)
+
+        return inspect_report.build_report(
+            self.store, self.memories, request=request, pref=pref, since=since, until=until
+        )
 
     def trace(self, ref: str) -> Trace:
         from .inspect import trace as inspect_trace
+
         return inspect_trace.trace(self.store, ref, self.memories)
 
     def commit_diff(self, sha: str, path: str | None = None) -> str:
@@ -295,4 +386,3 @@ class Session:
 
     def load(self, ref: str) -> Memory:
         return self.store.load(ref)
-

@@ -100,13 +100,13 @@ def test_forget_commands_lexical(tmp_path):
         ("insights/forget-w.md", "I know Wilhelmina Cragg", "pending")]
     # BM25 alone: the request tops the hits and its relative floor drops the long
     # closeout (as in Palinode); the hybrid routing is covered by the model tests.
-    plan = jrun("plan", s, "insights/forget-w.md", "--lexical")
+    plan = jrun("plan", s, "insights/forget-w.md", "--lexical", "--resolver", "palinode")
     assert {c["path"]: c["route"] for c in plan["candidates"]} == {"people/w.md": "archive"}
-    flipped = jrun("plan", s, "insights/forget-w.md", "--lexical", "--floor", "0.5")
+    flipped = jrun("plan", s, "insights/forget-w.md", "--lexical", "--floor", "0.5", "--resolver", "palinode")
     assert {c["path"]: c["route"] for c in flipped["candidates"]} == {"people/w.md": "strike"}
-    shown = jrun("apply", s, "insights/forget-w.md", "--lexical")
+    shown = jrun("apply", s, "insights/forget-w.md", "--lexical", "--resolver", "palinode")
     assert shown["applied"] is False and len(subjects(root)) == 1
-    applied = jrun("apply", s, "insights/forget-w.md", "--lexical", "--floor", "0.5", "--only", "people/w.md", "--yes")
+    applied = jrun("apply", s, "insights/forget-w.md", "--lexical", "--floor", "0.5", "--only", "people/w.md", "--yes", "--resolver", "palinode")
     assert not any(key.startswith("_") for key in applied)  # no internal keys in the JSON contract
     assert applied["deferred"] == [] and [c["subject"] for c in applied["commits"]] == [
         "palinode retract: people/w.md (1 mentions) <- insights/forget-w.md"]

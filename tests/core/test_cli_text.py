@@ -31,7 +31,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_plan_and_requests_print_tables_and_counts(tmp_path):
     store = tmp_path / "demo"
     assert _run("demo-store", str(store)).returncode == 0
-    plan = _run("plan", str(store), "insights/forget-w.md", "--lexical")
+    plan = _run("plan", str(store), "insights/forget-w.md", "--lexical", "--resolver", "palinode")
     assert plan.returncode == 0, plan.stderr
     lines = plan.stdout.splitlines()
     assert lines[0].startswith("Forget request insights/forget-w.md")

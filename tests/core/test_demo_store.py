@@ -50,19 +50,19 @@ def test_every_pending_request_routes_as_designed(tmp_path, embedder):
     index.update()
 
     def routes(request: str) -> dict[str, str]:
-        return {c.path: c.route for c in Session(store).plan(request, index=index).targets}
+        return {c.path: c.route for c in Session(store, resolver="palinode").plan(request, index=index).targets}
 
     assert routes("insights/forget-sneakers.md") == {"insights/pref-sneakers.md": "archive"}
     assert routes("insights/forget-w.md") == {"people/wilhelmina-fair.md": "archive",
                                               "projects/moonrise-closeout.md": "strike"}
-    tea = Session(store).plan("insights/forget-tea.md", index=index)
+    tea = Session(store, resolver="palinode").plan("insights/forget-tea.md", index=index)
     assert {c.path: c.route for c in tea.targets} == {"insights/pref-tea.md": "archive",
                                                        "projects/tea-club-status.md": "unforgotten"}
     assert "replace_doc" in tea.candidate("projects/tea-club-status.md").reason
-    ott = Session(store).plan("insights/forget-ottoline.md", index=index)
+    ott = Session(store, resolver="palinode").plan("insights/forget-ottoline.md", index=index)
     board = ott.candidate("projects/harbor-board.md")
     assert board.route == "unforgotten"
     assert sorted(r.kind for r in board.plan.regions) == ["fence", "heading", "table"]
-    berlin = Session(store).plan("insights/forget-berlin.md", index=index).candidate("people/me-profile.md")
+    berlin = Session(store, resolver="palinode").plan("insights/forget-berlin.md", index=index).candidate("people/me-profile.md")
     assert berlin.route == "strike"
     assert berlin.plan.spans[0].collateral == "work at Stripe"

@@ -54,7 +54,7 @@ def opened(spec_store, embedder, tmp_path):
 @one_worker
 def test_plan_routes_as_the_spec(opened):
     store, index = opened
-    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     assert fplan.request.pref == "I know Wilhelmina Cragg" and fplan.request.rid == "bcb56233"
     targets = {c.path: c for c in fplan.targets}
     assert set(targets) == {"people/wilhelmina-fair.md", "projects/moonrise-closeout.md"}
@@ -71,7 +71,7 @@ def test_plan_routes_as_the_spec(opened):
 @one_worker
 def test_knobs_reroute_without_searching_again(opened):
     store, index = opened
-    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     calls = []
     original = index.search
     index.search = lambda *a, **k: calls.append(a) or original(*a, **k)
@@ -91,7 +91,7 @@ def test_knobs_reroute_without_searching_again(opened):
 def test_apply_writes_what_palinode_writes(opened):
     store, index = opened
     root = store.root
-    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     result = review.apply_forget(store, fplan)
     assert not result.failed and len(result.commits) == 2
     fair = (root / "people/wilhelmina-fair.md").read_text()
@@ -126,7 +126,7 @@ def test_apply_writes_what_palinode_writes(opened):
 @one_worker
 def test_selection_rejects_one_target_and_narrows_spans(opened):
     store, index = opened
-    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     result = review.apply_forget(store, fplan, {"projects/moonrise-closeout.md": Choice(spans=frozenset({0})),
                                                "people/wilhelmina-fair.md": REJECT}, note="keep the fair note")
     assert result.rejected == ["people/wilhelmina-fair.md"]
@@ -142,7 +142,7 @@ def test_selection_rejects_one_target_and_narrows_spans(opened):
 @one_worker
 def test_stale_target_is_refused_during_apply(opened):
     store, index = opened
-    fplan = Session(store).plan("insights/forget-w.md", index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     path = store.root / "projects/moonrise-closeout.md"
     path.write_text(path.read_text() + "\nAn agent appended this.\n")
     before = path.read_bytes()
@@ -157,7 +157,7 @@ def test_stale_target_is_refused_during_apply(opened):
 def test_withdraw_restores_only_what_this_request_did(opened):
     store, index = opened
     root = store.root
-    review.apply_forget(store, Session(store).plan("insights/forget-w.md", index=index))
+    review.apply_forget(store, Session(store, resolver="palinode").plan("insights/forget-w.md", index=index))
     # a strike for the same pref made by someone else, not this request
     other = root / "insights/notes.md"
     other.write_text(palinode_file({"id": "insights-notes"}, "Wilhelmina Cragg called twice."))
@@ -219,7 +219,7 @@ def test_residue_integrity_and_trace(opened):
         "## Wilhelmina Cragg panel\n\n| judge | Wilhelmina Cragg |\n\nOther text."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "board")
-    review.apply_forget(store, Session(store).plan("insights/forget-w.md", index=index))
+    review.apply_forget(store, Session(store, resolver="palinode").plan("insights/forget-w.md", index=index))
     kinds = {}
     for m in Session(store).residue("I know Wilhelmina Cragg"):
         kinds.setdefault(m.kind, []).append(m.path)
@@ -263,7 +263,7 @@ def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     (root / "people/wilhelmina-later.md").write_text(palinode_file(
         fm("people/wilhelmina-later.md", "2031-07-01T10:00:00+00:00"), "Wilhelmina Cragg visited again."))
     index.update()
-    fplan = Session(store).plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
+    fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
     later = fplan.candidate("people/wilhelmina-later.md")
     assert later.route == "skipped" and "after the request" in later.reason
 
@@ -281,7 +281,7 @@ def test_another_request_is_never_a_target(tmp_path, clock):
                                       "I play the oboe in a quartet."),
     })
     store = Store(root, clock=clock)
-    session = Session(store, vectors=False)
+    session = Session(store, vectors=False, resolver="palinode")
     index = session.update_index()
     plan = session.plan("insights/forget-oboe.md", index=index)
     poker = plan.candidate("insights/forget-poker.md")

@@ -19,6 +19,7 @@ SIZE = (120, 36)
 
 def app_for(root, embedder, tmp_path, **kw) -> PalinodeApp:
     kw.setdefault("watch", False)
+    kw.setdefault("resolver", "palinode")  # these journeys pin Palinode's plans (knobs, floor flips)
     return PalinodeApp(root, embedder=embedder, clock=Clock(), cache_dir=tmp_path / "cache", **kw)
 
 

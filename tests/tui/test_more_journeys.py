@@ -27,6 +27,7 @@ ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sunday
 
 def lexical_app(root, tmp_path, **kw) -> PalinodeApp:
     kw.setdefault("watch", False)
+    kw.setdefault("resolver", "palinode")  # these journeys pin Palinode's plans (knobs, floor flips)
     return PalinodeApp(root, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", **kw)
 
 

@@ -1,13 +1,14 @@
 """Argument helpers shared by the command modules, and how a command opens
 its store."""
+
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import PalinodeError
 from ..search.embed import Embedder
@@ -16,8 +17,11 @@ from ..storage.config import ForgetKnobs
 
 
 def _say_loading() -> None:
-    print("palinode-audit: loading the embedding model: some text has no cached vector (this takes seconds)",
-          file=sys.stderr, flush=True)
+    print(
+        "palinode-audit: loading the embedding model: some text has no cached vector (this takes seconds)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def embedder() -> Embedder:
@@ -37,8 +41,12 @@ def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
 
 def as_of_args(p: argparse.ArgumentParser) -> None:
     when = p.add_mutually_exclusive_group()
-    when.add_argument("--as-of", metavar="DATE", help="the store as of the last commit at or before DATE "
-                      "(YYYY-MM-DD means the end of that day, UTC; or an ISO 8601 time)")
+    when.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="the store as of the last commit at or before DATE "
+        "(YYYY-MM-DD means the end of that day, UTC; or an ISO 8601 time)",
+    )
     when.add_argument("--at", metavar="REV", help="the store as of a commit (any git revision)")
 
 
@@ -60,16 +68,22 @@ def scan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
 
 
-def open_for_scan(args: argparse.Namespace, *, lexical: bool = False
-                  ) -> tuple[Session, Callable[[str, int, int], None] | None]:
+def open_for_scan(
+    args: argparse.Namespace, *, lexical: bool = False
+) -> tuple[Session, Callable[[str, int, int], None] | None]:
     """The session and a progress printer for ``scan_args`` (how a child runs us)."""
     if args.background:
         os.nice(10)
-    session = Session.open(args.store, cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
-                           vectors=not lexical, embedder=embedder())
+    session = Session.open(
+        args.store,
+        cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
+        vectors=not lexical,
+        embedder=embedder(),
+    )
 
     def progress(phase: str, done: int, total: int) -> None:
         print(json.dumps({"progress": phase, "done": done, "total": total}), flush=True)
+
     return session, progress if args.progress else None
 
 
@@ -86,6 +100,7 @@ def _count(minimum: int) -> Callable[[str], int]:
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {text}")
         return value
+
     return parse
 
 
@@ -96,12 +111,22 @@ def knob_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-shared", type=_count(0), help="min_shared_words")
     p.add_argument("--search-k", type=_count(1))
     p.add_argument("--lexical", action="store_true", help="resolve with BM25 only")
+    p.add_argument(
+        "--resolver",
+        choices=("thorough", "palinode"),
+        default="thorough",
+        help="thorough (default): every unit that carries the preference, with evidence; "
+        "palinode: exactly what Palinode itself would do",
+    )
 
 
 def knobs_from(args: argparse.Namespace, session: Session) -> ForgetKnobs:
     return session.forget_knobs().with_overrides(
-        min_target_coverage=args.floor, max_targets=args.max_targets, min_shared_words=args.min_shared,
-        search_k=args.search_k)
+        min_target_coverage=args.floor,
+        max_targets=args.max_targets,
+        min_shared_words=args.min_shared,
+        search_k=args.search_k,
+    )
 
 
 def require(condition: bool, message: str) -> None:

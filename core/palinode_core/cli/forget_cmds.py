@@ -1,4 +1,5 @@
 """Search and forget-request commands: index, search, requests, plan, apply, dismiss."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,7 @@ def updated_index(session: Session, lexical: bool) -> SearchIndex:
     def progress(phase: str, done: int, total: int) -> None:
         if verbose:
             print(f"\rindexing {phase}: {done}/{total}", end="", file=sys.stderr, flush=True)
+
     index = session.update_index(progress, vectors=not lexical)
     if verbose:
         print(file=sys.stderr)
@@ -36,9 +38,16 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     session, progress = open_for_scan(args, lexical=args.lexical)
     index = session.update_index(progress)
     stats = index.stats
-    return {"files": stats.files, "chunks": stats.chunks, "files_reindexed": stats.files_reindexed,
-            "vectors": stats.vectors, "embedded": stats.embedded_this_session, "unreadable": stats.errors,
-            "mode": "hybrid" if index.vectors_ready else "lexical", "problem": index.problem}
+    return {
+        "files": stats.files,
+        "chunks": stats.chunks,
+        "files_reindexed": stats.files_reindexed,
+        "vectors": stats.vectors,
+        "embedded": stats.embedded_this_session,
+        "unreadable": stats.errors,
+        "mode": "hybrid" if index.vectors_ready else "lexical",
+        "problem": index.problem,
+    }
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
@@ -51,12 +60,26 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 def _search(args: argparse.Namespace) -> dict[str, Any]:
     session = open_session(args, lexical=args.lexical)
     index = updated_index(session, args.lexical)
-    result = index.search(args.query, limit=args.limit, include_archived=args.include_archived,
-                          lexical_only=args.lexical)
+    result = index.search(
+        args.query, limit=args.limit, include_archived=args.include_archived, lexical_only=args.lexical
+    )
     notice = "; ".join(n for n in (index.problem, result.notice) if n) or None
-    return {"query": args.query, "mode": result.mode, "notice": notice, "hits": [
-        {"path": h.path, "chunk": h.section, "bm25_rank": h.bm25_rank, "vector_rank": h.vector_rank,
-         "arms": h.arms, "score": round(h.score, 4)} for h in result.hits]}
+    return {
+        "query": args.query,
+        "mode": result.mode,
+        "notice": notice,
+        "hits": [
+            {
+                "path": h.path,
+                "chunk": h.section,
+                "bm25_rank": h.bm25_rank,
+                "vector_rank": h.vector_rank,
+                "arms": h.arms,
+                "score": round(h.score, 4),
+            }
+            for h in result.hits
+        ],
+    }
 
 
 def _requests(args: argparse.Namespace) -> dict[str, Any]:
@@ -66,7 +89,9 @@ def _requests(args: argparse.Namespace) -> dict[str, Any]:
 def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
     session = open_session(args, lexical=args.lexical)
     knobs = knobs_from(args, session)
-    return session, session.plan(args.request, knobs, index=updated_index(session, args.lexical))
+    return session, session.plan(
+        args.request, knobs, index=updated_index(session, args.lexical), resolver=args.resolver
+    )
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -85,6 +110,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
     if not args.yes:
         return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
     from ..forget.selection import APPROVE_ALL
+
     selection: dict[str, Choice] | None = None
     if args.only:
         selection = {}
@@ -102,8 +128,31 @@ def _dismiss_args(p: argparse.ArgumentParser) -> None:
 
 def _dismiss(args: argparse.Namespace) -> dict[str, Any]:
     require(bool(args.note.strip()), "a dismissal needs a note saying why")
-    return {"request": args.request, "dismissed": True,
-            "commit": open_session(args).dismiss(args.request, args.note)}
+    return {"request": args.request, "dismissed": True, "commit": open_session(args).dismiss(args.request, args.note)}
+
+
+def _leaks_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("request", nargs="?", help="a forget request's path (default: every request)")
+    p.add_argument("--record", action="store_true", help="also record each check in the ledger (one commit each)")
+    p.add_argument("--lexical", action="store_true", help="lexical and inflected matches only; never embed")
+
+
+def _leaks(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args, lexical=args.lexical)
+    if not args.lexical:
+        updated_index(session, False)
+    paths = [args.request] if args.request else [s.path for s in session.request_states()]
+    checks = []
+    for path in paths:
+        leaks = session.leak_check(path)
+        counts: dict[str, int] = {}
+        for leak in leaks:
+            counts[leak.kind] = counts.get(leak.kind, 0) + 1
+        commit = session.record_leaks(path) if args.record else None
+        checks.append(
+            {"request": path, "counts": counts, "mentions": [leak.to_dict() for leak in leaks], "ledger_commit": commit}
+        )
+    return {"checks": checks}
 
 
 COMMANDS = (
@@ -111,7 +160,15 @@ COMMANDS = (
     Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
     Command("requests", "every forget request in the store and its state", _requests, as_of=True),
     Command("plan", "what a forget request would do, target by target (writes nothing)", _plan, knob_args),
-    Command("apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply,
-            _apply_args),
+    Command(
+        "apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply, _apply_args
+    ),
+    Command(
+        "leaks",
+        "leak check: every surviving mention of a request's preference (lexical, inflected, semantic, "
+        "frontmatter, headings, tables, code), classified live/struck/archived/unforgettable",
+        _leaks,
+        _leaks_args,
+    ),
     Command("dismiss", "reject a forget request, with a note, recorded in the ledger", _dismiss, _dismiss_args),
 )

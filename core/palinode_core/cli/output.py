@@ -3,15 +3,23 @@ module) or text for people: tables of candidates and requests, counts, and
 diffs coloured when stdout is a terminal. Every store string goes through
 ``printable`` before any colour of ours is added, so store text can never
 become a terminal escape."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..text.sanitize import printable, safe_json
 
 _RESET = "\x1b[0m"
-_STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "dim": "\x1b[2m",
-           "warn": "\x1b[33m"}
+_STYLES = {
+    "add": "\x1b[32m",
+    "del": "\x1b[31m",
+    "hunk": "\x1b[36m",
+    "head": "\x1b[1m",
+    "dim": "\x1b[2m",
+    "warn": "\x1b[33m",
+}
 
 
 class Text:
@@ -32,15 +40,25 @@ class Text:
         if not rows:
             return
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        self.add(indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-                                     "head"))
+        self.add(
+            indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), "head")
+        )
         for row in rows:
             self.add(indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
     def diff(self, diff: str, indent: str = "    ") -> None:
         for raw in printable(diff).splitlines():
-            kind = ("head" if raw.startswith(("+++", "---")) else "add" if raw.startswith("+")
-                    else "del" if raw.startswith("-") else "hunk" if raw.startswith("@@") else None)
+            kind = (
+                "head"
+                if raw.startswith(("+++", "---"))
+                else "add"
+                if raw.startswith("+")
+                else "del"
+                if raw.startswith("-")
+                else "hunk"
+                if raw.startswith("@@")
+                else None
+            )
             self.add(indent + (self.style(raw, kind) if kind else raw))
 
     def render(self) -> str:
@@ -55,8 +73,15 @@ def p(value: Any) -> str:
 def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     knobs = plan["knobs"]
     out.add(out.style(f"Forget request {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}')
-    out.add(f"  search: {plan['search_mode']} (top {knobs['search_k']})  floor {knobs['min_target_coverage']}  "
-            f"max targets {knobs['max_targets']}  min shared words {knobs['min_shared_words']}")
+    if plan.get("resolver") == "thorough":
+        out.add(
+            "  resolver: thorough (store-wide sentence evidence; Palinode's own plan shown beside it)"
+            + (f"  {out.style(p(plan['resolver_notice']), 'warn')}" if plan.get("resolver_notice") else "")
+        )
+    out.add(
+        f"  search: {plan['search_mode']} (top {knobs['search_k']})  floor {knobs['min_target_coverage']}  "
+        f"max targets {knobs['max_targets']}  min shared words {knobs['min_shared_words']}"
+    )
     if plan.get("search_notice"):
         out.add("  " + out.style(p(plan["search_notice"]), "warn"))
     candidates = plan["candidates"]
@@ -67,17 +92,39 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     rows = []
     for c in candidates:
         cov = "" if c["coverage"] is None else f"{c['coverage']:.4f} vs {c['floor']}"
-        rows.append([str(c["rank"]), c["route"].replace("_", " "), p(c["path"]), cov, p(c["arms"]),
-                     ", ".join(p(w) for w in c["shared_words"])])
+        found = (
+            p(c["arms"])
+            if plan.get("resolver", "palinode") == "palinode"
+            else "+".join(p(r) for r in c.get("found_by", ())) + ("" if c.get("preapproved", True) else " (ask)")
+        )
+        rows.append(
+            [
+                str(c["rank"]),
+                c["route"].replace("_", " "),
+                p(c["path"]),
+                cov,
+                found,
+                ", ".join(p(w) for w in c["shared_words"]),
+            ]
+        )
     out.table(["rank", "route", "memory", "coverage", "found by", "shared words"], rows)
     out.add()
     for c in candidates:
         out.add(f"  {p(c['path'])}: {p(c['reason'])}")
+        for ev in c.get("evidence", []):
+            sim = "" if ev["similarity"] is None else f" sim {ev['similarity']:.2f}"
+            near = f" near {p(ev['neighbour'])!r} ({ev['neighbour_similarity']:.2f})" if ev.get("neighbour") else ""
+            out.add(
+                f"    {ev['kind']} line {ev['line']}: score {ev['score']:.2f}{sim}, words "
+                f"{', '.join(p(w) for w in ev['shared_words']) or 'none'}{near}: {p(ev['text'])}"
+            )
         for text in c.get("collateral", []):
             out.add("    " + out.style(f"also struck with it (compound sentence): {p(text)}", "warn"))
         for region in c.get("unforgotten", []):
-            out.add("    " + out.style(f"cannot be struck ({region['kind']}, line {region['line']}): "
-                                       f"{p(region['text'])}", "warn"))
+            out.add(
+                "    "
+                + out.style(f"cannot be struck ({region['kind']}, line {region['line']}): {p(region['text'])}", "warn")
+            )
         plan_data = c.get("plan")
         if plan_data and plan_data.get("changes"):
             out.diff(plan_data["diff"])
@@ -91,9 +138,14 @@ def _requests(out: Text, data: dict[str, Any]) -> None:
     if not states:
         out.add("no forget requests in this store")
         return
-    out.table(["state", "request", "preference", "archived", "struck"],
-              [[s["state"], p(s["path"]), p(s["pref"]), str(len(s["archived_targets"])),
-                str(len(s["struck_targets"]))] for s in states], indent="")
+    out.table(
+        ["state", "request", "preference", "archived", "struck"],
+        [
+            [s["state"], p(s["path"]), p(s["pref"]), str(len(s["archived_targets"])), str(len(s["struck_targets"]))]
+            for s in states
+        ],
+        indent="",
+    )
     counts: dict[str, int] = {}
     for s in states:
         counts[s["state"]] = counts.get(s["state"], 0) + 1
@@ -106,8 +158,10 @@ def _commits(out: Text, data: dict[str, Any], verb: str) -> None:
         out.add(f"  {(c.get('commit') or '')[:7]}  {p(c.get('subject'))}")
     for f in data.get("failed", []):
         out.add("  " + out.style(f"failed: {p(f.get('path'))}: {p(f.get('reason'))}", "warn"))
-    out.add(f"{len(data.get('commits', []))} commit(s) {verb}"
-            + (f", ledger {data['ledger_commit'][:7]}" if data.get("ledger_commit") else ""))
+    out.add(
+        f"{len(data.get('commits', []))} commit(s) {verb}"
+        + (f", ledger {data['ledger_commit'][:7]}" if data.get("ledger_commit") else "")
+    )
 
 
 def _apply(out: Text, data: dict[str, Any]) -> None:
@@ -135,29 +189,77 @@ def _withdraw(out: Text, data: dict[str, Any]) -> None:
 
 
 def _residue(out: Text, data: dict[str, Any]) -> None:
-    out.add(out.style(f'Residue of "{p(data["pref"])}"', "head") + "  "
-            + (", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())) or "no mentions"))
-    out.table(["kind", "where", "text"], [[m["kind"], f"{p(m['path'])}:{m['line']}", p(m["text"])[:100]]
-                                          for m in data["mentions"]])
+    out.add(
+        out.style(f'Residue of "{p(data["pref"])}"', "head")
+        + "  "
+        + (", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())) or "no mentions")
+    )
+    out.table(
+        ["kind", "where", "text"],
+        [[m["kind"], f"{p(m['path'])}:{m['line']}", p(m["text"])[:100]] for m in data["mentions"]],
+    )
 
 
 def _integrity(out: Text, data: dict[str, Any]) -> None:
     out.add("ok" if data["ok"] else out.style("problems found", "warn"))
-    out.table(["severity", "kind", "memory", "detail"],
-              [[x["severity"], x["kind"].replace("_", " "), p(x["path"]), p(x["detail"])] for x in data["problems"]])
+    out.table(
+        ["severity", "kind", "memory", "detail"],
+        [[x["severity"], x["kind"].replace("_", " "), p(x["path"]), p(x["detail"])] for x in data["problems"]],
+    )
     history = data.get("history")
     if history:
         unsound = [m for m in history["markers"] if not (m["record"] and m["history_line"] and m["retract_commit"])]
-        out.add(f"history: {history['commits_walked']} commits, {len(history['markers'])} strike marker(s) written, "
-                f"{len(unsound)} without record, history line or retract commit; {len(history['open'])} break(s) "
-                f"still open, {len(history['repairs'])} repaired")
-        out.table(["marker", "memory", "commit", "date", "author", "record", "history", "retract"],
-                  [[p(m["rid"]), p(m["path"]), m["commit"][:10], p(m["date"]), p(m["author"]),
-                    *("yes" if m[k] else "NO" for k in ("record", "history_line", "retract_commit"))]
-                   for m in unsound])
-        out.table(["broke", "memory", "commit", "date", "author", "by", "subject"],
-                  [[b["kind"].replace("_", " "), p(b["path"]), b["commit"][:10], p(b["date"]), p(b["author"]),
-                    "hand edit" if b["hand_edit"] else p(b["actor"]), p(b["subject"])] for b in history["open"]])
+        out.add(
+            f"history: {history['commits_walked']} commits, {len(history['markers'])} strike marker(s) written, "
+            f"{len(unsound)} without record, history line or retract commit; {len(history['open'])} break(s) "
+            f"still open, {len(history['repairs'])} repaired"
+        )
+        out.table(
+            ["marker", "memory", "commit", "date", "author", "record", "history", "retract"],
+            [
+                [
+                    p(m["rid"]),
+                    p(m["path"]),
+                    m["commit"][:10],
+                    p(m["date"]),
+                    p(m["author"]),
+                    *("yes" if m[k] else "NO" for k in ("record", "history_line", "retract_commit")),
+                ]
+                for m in unsound
+            ],
+        )
+        out.table(
+            ["broke", "memory", "commit", "date", "author", "by", "subject"],
+            [
+                [
+                    b["kind"].replace("_", " "),
+                    p(b["path"]),
+                    b["commit"][:10],
+                    p(b["date"]),
+                    p(b["author"]),
+                    "hand edit" if b["hand_edit"] else p(b["actor"]),
+                    p(b["subject"]),
+                ]
+                for b in history["open"]
+            ],
+        )
+
+
+def _leaks(out: Text, data: dict[str, Any]) -> None:
+    for check in data["checks"]:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(check["counts"].items())) or "no surviving mention"
+        out.add(
+            out.style(f"{p(check['request'])}", "head")
+            + f"  {counts}"
+            + (f"  (recorded: {check['ledger_commit'][:10]})" if check.get("ledger_commit") else "")
+        )
+        out.table(
+            ["kind", "where", "in", "match", "text"],
+            [
+                [m["kind"], f"{p(m['path'])}:{m['line']}", m["where"], m["match"], p(m["text"])[:90]]
+                for m in check["mentions"]
+            ],
+        )
 
 
 def _plan(out: Text, data: dict[str, Any]) -> None:
@@ -175,8 +277,9 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
         elif isinstance(value, list):
             out.add(f"{key}: ({len(value)})")
             for item in value:
-                out.add("  - " + (", ".join(f"{k}={p(v)}" for k, v in item.items()) if isinstance(item, dict)
-                                  else p(item)))
+                out.add(
+                    "  - " + (", ".join(f"{k}={p(v)}" for k, v in item.items()) if isinstance(item, dict) else p(item))
+                )
         elif isinstance(value, dict):
             out.add(f"{key}: " + ", ".join(f"{k}={p(v)}" for k, v in value.items()))
         else:
@@ -184,7 +287,12 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
 
 
 _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {
-    "plan": _plan, "apply": _apply, "requests": _requests, "withdraw": _withdraw, "residue": _residue,
+    "plan": _plan,
+    "apply": _apply,
+    "requests": _requests,
+    "withdraw": _withdraw,
+    "residue": _residue,
+    "leaks": _leaks,
     "integrity": _integrity,
 }
 
@@ -195,8 +303,12 @@ def render(command: str, data: dict[str, Any], as_json: bool, colour: bool = Fal
     out = Text(colour)
     point = data.get("as_of")
     if isinstance(point, dict) and command in _RENDERERS:  # the generic renderer prints it as a field
-        out.add(out.style(p(f"as of {point['asked']}: commit {point['commit'][:10]} of {point['date']} "
-                            "(history, read-only)"), "warn"))
+        out.add(
+            out.style(
+                p(f"as of {point['asked']}: commit {point['commit'][:10]} of {point['date']} (history, read-only)"),
+                "warn",
+            )
+        )
     _RENDERERS.get(command, _generic)(out, data)
     return out.render()
 

@@ -1,10 +1,12 @@
 """Resolve a forget request's targets by the store's own search, measure
 coverage, and route each target into a plan a reviewer can read before
 anything is written (Palinode's resolution; docs/format.md)."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..ops import lifecycle
 from ..ops.plan import Plan
@@ -39,6 +41,11 @@ class Candidate:
     route: Route
     reason: str
     plan: Plan | None = None
+    # which resolver(s) proposed it ("palinode", "thorough"), the unit-level
+    # evidence (thorough only), and whether ``apply --yes`` applies it unasked
+    found_by: tuple[str, ...] = ("palinode",)
+    evidence: tuple[Any, ...] = ()
+    preapproved: bool = True
 
     @property
     def actionable(self) -> bool:
@@ -46,14 +53,27 @@ class Candidate:
 
     def to_dict(self, floor: float) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "path": self.path, "rank": self.rank, "arms": self.arms, "shared_words": list(self.shared_words),
-            "coverage": None if self.coverage is None else round(self.coverage, 4), "floor": floor,
-            "route": self.route, "reason": self.reason,
+            "path": self.path,
+            "rank": self.rank,
+            "arms": self.arms,
+            "shared_words": list(self.shared_words),
+            "coverage": None if self.coverage is None else round(self.coverage, 4),
+            "floor": floor,
+            "route": self.route,
+            "reason": self.reason,
+            "found_by": list(self.found_by),
+            "preapproved": self.preapproved,
         }
+        if self.evidence:
+            data["evidence"] = [e.to_dict() for e in self.evidence]
         if self.plan is not None:
             plan = self.plan.to_dict()
-            data.update(plan=plan, unforgotten=plan["unforgotten"], spans=plan["spans"],
-                        collateral=[s["text"] for s in plan["spans"] if s["collateral"]])
+            data.update(
+                plan=plan,
+                unforgotten=plan["unforgotten"],
+                spans=plan["spans"],
+                collateral=[s["text"] for s in plan["spans"] if s["collateral"]],
+            )
         return data
 
 
@@ -76,6 +96,8 @@ class ForgetPlan:
     knobs: ForgetKnobs
     candidates: tuple[Candidate, ...]
     resolution: Resolution
+    resolver: str = "palinode"
+    notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
 
     @property
     def targets(self) -> list[Candidate]:
@@ -93,17 +115,28 @@ class ForgetPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "request": self.request.path, "pref": self.request.pref, "rid": self.request.rid,
-            "knobs": {"search_k": self.knobs.search_k, "min_shared_words": self.knobs.min_shared_words,
-                      "max_targets": self.knobs.max_targets, "min_target_coverage": self.knobs.min_target_coverage},
-            "search_mode": self.resolution.mode, "search_notice": self.resolution.notice,
-            "resolved_before": self.resolution.boundary, "prior_requests": list(self.resolution.prior_requests),
+            "request": self.request.path,
+            "pref": self.request.pref,
+            "rid": self.request.rid,
+            "resolver": self.resolver,
+            "resolver_notice": self.notice,
+            "knobs": {
+                "search_k": self.knobs.search_k,
+                "min_shared_words": self.knobs.min_shared_words,
+                "max_targets": self.knobs.max_targets,
+                "min_target_coverage": self.knobs.min_target_coverage,
+            },
+            "search_mode": self.resolution.mode,
+            "search_notice": self.resolution.notice,
+            "resolved_before": self.resolution.boundary,
+            "prior_requests": list(self.resolution.prior_requests),
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
         }
 
 
-def resolve(index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory],
-            lexical: bool = False) -> Resolution:
+def resolve(
+    index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory], lexical: bool = False
+) -> Resolution:
     result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical)
     boundary = request.memory.created_at
     priors: list[str] = []
@@ -134,7 +167,13 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
         seen.add(hit.path)
         shared = tuple(sorted(pref_words & content_words(hit.text)))
 
-        def skip(reason: str, route_name: Route = "skipped") -> None:
+        def skip(
+            reason: str,
+            route_name: Route = "skipped",
+            hit: Hit = hit,
+            rank: int = rank,
+            shared: tuple[str, ...] = shared,
+        ) -> None:
             candidates.append(Candidate(hit.path, rank, hit.arms, shared, None, route_name, reason))
 
         memory = memories.get(hit.path)
@@ -145,7 +184,9 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
                 skip(f"unreadable: {exc}")
                 continue
         if len(shared) < knobs.min_shared_words:
-            skip(f"shares {len(shared)} content word(s) with the pref, fewer than min_shared_words={knobs.min_shared_words}")
+            skip(
+                f"shares {len(shared)} content word(s) with the pref, fewer than min_shared_words={knobs.min_shared_words}"
+            )
             continue
         other_pref = detect_forget_request(hit.text)
         if other_pref and normalize_pref(other_pref) == request.norm:
@@ -159,46 +200,82 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
             skip(f"created {created}, after the request ({resolution.boundary})")
             continue
         if taken >= knobs.max_targets:
-            candidates.append(Candidate(hit.path, rank, hit.arms, shared, coverage(request.pref, memory.body),
-                                        "not_taken", f"passed the guards but max_targets={knobs.max_targets} was reached"))
+            candidates.append(
+                Candidate(
+                    hit.path,
+                    rank,
+                    hit.arms,
+                    shared,
+                    coverage(request.pref, memory.body),
+                    "not_taken",
+                    f"passed the guards but max_targets={knobs.max_targets} was reached",
+                )
+            )
             continue
         taken += 1
         if memory.forget_pref:
             # Palinode 0.23 would take another request's record here (it counts toward the cap,
             # so the rest of this plan stays Palinode's); a retraction record is never a target.
-            skip(f'is a forget request ("{memory.forget_pref}"): a retraction record is never a target; '
-                 "Palinode 0.23 would have taken it here")
+            skip(
+                f'is a forget request ("{memory.forget_pref}"): a retraction record is never a target; '
+                "Palinode 0.23 would have taken it here"
+            )
             continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
     return ForgetPlan(request, knobs, tuple(candidates), resolution)
 
 
-def _route_one(store: Store, request: Request, hit: Hit, rank: int, shared: tuple[str, ...], memory: Memory,
-               knobs: ForgetKnobs, trailers: dict[str, str]) -> Candidate:
+def _route_one(
+    store: Store,
+    request: Request,
+    hit: Hit,
+    rank: int,
+    shared: tuple[str, ...],
+    memory: Memory,
+    knobs: ForgetKnobs,
+    trailers: dict[str, str],
+) -> Candidate:
     floor = knobs.min_target_coverage
     cov = coverage(request.pref, memory.body)
     if floor > 0 and cov < floor:
-        plan = lifecycle.plan_retract(store, memory.rel, request.pref, superseded_by=request.path,
-                                      trailers=trailers)
+        plan = lifecycle.plan_retract(store, memory.rel, request.pref, superseded_by=request.path, trailers=trailers)
         if plan.status == "would_retract":
-            return Candidate(memory.rel, rank, hit.arms, shared, cov, "strike",
-                             f"coverage {cov:.4f} < floor {floor}: strike {plan.mentions} mention(s)", plan)
+            return Candidate(
+                memory.rel,
+                rank,
+                hit.arms,
+                shared,
+                cov,
+                "strike",
+                f"coverage {cov:.4f} < floor {floor}: strike {plan.mentions} mention(s)",
+                plan,
+            )
         if plan.status in ("no_mentions", "replace_doc"):
-            why = ("a living update_policy: replace document is never struck" if plan.status == "replace_doc"
-                   else "no strikeable sentence carries it" + (
-                       f"; it sits in {', '.join(sorted({r.kind for r in plan.regions}))}" if plan.regions else ""))
+            why = (
+                "a living update_policy: replace document is never struck"
+                if plan.status == "replace_doc"
+                else "no strikeable sentence carries it"
+                + (f"; it sits in {', '.join(sorted({r.kind for r in plan.regions}))}" if plan.regions else "")
+            )
             return Candidate(memory.rel, rank, hit.arms, shared, cov, "unforgotten", f"{plan.status}: {why}", plan)
         return Candidate(memory.rel, rank, hit.arms, shared, cov, "skipped", plan.status, plan)
-    plan = lifecycle.plan_archive(store, memory.rel, superseded_by=request.path,
-                                  reason=f'forget request: "{request.pref}"', trailers=trailers)
-    why = (f"coverage {cov:.4f} >= floor {floor}: archive whole" if floor > 0 else "floor is 0: always archive whole")
+    plan = lifecycle.plan_archive(
+        store, memory.rel, superseded_by=request.path, reason=f'forget request: "{request.pref}"', trailers=trailers
+    )
+    why = f"coverage {cov:.4f} >= floor {floor}: archive whole" if floor > 0 else "floor is 0: always archive whole"
     if plan.status == "already_archived":
         return Candidate(memory.rel, rank, hit.arms, shared, cov, "skipped", "already archived", plan)
     return Candidate(memory.rel, rank, hit.arms, shared, cov, "archive", why, plan)
 
 
-def plan_forget(store: Store, index: SearchIndex, request_path: str, memories: Mapping[str, Memory],
-                knobs: ForgetKnobs | None = None, lexical: bool = False) -> ForgetPlan:
+def plan_forget(
+    store: Store,
+    index: SearchIndex,
+    request_path: str,
+    memories: Mapping[str, Memory],
+    knobs: ForgetKnobs | None = None,
+    lexical: bool = False,
+) -> ForgetPlan:
     request = request_at(store, request_path)
     knobs = knobs or store.config.forget
     return route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)

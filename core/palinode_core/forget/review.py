@@ -1,5 +1,6 @@
 """A reviewed apply: exactly the targets and sentences a person approved, one
 commit each, the decision recorded in the ledger; and dismiss and flag."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,16 +30,29 @@ class ForgetApplied:
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"request": self.request, "commits": self.commits, "approved": self.approved,
-                "rejected": self.rejected, "deferred": self.deferred, "failed": self.failed,
-                "ledger_commit": self.ledger_commit, "message": self.message}
+        return {
+            "request": self.request,
+            "commits": self.commits,
+            "approved": self.approved,
+            "rejected": self.rejected,
+            "deferred": self.deferred,
+            "failed": self.failed,
+            "ledger_commit": self.ledger_commit,
+            "message": self.message,
+        }
 
 
-def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = None,
-                 note: str | None = None, fault: Fault | None = None) -> ForgetApplied:
+def apply_forget(
+    store: Store,
+    fplan: ForgetPlan,
+    selection: Selection | None = None,
+    note: str | None = None,
+    fault: Fault | None = None,
+) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order, then the
     ledger record: one transaction (see txn.py). With no ``selection`` every
-    actionable target is approved with all its spans; with one, targets it
+    pre-approved actionable target is approved with its chosen spans (a proposal
+    that is not pre-approved is deferred to the reviewer); with one, targets it
     does not name are deferred. A refused target stops the run; what was
     committed before it stays and the ledger records it as partial."""
     store.check_writable()
@@ -48,7 +62,10 @@ def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = 
     with writer_lock(store):
         plans: list[tuple[Plan, str]] = []
         for cand in fplan.actionable:
-            choice = APPROVE_ALL if selection is None else selection.get(cand.path)
+            if selection is None:
+                choice = APPROVE_ALL if cand.preapproved else None
+            else:
+                choice = selection.get(cand.path)
             if choice is None:
                 out.deferred.append(cand.path)
             elif choice.rejects:
@@ -60,17 +77,39 @@ def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = 
                 except StalePlan as exc:
                     out.failed.append({"path": cand.path, "reason": str(exc)})
                     break
-        fields = {"request": request.path, "pref": request.pref, "rid": request.rid,
-                  "ledger": {"knobs": fplan.to_dict()["knobs"], "search_mode": fplan.resolution.mode,
-                             # every target as resolved, so an audit can show route and coverage without re-resolving
-                             "targets": [{"path": c.path, "rank": c.rank, "route": c.route,
-                                          "shared_words": list(c.shared_words),
-                                          "coverage": None if c.coverage is None else round(c.coverage, 4),
-                                          "reason": c.reason} for c in fplan.targets],
-                             "rejected": out.rejected,
-                             "deferred": out.deferred, "note": note, "failed": out.failed}}
-        txn = begin(store, "forget", fields, [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
-                    ledger_entry, fault)
+        fields = {
+            "request": request.path,
+            "pref": request.pref,
+            "rid": request.rid,
+            "ledger": {
+                "knobs": fplan.to_dict()["knobs"],
+                "search_mode": fplan.resolution.mode,
+                # every target as resolved, so an audit can show route and coverage without re-resolving
+                "targets": [
+                    {
+                        "path": c.path,
+                        "rank": c.rank,
+                        "route": c.route,
+                        "shared_words": list(c.shared_words),
+                        "coverage": None if c.coverage is None else round(c.coverage, 4),
+                        "reason": c.reason,
+                    }
+                    for c in fplan.targets
+                ],
+                "rejected": out.rejected,
+                "deferred": out.deferred,
+                "note": note,
+                "failed": out.failed,
+            },
+        }
+        txn = begin(
+            store,
+            "forget",
+            fields,
+            [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
+            ledger_entry,
+            fault,
+        )
         if not out.failed:
             for index, (plan, _route) in enumerate(plans):
                 if fault:
@@ -80,10 +119,17 @@ def apply_forget(store: Store, fplan: ForgetPlan, selection: Selection | None = 
         out.failed = [*out.failed, *({"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"])]
         out.ledger_commit = txn.record_ledger()
     for done in committed(txn.entry):
-        out.commits.append({"path": done["path"], "op": done["op"], "commit": done["commit"],
-                            "subject": done["subject"]})
-        out.approved.append({"path": done["path"], "route": txn.entry["steps"][done["index"]]["route"],
-                             "spans": done["spans"], "commit": done["commit"]})
+        out.commits.append(
+            {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
+        )
+        out.approved.append(
+            {
+                "path": done["path"],
+                "route": txn.entry["steps"][done["index"]]["route"],
+                "spans": done["spans"],
+                "commit": done["commit"],
+            }
+        )
     out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger"
     return out
 
@@ -92,23 +138,52 @@ def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """The ledger record of a forget transaction, from what it committed."""
     base = entry["ledger"]
     failed = [*base.get("failed", []), *({"path": f["path"], "reason": f["reason"]} for f in entry["failed"])]
-    approved = [{"path": d["path"], "route": entry["steps"][d["index"]].get("route"), "spans": d.get("spans", []),
-                 "commit": d["commit"]} for d in committed(entry)]
-    return {"action": "apply", "request": entry["request"], "pref": entry["pref"], "rid": entry["rid"],
-            "knobs": base.get("knobs"), "search_mode": base.get("search_mode"), "targets": base.get("targets", []),
-            "approved": approved, "rejected": base.get("rejected", []),
-            "deferred": base.get("deferred", []), "failed": failed, "note": base.get("note"),
-            "complete": not failed}
+    approved = [
+        {
+            "path": d["path"],
+            "route": entry["steps"][d["index"]].get("route"),
+            "spans": d.get("spans", []),
+            "commit": d["commit"],
+        }
+        for d in committed(entry)
+    ]
+    return {
+        "action": "apply",
+        "request": entry["request"],
+        "pref": entry["pref"],
+        "rid": entry["rid"],
+        "knobs": base.get("knobs"),
+        "search_mode": base.get("search_mode"),
+        "targets": base.get("targets", []),
+        "approved": approved,
+        "rejected": base.get("rejected", []),
+        "deferred": base.get("deferred", []),
+        "failed": failed,
+        "note": base.get("note"),
+        "complete": not failed,
+    }
 
 
 def dismiss(store: Store, request_path: str, note: str) -> str | None:
     request = request_at(store, request_path)
-    return record(store, {"action": "dismiss", "request": request.path, "pref": request.pref,
-                          "rid": request.rid, "note": note})
+    return record(
+        store, {"action": "dismiss", "request": request.path, "pref": request.pref, "rid": request.rid, "note": note}
+    )
 
 
-def flag(store: Store, path: str, line: int, kind: str, text: str, note: str,
-         request_path: str | None = None) -> str | None:
+def flag(
+    store: Store, path: str, line: int, kind: str, text: str, note: str, request_path: str | None = None
+) -> str | None:
     rel, _ = store.resolve(path)
-    return record(store, {"action": "flag", "request": request_path, "path": rel, "line": line,
-                          "kind": kind, "text": text, "note": note})
+    return record(
+        store,
+        {
+            "action": "flag",
+            "request": request_path,
+            "path": rel,
+            "line": line,
+            "kind": kind,
+            "text": text,
+            "note": note,
+        },
+    )

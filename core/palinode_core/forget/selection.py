@@ -1,10 +1,11 @@
 """What a reviewer approved: per target, approved or not, and for a strike
 which of its sentences. ``narrow`` is the one place a strike plan is cut down
 to the chosen spans; the app, its diff view and apply all go through it."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..errors import StalePlan
 from ..ops import lifecycle
@@ -34,8 +35,16 @@ def narrow(store: Store, plan: Plan, spans: frozenset[int] | None) -> Plan:
     any other plan, or the plan's own choice, is returned as it is."""
     if plan.op != "retract" or spans is None or frozenset(plan.selected) == spans:
         return plan
-    narrowed = lifecycle.plan_retract(store, plan.target, plan.pref or "", superseded_by=plan.superseded_by,
-                                      selected=set(spans), trailers=plan.trailers)
+    narrowed = lifecycle.plan_retract(
+        store,
+        plan.target,
+        plan.pref or "",
+        superseded_by=plan.superseded_by,
+        selected=set(spans),
+        trailers=plan.trailers,
+        spans=plan.spans if plan.custom_spans else None,
+        regions=plan.regions if plan.custom_spans else None,
+    )
     if narrowed.fingerprint != plan.fingerprint:
         raise StalePlan(f"{plan.target} changed since the plan was made; re-plan")
     return narrowed

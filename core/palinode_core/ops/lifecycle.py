@@ -1,6 +1,7 @@
 """archive / restore / retract / unretract as plans (nothing is written here;
 ``apply`` writes). One dispatcher plans any operation by name, so re-planning
 a plan and planning an operation's inverse are each written once."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -10,19 +11,28 @@ from ..errors import PalinodeError
 from ..storage.paths import history_rel_for, subject_path
 from ..storage.store import Memory, Store
 from ..text.history import history_line
-from ..text.markdown import Matcher, Region, find_mentions, marker_for, strike, unstrike
+from ..text.markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
 from ..text.words import normalize_pref, retraction_id
 from . import backing
-from .plan import FieldChange, Op, Plan
+from .plan import FieldChange, Op, Plan, PlanStatus
+
 
 def _subject(store: Store, text: str) -> str:
     return f"{store.config.commit_prefix} {text}"
 
 
-def _base(store: Store, memory: Memory, op: str, status: str, **kw: Any) -> Plan:
-    return Plan(op=op, target=memory.rel, status=status, old_text=memory.text,
-                new_text=kw.pop("new_text", memory.text), fingerprint=memory.fingerprint,
-                history_rel=history_rel_for(memory.rel), body_line_offset=memory.body_line_offset, **kw)
+def _base(store: Store, memory: Memory, op: Op, status: PlanStatus, **kw: Any) -> Plan:
+    return Plan(
+        op=op,
+        target=memory.rel,
+        status=status,
+        old_text=memory.text,
+        new_text=kw.pop("new_text", memory.text),
+        fingerprint=memory.fingerprint,
+        history_rel=history_rel_for(memory.rel),
+        body_line_offset=memory.body_line_offset,
+        **kw,
+    )
 
 
 def _with_flags(store: Store, plan: Plan, op: str, reason: str) -> Plan:
@@ -39,8 +49,14 @@ def _reason_suffix(reason: str | None) -> str:
     return f" (reason: {reason})" if reason else ""
 
 
-def plan_archive(store: Store, ref: str, superseded_by: str | None = None, reason: str | None = None,
-                 actor: str | None = None, trailers: dict[str, str] | None = None) -> Plan:
+def plan_archive(
+    store: Store,
+    ref: str,
+    superseded_by: str | None = None,
+    reason: str | None = None,
+    actor: str | None = None,
+    trailers: dict[str, str] | None = None,
+) -> Plan:
     memory = store.load(ref)
     if superseded_by is not None:
         superseded_by, _ = store.resolve(superseded_by)
@@ -58,23 +74,33 @@ def plan_archive(store: Store, ref: str, superseded_by: str | None = None, reaso
         subject = f"archive: {subject_path(memory.rel)}"
     if actor:
         subject += f" (actor: {actor})"
-    return _with_flags(store, _base(
-        store, memory, "archive", "would_archive", new_text=memory.doc.edit(updates),
-        history_line=history_line(line_text, memory.fact_id, store.now()),
-        commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
-        field_changes=tuple(FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()),
-        superseded_by=superseded_by, reason=reason), "supersede" if superseded_by else "archive", line_text)
+    return _with_flags(
+        store,
+        _base(
+            store,
+            memory,
+            "archive",
+            "would_archive",
+            new_text=memory.doc.edit(updates),
+            history_line=history_line(line_text, memory.fact_id, store.now()),
+            commit_subject=_subject(store, subject),
+            trailers=dict(trailers or {}),
+            field_changes=tuple(FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()),
+            superseded_by=superseded_by,
+            reason=reason,
+        ),
+        "supersede" if superseded_by else "archive",
+        line_text,
+    )
 
 
-def plan_restore(store: Store, ref: str, reason: str | None = None,
-                 trailers: dict[str, str] | None = None) -> Plan:
+def plan_restore(store: Store, ref: str, reason: str | None = None, trailers: dict[str, str] | None = None) -> Plan:
     memory = store.load(ref)
     if not memory.archived:
         return _base(store, memory, "restore", "not_archived", reason=reason)
     successor = memory.superseded_by
     restored_at = store.now().isoformat()
-    updates: dict[str, Any] = {"status": "active", "restored_from": successor or "archived",
-                               "restored_at": restored_at}
+    updates: dict[str, Any] = {"status": "active", "restored_from": successor or "archived", "restored_at": restored_at}
     removed = ("superseded_by",) if "superseded_by" in memory.meta else ()
     was = f"was superseded by {successor}" if successor else "was archived"
     stale = backing.restore_checks(store, memory.meta)
@@ -87,38 +113,71 @@ def plan_restore(store: Store, ref: str, reason: str | None = None,
     changes = [FieldChange(k, memory.meta.get(k), v) for k, v in updates.items()]
     changes += [FieldChange(k, memory.meta.get(k), None) for k in removed]
     return _base(
-        store, memory, "restore", "would_restore",
+        store,
+        memory,
+        "restore",
+        "would_restore",
         new_text=memory.doc.edit(updates, delete_keys=removed),
-        history_line=history_line(f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}{was_tail}",
-                                  memory.fact_id, store.now()),
-        commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
-        field_changes=tuple(changes), superseded_by=successor, reason=reason)
+        history_line=history_line(
+            f"Restored: {memory.rel} ({was}){_reason_suffix(reason)}{was_tail}", memory.fact_id, store.now()
+        ),
+        commit_subject=_subject(store, subject),
+        trailers=dict(trailers or {}),
+        field_changes=tuple(changes),
+        superseded_by=successor,
+        reason=reason,
+    )
 
 
-def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = None,
-                 selected: set[int] | None = None, trailers: dict[str, str] | None = None) -> Plan:
+def plan_retract(
+    store: Store,
+    ref: str,
+    pref: str,
+    superseded_by: str | None = None,
+    selected: set[int] | None = None,
+    trailers: dict[str, str] | None = None,
+    spans: tuple[Span, ...] | None = None,
+    regions: tuple[Region, ...] | None = None,
+) -> Plan:
     """Strike the sentences and list items of ``ref`` that carry ``pref``.
-    ``selected`` narrows the strike to some of the candidate spans."""
+    ``selected`` narrows the strike to some of the candidate spans. ``spans``
+    and ``regions``, when given, replace the walker's (a resolver's own units,
+    clauses included; span indices must be their positions)."""
     memory = store.load(ref)
     if superseded_by is not None:
         superseded_by, _ = store.resolve(superseded_by)
     norm = normalize_pref(pref)
     rid = retraction_id(pref)
-    common = dict(pref=pref, rid=rid, superseded_by=superseded_by)
+    common: dict[str, Any] = dict(pref=pref, rid=rid, superseded_by=superseded_by)
     matcher = Matcher.for_pref(pref)
     if norm in memory.retracted_prefs:
         return _base(store, memory, "retract", "already_retracted", **common)
-    spans, regions = find_mentions(memory.body, matcher)
+    custom = spans is not None
+    if spans is None:
+        found, walked = find_mentions(memory.body, matcher)
+        spans, regions = tuple(found), tuple(walked)
+    else:
+        spans, regions = tuple(spans), tuple(regions or ())
+        common["custom_spans"] = True
     if memory.is_replace_doc:
         lines = tuple(Region("replace_doc", s.line, s.text) for s in spans) + tuple(regions)
-        return _base(store, memory, "retract", "replace_doc",
-                     regions=lines or (Region("replace_doc", 0, "update_policy: replace"),), **common)
+        return _base(
+            store,
+            memory,
+            "retract",
+            "replace_doc",
+            regions=lines or (Region("replace_doc", 0, "update_policy: replace"),),
+            **common,
+        )
     if not spans:
         return _base(store, memory, "retract", "no_mentions", regions=tuple(regions), **common)
     chosen = [s for s in spans if selected is None or s.index in selected]
+    if custom and any(memory.body[s.start : s.end] != s.text for s in chosen):
+        return _base(
+            store, memory, "retract", "nothing_selected", spans=tuple(spans), regions=tuple(regions), **common
+        )  # the body moved under the spans: strike nothing
     if not chosen:
-        return _base(store, memory, "retract", "nothing_selected", spans=tuple(spans),
-                     regions=tuple(regions), **common)
+        return _base(store, memory, "retract", "nothing_selected", spans=tuple(spans), regions=tuple(regions), **common)
     marker = marker_for(store.now().strftime("%Y-%m-%d"), rid)
     new_body = strike(memory.body, chosen, marker)
     raw_prefs = memory.meta.get("retracted_prefs")
@@ -129,18 +188,32 @@ def plan_retract(store: Store, ref: str, pref: str, superseded_by: str | None = 
     if superseded_by:
         line_text += f" \u2014 superseded by {superseded_by}"
         subject += f" <- {subject_path(superseded_by)}"
-    return _with_flags(store, _base(
-        store, memory, "retract", "would_retract",
-        new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
-        history_line=history_line(line_text, memory.fact_id, store.now()),
-        commit_subject=_subject(store, subject), trailers=dict(trailers or {}),
-        field_changes=(FieldChange("retracted_prefs", raw_prefs, prefs),),
-        mentions=count, spans=tuple(spans), selected=tuple(s.index for s in chosen),
-        regions=tuple(regions), **common), "retract", f"retracted {count} mention(s) r:{rid}")
+    return _with_flags(
+        store,
+        _base(
+            store,
+            memory,
+            "retract",
+            "would_retract",
+            new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
+            history_line=history_line(line_text, memory.fact_id, store.now()),
+            commit_subject=_subject(store, subject),
+            trailers=dict(trailers or {}),
+            field_changes=(FieldChange("retracted_prefs", raw_prefs, prefs),),
+            mentions=count,
+            spans=tuple(spans),
+            selected=tuple(s.index for s in chosen),
+            regions=tuple(regions),
+            **common,
+        ),
+        "retract",
+        f"retracted {count} mention(s) r:{rid}",
+    )
 
 
-def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
-                   trailers: dict[str, str] | None = None) -> Plan:
+def plan_unretract(
+    store: Store, ref: str, pref: str, reason: str | None = None, trailers: dict[str, str] | None = None
+) -> Plan:
     memory = store.load(ref)
     norm = normalize_pref(pref)
     rid = retraction_id(pref)
@@ -154,23 +227,43 @@ def plan_unretract(store: Store, ref: str, pref: str, reason: str | None = None,
     else:
         new_text = memory.doc.edit(delete_keys=("retracted_prefs",), body=new_body)
     return _base(
-        store, memory, "unretract", "would_unretract", new_text=new_text,
+        store,
+        memory,
+        "unretract",
+        "would_unretract",
+        new_text=new_text,
         history_line=history_line(
-            f'Unretracted {count} mention(s) [r:{rid}]: "{pref}"{_reason_suffix(reason)}',
-            memory.fact_id, store.now()),
+            f'Unretracted {count} mention(s) [r:{rid}]: "{pref}"{_reason_suffix(reason)}', memory.fact_id, store.now()
+        ),
         commit_subject=_subject(store, f"unretract: {subject_path(memory.rel)} ({count} mentions)"),
         trailers=dict(trailers or {}),
         field_changes=(FieldChange("retracted_prefs", raw, remaining or None),),
-        pref=pref, rid=rid, mentions=count, reason=reason)
+        pref=pref,
+        rid=rid,
+        mentions=count,
+        reason=reason,
+    )
 
 
+INVERSE: dict[str, Op] = {
+    "archive": "restore",
+    "supersede": "restore",
+    "restore": "archive",
+    "retract": "unretract",
+    "unretract": "retract",
+}
 
-INVERSE: dict[str, Op] = {"archive": "restore", "supersede": "restore", "restore": "archive",
-                          "retract": "unretract", "unretract": "retract"}
 
-
-def plan_op(store: Store, op: str, target: str, *, pref: str | None = None, superseded_by: str | None = None,
-            reason: str | None = None, trailers: dict[str, str] | None = None) -> Plan:
+def plan_op(
+    store: Store,
+    op: str,
+    target: str,
+    *,
+    pref: str | None = None,
+    superseded_by: str | None = None,
+    reason: str | None = None,
+    trailers: dict[str, str] | None = None,
+) -> Plan:
     """Plan any operation by name, against the file as it is now."""
     if op in ("archive", "supersede"):
         return plan_archive(store, target, superseded_by=superseded_by, reason=reason, trailers=trailers)
@@ -185,14 +278,28 @@ def plan_op(store: Store, op: str, target: str, *, pref: str | None = None, supe
 
 def replan(store: Store, plan: Plan) -> Plan:
     """The same operation planned again on the file as it is now."""
-    return plan_op(store, plan.op, plan.target, pref=plan.pref, superseded_by=plan.superseded_by,
-                   reason=plan.reason, trailers=plan.trailers)
+    return plan_op(
+        store,
+        plan.op,
+        plan.target,
+        pref=plan.pref,
+        superseded_by=plan.superseded_by,
+        reason=plan.reason,
+        trailers=plan.trailers,
+    )
 
 
-def plan_inverse(store: Store, op: str, target: str, *, pref: str | None = None, counterpart: str | None = None,
-                 reason: str | None = None, trailers: dict[str, str] | None = None) -> Plan:
+def plan_inverse(
+    store: Store,
+    op: str,
+    target: str,
+    *,
+    pref: str | None = None,
+    counterpart: str | None = None,
+    reason: str | None = None,
+    trailers: dict[str, str] | None = None,
+) -> Plan:
     """The undo of an applied ``op``, made against the file as it is now.
     ``counterpart`` is what the operation pointed at: the successor a restore
     came from (archived again under it) or the request a strike was undone for."""
-    return plan_op(store, INVERSE[op], target, pref=pref, superseded_by=counterpart, reason=reason,
-                   trailers=trailers)
+    return plan_op(store, INVERSE[op], target, pref=pref, superseded_by=counterpart, reason=reason, trailers=trailers)

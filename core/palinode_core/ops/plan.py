@@ -1,5 +1,6 @@
 """Plan values: what one operation on one memory would write, shown before
 anything is written (see docs/format.md for the bytes)."""
+
 from __future__ import annotations
 
 import difflib
@@ -12,9 +13,17 @@ from .backing import Flag
 Op = Literal["archive", "restore", "retract", "unretract"]
 # would_<op> when the plan changes the file, else Palinode's no-op status
 PlanStatus = Literal[
-    "would_archive", "would_restore", "would_retract", "would_unretract",
-    "already_archived", "not_archived", "already_retracted", "not_retracted",
-    "no_mentions", "replace_doc", "nothing_selected",
+    "would_archive",
+    "would_restore",
+    "would_retract",
+    "would_unretract",
+    "already_archived",
+    "not_archived",
+    "already_retracted",
+    "not_retracted",
+    "no_mentions",
+    "replace_doc",
+    "nothing_selected",
 ]
 
 
@@ -49,30 +58,55 @@ class Plan:
     body_line_offset: int = 0
     flags: tuple[Flag, ...] = ()  # dependents flagged in a commit of their own, after this one
     flags_subject: str | None = None
+    custom_spans: bool = False  # spans chosen by a resolver (clauses), not Palinode's walker
 
     @property
     def changes(self) -> bool:
         return self.new_text != self.old_text
 
     def diff(self, context: int = 3) -> str:
-        return "".join(difflib.unified_diff(
-            self.old_text.splitlines(keepends=True), self.new_text.splitlines(keepends=True),
-            fromfile=f"a/{self.target}", tofile=f"b/{self.target}", n=context))
+        return "".join(
+            difflib.unified_diff(
+                self.old_text.splitlines(keepends=True),
+                self.new_text.splitlines(keepends=True),
+                fromfile=f"a/{self.target}",
+                tofile=f"b/{self.target}",
+                n=context,
+            )
+        )
 
     def to_dict(self, with_text: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "op": self.op, "target": self.target, "status": self.status,
-            "changes": self.changes, "fingerprint": self.fingerprint,
-            "history_file": self.history_rel, "history_line": self.history_line,
-            "commit_subject": self.commit_subject, "trailers": dict(self.trailers),
+            "op": self.op,
+            "target": self.target,
+            "status": self.status,
+            "changes": self.changes,
+            "fingerprint": self.fingerprint,
+            "history_file": self.history_rel,
+            "history_line": self.history_line,
+            "commit_subject": self.commit_subject,
+            "trailers": dict(self.trailers),
             "field_changes": [_jsonable(asdict(c)) for c in self.field_changes],
-            "pref": self.pref, "rid": self.rid, "mentions": self.mentions,
+            "pref": self.pref,
+            "rid": self.rid,
+            "mentions": self.mentions,
             "spans": [_span_dict(s, s.index in self.selected, self.body_line_offset) for s in self.spans],
             "unforgotten": [_region_dict(r, self.body_line_offset) for r in self.regions],
             "diff": self.diff(),
-            "dependents": [{"path": f.rel, "diff": "".join(difflib.unified_diff(
-                f.old_text.splitlines(keepends=True), f.new_text.splitlines(keepends=True),
-                fromfile=f"a/{f.rel}", tofile=f"b/{f.rel}"))} for f in self.flags],
+            "dependents": [
+                {
+                    "path": f.rel,
+                    "diff": "".join(
+                        difflib.unified_diff(
+                            f.old_text.splitlines(keepends=True),
+                            f.new_text.splitlines(keepends=True),
+                            fromfile=f"a/{f.rel}",
+                            tofile=f"b/{f.rel}",
+                        )
+                    ),
+                }
+                for f in self.flags
+            ],
             "dependents_subject": self.flags_subject,
         }
         if with_text:
@@ -91,8 +125,15 @@ def _jsonable(value: Any) -> Any:
 
 
 def _span_dict(span: Span, selected: bool, offset: int) -> dict[str, Any]:
-    return {"index": span.index, "kind": span.kind, "line": span.line + offset, "text": span.text,
-            "multiline": span.multiline, "collateral": span.collateral, "selected": selected}
+    return {
+        "index": span.index,
+        "kind": span.kind,
+        "line": span.line + offset,
+        "text": span.text,
+        "multiline": span.multiline,
+        "collateral": span.collateral,
+        "selected": selected,
+    }
 
 
 def _region_dict(region: Region, offset: int) -> dict[str, Any]:

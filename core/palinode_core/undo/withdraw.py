@@ -45,9 +45,9 @@ def _struck_by(store: Store, memory: Memory, request: Request) -> bool:
         if entry.rid == request.rid and f"superseded by {request.path}" in entry.text:
             return True
     for commit in store.git.log(memory.rel, limit=100):
-        if commit.trailers.get("Forget-Request") == request.path or commit.subject.endswith(f"<- {request.path}"):
-            if "retract:" in commit.subject:
-                return True
+        ours = commit.trailers.get("Forget-Request") == request.path or commit.subject.endswith(f"<- {request.path}")
+        if ours and "retract:" in commit.subject:
+            return True
     return False
 
 

@@ -1,0 +1,471 @@
+"""Sentence-level evidence that a unit of a memory carries a preference:
+which of the preference's words it shares (inflections folded by a small
+stemmer, words used inside a name not counted), how close its sentence vector
+is, and whose fact it states. Fused into one calibrated score.
+
+The score is a logistic fit on the labelled planted stores in
+``bench/thorough`` (units that carry a preference vs every other unit,
+several seeds); see the constants below."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..text.stem import stem, stem_tokens, stems
+
+Subject = Literal["user", "other", "none"]
+
+# Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
+# logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
+# sim: cosine to the preference). A unit sharing none (a paraphrase): logit =
+# P*(max(nsim, sim) - P0) where nsim is its cosine to the nearest "neighbour"
+# (a store sentence carrying every stem of the preference), and only when it
+# is nearer the preference than any other request's preference by CONTRAST.
+A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
+P_SCALE, P_ZERO, CONTRAST, P_FLOOR = 25.0, 0.47, 0.08, 0.3
+PROPOSE = 0.5  # a unit at or above this is proposed
+PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
+PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)
+
+_PRONOUN_OTHER = frozenset(["she", "he", "they", "his", "her", "their", "hers", "theirs"])
+_FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
+_RELATION = frozenset(
+    [
+        "colleague",
+        "colleagues",
+        "coworker",
+        "co-worker",
+        "friend",
+        "friends",
+        "sister",
+        "brother",
+        "partner",
+        "wife",
+        "husband",
+        "boss",
+        "manager",
+        "neighbour",
+        "neighbor",
+        "mother",
+        "father",
+        "mum",
+        "mom",
+        "dad",
+        "son",
+        "daughter",
+        "cousin",
+        "teammate",
+        "flatmate",
+        "roommate",
+        "aunt",
+        "uncle",
+        "niece",
+        "nephew",
+        "grandmother",
+        "grandfather",
+        "landlord",
+        "client",
+        "mentor",
+    ]
+)
+_NOT_NAMES = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "our",
+        "your",
+        "i",
+        "we",
+        "it",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "and",
+        "but",
+        "or",
+        "so",
+        "if",
+        "when",
+        "while",
+        "after",
+        "before",
+        "since",
+        "during",
+        "every",
+        "each",
+        "most",
+        "some",
+        "no",
+        "not",
+        "also",
+        "then",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "all",
+        "both",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "mondays",
+        "tuesdays",
+        "wednesdays",
+        "thursdays",
+        "fridays",
+        "saturdays",
+        "sundays",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "user",
+        "assistant",
+        "profile",
+        "notes",
+        "note",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "weekly",
+        "daily",
+        "morning",
+        "evening",
+    ]
+)
+_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str
+    line: int
+    text: str
+    shared: tuple[str, ...]  # the unit's words (as written) whose stems the preference has
+    name_use: tuple[str, ...]  # shared words used inside a proper name: not counted
+    lexical: float  # share of the preference's stems the unit carries (name uses excluded)
+    similarity: float | None  # cosine of the sentence vectors; None without vectors
+    subject: Subject
+    score: float
+    field: str | None = None
+    neighbour: str | None = None  # for a paraphrase: the store sentence it is nearest to
+    neighbour_similarity: float | None = None
+
+    @property
+    def carries(self) -> bool:
+        return self.subject != "other" and self.score >= PROPOSE
+
+    @property
+    def preapproved(self) -> bool:
+        need = PREAPPROVE if self.lexical > 0 else PARAPHRASE_PREAPPROVE
+        return self.carries and self.score >= need
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "text": self.text,
+            "field": self.field,
+            "shared_words": list(self.shared),
+            "name_use": list(self.name_use),
+            "lexical": round(self.lexical, 3),
+            "similarity": None if self.similarity is None else round(self.similarity, 3),
+            "subject": self.subject,
+            "score": round(self.score, 3),
+            "carries": self.carries,
+            "neighbour": self.neighbour,
+            "neighbour_similarity": None if self.neighbour_similarity is None else round(self.neighbour_similarity, 3),
+            "preapproved": self.preapproved,
+        }
+
+
+def fuse(
+    lexical: float,
+    similarity: float | None,
+    name_use: bool = False,
+    neighbour: float | None = None,
+    contrast: float | None = None,
+) -> float:
+    """The calibrated probability that a unit carries the preference. Without
+    a vector a lexical match counts as middling (similarity 0.45)."""
+    if lexical == 0:
+        if similarity is None or name_use or similarity < P_FLOOR:
+            return 0.0  # no vector, its only link is a word inside a name, or far from the preference itself
+        near = max(similarity, neighbour or 0.0)
+        if contrast is not None and near - contrast < CONTRAST:
+            return 0.0  # as near to another request's preference: not this one's
+        return _sigmoid(P_SCALE * (near - P_ZERO))
+    sem = 0.45 if similarity is None else similarity
+    return _sigmoid(A_LEX * lexical + B_SEM * sem + D_BIAS)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def _name_runs(text: str) -> set[int]:
+    """Offsets of Titlecase words that sit in a run of two or more Titlecase
+    words ("Vintage Sneakers Ltd", "Lido Cafe"): names, not the common word."""
+    tokens = [(m.group(), m.start()) for m in _TOKEN_RE.finditer(text)]
+    caps = [t[0][:1].isupper() and t[0].lower() not in ("i", "i'm", "i've") for t in tokens]
+    out: set[int] = set()
+    for i, (_tok, off) in enumerate(tokens):
+        if not caps[i]:
+            continue
+        if (i > 0 and caps[i - 1]) or (i + 1 < len(tokens) and caps[i + 1]):
+            out.add(off)
+    return out
+
+
+def lexical_evidence(
+    text: str, pref_stems: frozenset[str], pref_text: str
+) -> tuple[tuple[str, ...], tuple[str, ...], float]:
+    if not pref_stems:
+        return (), (), 0.0
+    runs = _name_runs(text)
+    pref_caps = {w.lower() for w in _TOKEN_RE.findall(pref_text) if w[:1].isupper()}
+    shared: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for word, st, off in stem_tokens(text):
+        if st not in pref_stems or len(word) <= 2:
+            continue
+        if off in runs and word.lower() not in pref_caps:
+            names.setdefault(st, word)
+        else:
+            shared.setdefault(st, word)
+    for st in shared:
+        names.pop(st, None)
+    return tuple(shared.values()), tuple(names.values()), len(shared) / len(pref_stems)
+
+
+_ADVERBS = frozenset(
+    [
+        "also",
+        "too",
+        "still",
+        "often",
+        "always",
+        "usually",
+        "never",
+        "really",
+        "now",
+        "recently",
+        "currently",
+        "has",
+        "is",
+        "was",
+        "does",
+        "did",
+        "had",
+        "will",
+        "would",
+        "can",
+    ]
+)
+
+
+def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = frozenset()) -> Subject:
+    """Whose fact a unit states: the user's (first person, or Palinode's
+    subjectless third-person style), a named other person's, or nobody's."""
+    tokens = _TOKEN_RE.findall(text)
+    if not tokens:
+        return "none"
+    low = [t.lower() for t in tokens]
+    first = low[0]
+    if first in _FIRST_PERSON:
+        if first == "my" and len(low) > 1 and low[1] in _RELATION:
+            return "other"
+        return "user"
+    if first in _PRONOUN_OTHER:
+        return "other"
+    if first in ("the", "a", "an") and len(low) > 1 and low[1] in _RELATION:
+        return "other"
+    head = tokens[0]
+    if head[:1].isupper() and first not in _NOT_NAMES and len(tokens) > 1:
+        nxt = tokens[1]
+        # a sentence-initial verb ("Met Wilhelmina Cragg", "Keeps bees") is Palinode's
+        # subjectless style; a name the preference itself holds is its own subject
+        verbish = (
+            first in _VERB_WORDS
+            or stem(first) in _VERBISH
+            or first.endswith("ed")
+            or stem(first.removesuffix("'s")) in pref_stems
+        )
+        if not verbish:
+            # "Priya keeps bees", "Priya Shah keeps bees", "Priya's allotment", "Ines also plays"
+            if head.endswith("'s") or (
+                nxt[:1].isupper() and nxt.lower() not in _NOT_NAMES and stem(nxt.lower()) not in pref_stems
+            ):
+                return "other"
+            if nxt[:1].islower() and (nxt.lower() in _ADVERBS or nxt.endswith(("s", "ed"))):
+                return "other"
+    if any(t in _FIRST_PERSON for t in low):
+        return "user"
+    if memory_other:
+        return "other"
+    return "user"
+
+
+# Sentence-initial words Palinode's subjectless style starts with: verbs, not names.
+_VERBISH = frozenset(
+    stem(w)
+    for w in (
+        [
+            "collect",
+            "keep",
+            "play",
+            "swim",
+            "run",
+            "drink",
+            "eat",
+            "cook",
+            "bake",
+            "read",
+            "write",
+            "paint",
+            "grow",
+            "brew",
+            "ride",
+            "bike",
+            "climb",
+            "knit",
+            "sew",
+            "watch",
+            "listen",
+            "practise",
+            "practice",
+            "learn",
+            "study",
+            "go",
+            "visit",
+            "attend",
+            "own",
+            "has",
+            "have",
+            "prefer",
+            "like",
+            "love",
+            "enjoy",
+            "hate",
+            "dislike",
+            "avoid",
+            "spend",
+            "spends",
+            "volunteer",
+            "train",
+            "hike",
+            "sail",
+            "fish",
+            "garden",
+            "walk",
+            "sing",
+            "dance",
+            "draw",
+            "take",
+            "make",
+            "use",
+            "track",
+            "follow",
+            "support",
+            "work",
+            "live",
+            "lives",
+            "owns",
+            "started",
+            "stopped",
+            "tries",
+        ]
+    )
+)
+_VERB_WORDS = frozenset(
+    [
+        "goes",
+        "does",
+        "is",
+        "was",
+        "has",
+        "had",
+        "spends",
+        "takes",
+        "makes",
+        "keeps",
+        "plays",
+        "swims",
+        "bakes",
+        "knits",
+        "grows",
+        "watches",
+        "trains",
+        "boulders",
+        "practises",
+        "practices",
+        "collects",
+        "studies",
+        "works",
+        "runs",
+        "builds",
+        "tends",
+        "feeds",
+        "mails",
+        "turns",
+        "hunts",
+        "owns",
+        "likes",
+        "loves",
+        "enjoys",
+        "prefers",
+        "met",
+        "went",
+        "began",
+        "joined",
+        "hired",
+        "visited",
+        "moved",
+        "knew",
+        "saw",
+        "spent",
+        "took",
+        "made",
+        "kept",
+    ]
+)
+
+
+def memory_is_other(meta: dict[str, Any], title: str, category: str) -> bool:
+    """A person memory about someone else: its subjectless sentences are theirs."""
+    kind = str(meta.get("type") or "")
+    if kind != "PersonMemory" and category != "people":
+        return False
+    if set(re.findall(r"[a-z]+", title.lower())) & {"me", "my", "user", "profile", "myself", "self"}:
+        return False
+    return any(w[:1].isupper() for w in _TOKEN_RE.findall(title))
+
+
+def pref_stems_of(pref: str) -> frozenset[str]:
+    return frozenset(stems(pref))

@@ -1,0 +1,171 @@
+"""Residue as a leak check: after an apply (and on demand) every surviving
+mention of a preference, lexical, inflected or semantic, in the body, the
+frontmatter, headings, tables, code or living documents, classified as
+
+- live: an unstruck sentence or list item of an active memory (recall would surface it),
+- struck: struck in place for this request (kept in the file, out of search),
+- archived: inside an archived memory (out of default recall),
+- unforgettable: where striking cannot reach (heading, table, code, footer,
+  frontmatter, a living update_policy: replace document) in an active memory,
+
+and recorded durably in the ledger (``action: residue``), so what was left
+unforgotten survives a clone. Retraction records themselves are not residue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..search.index import SearchIndex
+from ..storage.memory import Memory
+from ..storage.store import Store
+from ..text.markdown import struck_spans
+from ..text.units import memory_units
+from ..text.words import retraction_id
+from .evidence import Evidence, fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
+from .gather import STOREWIDE, candidate_paths
+from .ledger import record
+from .requests import Request
+from .sentvec import vector_source
+
+LeakKind = Literal["live", "struck", "archived", "unforgettable"]
+
+
+@dataclass(frozen=True)
+class Leak:
+    path: str
+    line: int  # file line (frontmatter fields: the key's line)
+    kind: LeakKind
+    where: str  # sentence | list_item | heading | table | fence | footer | frontmatter | replace_doc | struck
+    text: str
+    match: str  # lexical | semantic
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "kind": self.kind,
+            "where": self.where,
+            "text": self.text,
+            "match": self.match,
+            "score": round(self.score, 3),
+        }
+
+
+def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIndex | None = None) -> list[Leak]:
+    """Every surviving mention of the request's preference (semantic evidence
+    only from sentence vectors already cached: a check never loads the model)."""
+    stems = pref_stems_of(request.pref)
+    rid = retraction_id(request.pref)
+    source = vector_source(index) if index is not None else None
+    readable = _worth_reading(request, stems, memories, index)
+    out: list[Leak] = []
+    for rel, memory in sorted(memories.items()):
+        if memory.is_history or memory.forget_pref or rel not in readable:
+            continue
+        try:
+            body, meta = memory.body, memory.meta
+        except Exception:
+            continue
+        for struck in struck_spans(body, rid):
+            out.append(Leak(rel, struck.line + memory.body_line_offset, "struck", "struck", struck.text, "marker", 1.0))
+        units = memory_units(body, meta)
+        if not units:
+            continue
+        sims = _cached_similarities(source, request.pref, [u.text for u in units])
+        other = memory_is_other(meta, memory.title, memory.category)
+        for i, unit in enumerate(units):
+            shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
+            sim = None if sims is None else sims[i]
+            ev = Evidence(
+                unit.kind,
+                unit.line,
+                unit.text,
+                shared,
+                (),
+                lex,
+                sim,
+                subject_of(unit.text, other, stems),
+                fuse(lex, sim, bool(_names)),
+                unit.field,
+            )
+            if not ev.carries:
+                continue
+            out.append(
+                Leak(
+                    rel,
+                    _file_line(memory, unit.line, unit.field),
+                    _kind(memory, unit.strikeable),
+                    "replace_doc" if memory.is_replace_doc else unit.kind,
+                    f"{unit.field}: {unit.text}" if unit.field else unit.text,
+                    "lexical" if shared else "semantic",
+                    ev.score,
+                )
+            )
+    return out
+
+
+def _worth_reading(
+    request: Request, stems: frozenset[str], memories: Mapping[str, Memory], index: SearchIndex | None
+) -> set[str]:
+    """Every memory up to STOREWIDE; above, the memories the index finds by
+    stem prefix or vector, those with strike markers, and those archived for
+    this request (no file is read to decide)."""
+    if len(memories) <= STOREWIDE or index is None:
+        return set(memories)
+    lexical = not getattr(index, "vectors_ready", False)
+    found = set(candidate_paths(index, request.pref, stems, memories, lexical))
+    found |= {rel for rel, m in memories.items() if m.struck or m.superseded_by == request.path}
+    return found
+
+
+def _kind(memory: Memory, strikeable: bool) -> LeakKind:
+    if memory.archived or memory.retired_reason:
+        return "archived"
+    if memory.is_replace_doc or not strikeable:
+        return "unforgettable"
+    return "live"
+
+
+def _file_line(memory: Memory, body_line: int, key: str | None) -> int:
+    if key is None:
+        return body_line + memory.body_line_offset
+    for no, text in enumerate(memory.text.splitlines()[: memory.body_line_offset], start=1):
+        if text.startswith(f"{key}:"):
+            return no
+    return 1
+
+
+def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float | None] | None:
+    if source is None:
+        return None
+    try:
+        vecs, missing = source.vectors_for([pref, *texts])
+    except Exception:
+        return None
+    if 0 in missing:
+        return None
+    gone = set(missing)
+    sims = vecs[1:] @ vecs[0]
+    return [None if i + 1 in gone else float(s) for i, s in enumerate(sims)]
+
+
+def record_residue(store: Store, request: Request, leaks: list[Leak], note: str | None = None) -> str | None:
+    """The leak check as one ledger record (its own commit)."""
+    counts: dict[str, int] = {}
+    for leak in leaks:
+        counts[leak.kind] = counts.get(leak.kind, 0) + 1
+    return record(
+        store,
+        {
+            "action": "residue",
+            "request": request.path,
+            "pref": request.pref,
+            "rid": request.rid,
+            "counts": counts,
+            "mentions": [leak.to_dict() for leak in leaks],
+            "note": note,
+        },
+    )

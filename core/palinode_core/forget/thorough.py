@@ -1,0 +1,392 @@
+"""The thorough resolver: every unit of the store that carries the
+preference, and nothing that does not, decided per memory from sentence-level
+evidence (gather, evidence), set beside what Palinode's own resolution would
+do (resolve) so the reviewer sees what it would have done and what it missed.
+
+Per memory: a memory most of whose sentences carry the preference, or whose
+own subject (name, title, first heading) does, is archived whole; otherwise
+the sentences and list items that carry it are struck, a clause at a time
+where the rest of the sentence is about something else and the strike can
+still open where Palinode's reader looks for it; mentions striking cannot
+reach are listed as unforgotten. Units stated about a named other person,
+and words used inside a name, never count."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..ops import lifecycle
+from ..search.index import SearchIndex
+from ..storage.config import ForgetKnobs
+from ..storage.memory import Memory
+from ..storage.store import Store
+from ..text.markdown import Region, Span
+from ..text.units import Unit, clause_span, clauses
+from ..text.words import normalize_pref
+from .evidence import Evidence, lexical_evidence, pref_stems_of
+from .gather import Read, candidate_paths, read_memories
+from .requests import Request, request_at
+from .resolve import Candidate, ForgetPlan, coverage, resolve, route
+
+ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
+_SUBJECT_FIELDS = ("name", "title")
+
+
+def plan_thorough(
+    store: Store,
+    index: SearchIndex,
+    request_path: str,
+    memories: Mapping[str, Memory],
+    knobs: ForgetKnobs | None = None,
+    lexical: bool = False,
+) -> ForgetPlan:
+    request = request_at(store, request_path)
+    knobs = knobs or store.config.forget
+    palinode = route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)
+    stems = pref_stems_of(request.pref)
+    paths = candidate_paths(index, request.pref, stems, memories, lexical)
+    skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
+    others = tuple(
+        sorted(
+            {
+                m.forget_pref
+                for m in memories.values()
+                if m.forget_pref and normalize_pref(m.forget_pref) != request.norm
+            }
+        )
+    )
+    reads, notice = read_memories(index, request.pref, stems, paths, memories, skip, lexical, others)
+    trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
+    by_path: dict[str, Candidate] = {}
+    for read in reads:
+        cand = _decide(store, request, read, trailers)
+        if cand is not None:
+            by_path[cand.path] = cand
+    ordered = sorted(by_path.values(), key=lambda c: (-_best(c), c.path))
+    out: list[Candidate] = []
+    for rank, cand in enumerate(ordered, start=1):
+        out.append(_compare(_with_rank(cand, rank), palinode))
+    seen = {c.path for c in out}
+    for pc in palinode.candidates:  # what Palinode would take and thorough does not
+        if pc.path in seen or pc.route not in ("archive", "strike", "unforgotten"):
+            continue
+        why = records.get(pc.path) or _why_not(request, reads, pc.path)
+        out.append(
+            Candidate(
+                pc.path,
+                len(out) + 1,
+                pc.arms,
+                pc.shared_words,
+                pc.coverage,
+                "skipped",
+                f"Palinode would {_verb(pc.route)} it; thorough does not: {why}",
+                None,
+                ("palinode",),
+                (),
+                False,
+            )
+        )
+    return ForgetPlan(request, knobs, tuple(out), palinode.resolution, resolver="thorough", notice=notice)
+
+
+def _not_targets(
+    request: Request, boundary: str | None, paths: Mapping[str, str], memories: Mapping[str, Memory]
+) -> tuple[set[str], dict[str, str]]:
+    """Paths never targeted, with why: the request itself, every request's
+    record, memories written after the request, memories already retracted."""
+    skip: set[str] = {request.path}
+    records: dict[str, str] = {}
+    for rel in paths:
+        memory = memories[rel]
+        if memory.forget_pref:
+            skip.add(rel)
+            records[rel] = f'a forget request ("{memory.forget_pref}"): a retraction record is never a target'
+        elif request.norm in memory.retracted_prefs:
+            skip.add(rel)
+            records[rel] = "already retracted for this pref"
+        elif boundary and memory.effective_created_at and memory.effective_created_at > boundary:
+            skip.add(rel)
+            records[rel] = f"created {memory.effective_created_at}, after the request ({boundary})"
+    return skip, records
+
+
+def _best(cand: Candidate) -> float:
+    return max((e.score for e in cand.evidence if e.carries), default=0.0)
+
+
+def _with_rank(cand: Candidate, rank: int) -> Candidate:
+    return Candidate(
+        cand.path,
+        rank,
+        cand.arms,
+        cand.shared_words,
+        cand.coverage,
+        cand.route,
+        cand.reason,
+        cand.plan,
+        cand.found_by,
+        cand.evidence,
+        cand.preapproved,
+    )
+
+
+def _verb(route_name: str) -> str:
+    return {"archive": "archive", "strike": "strike", "unforgotten": "report"}.get(route_name, route_name)
+
+
+def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]) -> Candidate | None:
+    memory = read.memory
+    carrying = [(u, e) for u, e in zip(read.units, read.evidence, strict=True) if e.carries]
+    if not carrying:
+        return None
+    strikeable = [u for u in read.units if u.strikeable]
+    struck_units = [(u, e) for u, e in carrying if u.strikeable]
+    share = len(struck_units) / len(strikeable) if strikeable else 0.0
+    subject = [
+        e
+        for u, e in carrying
+        if (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
+        or (u.kind == "heading" and u.text.lstrip().startswith("# "))
+    ]
+    evidence = tuple(e for _, e in carrying)
+    shared = tuple(sorted({w.lower() for e in evidence for w in e.shared}))
+    cov = coverage(request.pref, memory.body)
+    lead = max(evidence, key=lambda e: e.score)
+    if memory.is_replace_doc:
+        regions = tuple(Region("replace_doc", u.line, u.text) for u, _ in carrying)
+        plan = lifecycle.plan_retract(
+            store, memory.rel, request.pref, superseded_by=request.path, trailers=trailers, spans=(), regions=regions
+        )
+        return Candidate(
+            memory.rel,
+            0,
+            read.found_via,
+            shared,
+            cov,
+            "unforgotten",
+            "a living update_policy: replace document is never struck; reported",
+            plan,
+            ("thorough",),
+            evidence,
+            False,
+        )
+    if share >= ARCHIVE_SHARE or (subject and struck_units):
+        why = (
+            f"{len(struck_units)} of {len(strikeable)} sentence(s) carry it"
+            if share >= ARCHIVE_SHARE
+            else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
+        )
+        plan = lifecycle.plan_archive(
+            store, memory.rel, superseded_by=request.path, reason=f'forget request: "{request.pref}"', trailers=trailers
+        )
+        if plan.status == "already_archived":
+            return None
+        pre = all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        return Candidate(
+            memory.rel,
+            0,
+            read.found_via,
+            shared,
+            cov,
+            "archive",
+            f"archive whole: {why}; best evidence {_describe(lead)}"
+            + ("" if pre else "; proposed, not pre-approved (a paraphrase or weak match)"),
+            plan,
+            ("thorough",),
+            evidence,
+            pre,
+        )
+    return _strike(store, request, memory, read, carrying, shared, cov, trailers, evidence)
+
+
+def _strike(
+    store: Store,
+    request: Request,
+    memory: Memory,
+    read: Read,
+    carrying: list[tuple[Unit, Evidence]],
+    shared: tuple[str, ...],
+    cov: float,
+    trailers: dict[str, str],
+    evidence: tuple[Evidence, ...],
+) -> Candidate:
+    spans: list[Span] = []
+    chosen: set[int] = set()
+    notes: list[str] = []
+    regions: list[Region] = []
+    for unit, ev in carrying:
+        if not unit.strikeable:
+            regions.append(_region(memory, unit))
+            continue
+        assert unit.span is not None
+        span, note, clean = _narrowest(unit, ev, request, len(spans))
+        spans.append(span)
+        if note:
+            notes.append(note)
+        if clean and ev.preapproved:
+            chosen.add(span.index)
+    if not spans:
+        plan = lifecycle.plan_retract(
+            store,
+            memory.rel,
+            request.pref,
+            superseded_by=request.path,
+            trailers=trailers,
+            spans=(),
+            regions=tuple(regions),
+        )
+        kinds = ", ".join(sorted({r.kind for r in regions}))
+        return Candidate(
+            memory.rel,
+            0,
+            read.found_via,
+            shared,
+            cov,
+            "unforgotten",
+            f"no strikeable sentence carries it; it sits in {kinds}",
+            plan,
+            ("thorough",),
+            evidence,
+            False,
+        )
+    # nothing pre-approved: the plan strikes every proposal, and apply --yes defers it to the reviewer
+    selected = chosen or {s.index for s in spans}
+    plan = lifecycle.plan_retract(
+        store,
+        memory.rel,
+        request.pref,
+        superseded_by=request.path,
+        selected=selected,
+        trailers=trailers,
+        spans=tuple(spans),
+        regions=tuple(regions),
+    )
+    if plan.status != "would_retract":
+        return Candidate(
+            memory.rel, 0, read.found_via, shared, cov, "skipped", plan.status, plan, ("thorough",), evidence, False
+        )
+    reason = (
+        f"strike {len(chosen)} of {len(spans)} proposed unit(s) "
+        f"({sum(1 for s in spans if s.kind == 'clause')} clause(s)); "
+        f"{len(read.evidence) - len(carrying)} other unit(s) kept"
+    )
+    if regions:
+        reason += f"; {len(regions)} mention(s) striking cannot reach"
+    if notes:
+        reason += "; " + "; ".join(notes)
+    return Candidate(
+        memory.rel, 0, read.found_via, shared, cov, "strike", reason, plan, ("thorough",), evidence, bool(chosen)
+    )
+
+
+def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[Span, str | None, bool]:
+    """The unit's span, cut to its leading clauses when the rest of the
+    sentence is about something else. ``clean`` is False when an unrelated
+    clause cannot be kept (it comes first, or between): the reviewer chooses."""
+    span = unit.span
+    assert span is not None
+    parts = clauses(span.text)
+    stems = pref_stems_of(request.pref)
+    whole = Span(
+        index,
+        span.kind,
+        span.start,
+        span.end,
+        span.replace_end,
+        span.text,
+        span.fact_comment,
+        span.line,
+        span.multiline,
+        None,
+    )
+    if len(parts) < 2 or not ev.shared:
+        return whole, None, True  # one clause, or a paraphrase: no words to tell the clauses apart by
+    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
+    if all(related):
+        return whole, None, True
+    keep = len(related) - related[::-1].index(True)  # clauses up to the last related one
+    unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
+    if all(related[:keep]) and not any(related[keep:]):
+        cut = clause_span(span, parts[keep - 1].sep_end, index)
+        return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
+    whole = Span(
+        index,
+        span.kind,
+        span.start,
+        span.end,
+        span.replace_end,
+        span.text,
+        span.fact_comment,
+        span.line,
+        span.multiline,
+        unrelated,
+    )
+    return (
+        whole,
+        (
+            f"line {span.line}: the clause cannot be separated cleanly (a strike must open at the sentence "
+            f"start); striking the sentence would also remove {unrelated!r}: the reviewer chooses"
+        ),
+        False,
+    )
+
+
+def _region(memory: Memory, unit: Unit) -> Region:
+    if unit.kind != "frontmatter":
+        return Region(unit.kind, unit.line, unit.text)
+    line = 0
+    for no, text in enumerate(memory.text.splitlines()[: memory.body_line_offset], start=1):
+        if text.startswith(f"{unit.field}:"):
+            line = no
+            break
+    return Region("frontmatter", line - memory.body_line_offset, f"{unit.field}: {unit.text}")
+
+
+def _describe(ev: Evidence) -> str:
+    sim = "no vector" if ev.similarity is None else f"similarity {ev.similarity:.2f}"
+    words = ", ".join(ev.shared) or "no shared word"
+    return f"{ev.kind} line {ev.line} ({words}; {sim}; score {ev.score:.2f})"
+
+
+def _why_not(request: Request, reads: list[Read], path: str) -> str:
+    for read in reads:
+        if read.memory.rel != path:
+            continue
+        best = max(read.evidence, key=lambda e: e.score, default=None)
+        if best is None:
+            return "nothing in it to match"
+        if best.subject == "other" and best.score >= 0.5:
+            return f"it is about someone else: {_describe(best)}"
+        if best.name_use and not best.shared:
+            return f"it shares {', '.join(best.name_use)} only inside a name: {_describe(best)}"
+        return f"no unit carries the preference: best {_describe(best)}"
+    return "not an eligible memory"
+
+
+def _compare(cand: Candidate, palinode: ForgetPlan) -> Candidate:
+    """Mark what Palinode would have done with the same memory."""
+    mine = next((c for c in palinode.candidates if c.path == cand.path), None)
+    if mine is not None and mine.route in ("archive", "strike", "unforgotten"):
+        found_by: tuple[str, ...] = ("palinode", "thorough")
+        same = mine.route == cand.route
+        note = f"Palinode would also {_verb(mine.route)} it" if same else f"Palinode would {_verb(mine.route)} it"
+    else:
+        found_by = ("thorough",)
+        note = (
+            ("Palinode misses it: " + mine.reason)
+            if mine is not None
+            else "Palinode misses it: not in its top search_k hits"
+        )
+    return Candidate(
+        cand.path,
+        cand.rank,
+        cand.arms,
+        cand.shared_words,
+        cand.coverage,
+        cand.route,
+        f"{cand.reason}. {note}",
+        cand.plan,
+        found_by,
+        cand.evidence,
+        cand.preapproved,
+    )

@@ -1,0 +1,96 @@
+"""Every unit of a memory a preference can sit in, segmented exactly as
+Palinode's strike walker segments (text.markdown.find_mentions): strikeable
+sentences and list items, unstrikeable lines (headings, tables, code, the
+auto-footer), and the frontmatter's text fields. Plus clause splitting for
+strikes narrower than a sentence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .markdown import MARKER_RE, Matcher, Span, find_mentions
+
+FRONTMATTER_FIELDS = ("name", "title", "summary", "description", "tags", "entities")
+# A clause boundary a strike may end on: "; " or ", and/but/while/whereas/although/so/yet ".
+_CLAUSE_SEP_RE = re.compile(r"\s*;\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+")
+
+
+class _Everything(Matcher):
+    """Matches every unstruck span: find_mentions then lists the whole body."""
+
+    def matches(self, span: str) -> bool:
+        return not MARKER_RE.search(span) and any(c.isalpha() for c in span)
+
+    def related(self, text: str) -> bool:
+        return True
+
+
+_ALL = _Everything(frozenset(), frozenset(), 1)
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: str  # sentence | list_item | heading | table | fence | footer | frontmatter
+    text: str
+    line: int  # 1-based within the body (0 for frontmatter)
+    span: Span | None = None  # the strikeable span, for sentences and list items
+    field: str | None = None  # the frontmatter key
+
+    @property
+    def strikeable(self) -> bool:
+        return self.span is not None
+
+
+def _field_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, (list, tuple)):
+        parts = [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+        return ", ".join(parts) or None
+    return None
+
+
+def memory_units(body: str, meta: Mapping[str, Any]) -> list[Unit]:
+    """The body's spans and unstrikeable lines in body order, then frontmatter fields."""
+    spans, regions = find_mentions(body, _ALL)
+    units = [Unit(s.kind, s.text, s.line, span=s) for s in spans]
+    units += [Unit(r.kind, r.text, r.line) for r in regions]
+    units.sort(key=lambda u: (u.line, u.span.start if u.span else -1))
+    for key in FRONTMATTER_FIELDS:
+        text = _field_text(meta.get(key))
+        if text:
+            units.append(Unit("frontmatter", text, 0, field=key))
+    return units
+
+
+@dataclass(frozen=True)
+class Clause:
+    start: int  # offsets within the sentence
+    end: int  # end of the clause's own text
+    sep_end: int  # end of the separator after it (== end for the last clause)
+    text: str
+
+
+def clauses(sentence: str) -> list[Clause]:
+    """The sentence cut at clause boundaries; one clause when there are none."""
+    out: list[Clause] = []
+    cursor = 0
+    for m in _CLAUSE_SEP_RE.finditer(sentence):
+        if m.start() > cursor:
+            out.append(Clause(cursor, m.start(), m.end(), sentence[cursor : m.start()]))
+            cursor = m.end()
+    out.append(Clause(cursor, len(sentence), len(sentence), sentence[cursor:]))
+    return out
+
+
+def clause_span(span: Span, through: int, index: int) -> Span:
+    """A strike of ``span``'s opening text up to ``through`` (a sentence offset
+    just past a clause separator). The opening ``~~`` stays where Palinode's
+    reader looks for it (the sentence or list item start) and the clause text is
+    kept byte for byte, so ``unstrike`` restores the sentence exactly."""
+    text = span.text[:through].rstrip()
+    end = span.start + len(text)
+    return Span(index, "clause", span.start, end, end, text, "", span.line, "\n" in text, None)

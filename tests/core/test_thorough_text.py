@@ -1,0 +1,183 @@
+"""The thorough resolver's text layer (no model): stems, clause strikes that
+Palinode's reader undoes byte for byte, whose fact a sentence states, words
+used inside names; and the palinode resolver's plans, unchanged."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from helpers import Clock, make_git_store, palinode_file
+
+from palinode_core.forget.evidence import fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
+from palinode_core.ops import lifecycle
+from palinode_core.ops.apply import apply
+from palinode_core.storage.store import Store
+from palinode_core.text.markdown import marker_for, project, strike, struck_spans, unstrike
+from palinode_core.text.stem import stem
+from palinode_core.text.units import clause_span, clauses, memory_units
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MARK = marker_for("2031-06-01", "0123abcd")
+SWIM = "I swim at the lido on Sundays, and the printer contract was renewed in May."
+
+
+@pytest.mark.parametrize("words", [("collect", "collecting", "collector", "collection", "collects"),
+                                   ("sneaker", "sneakers"), ("swim", "swims", "swimming", "swimmer"),
+                                   ("bee", "bees"), ("run", "running", "runner"), ("bake", "baking")])
+def test_inflections_share_a_stem(words):
+    assert len({stem(w) for w in words}) == 1, {w: stem(w) for w in words}
+
+
+def test_unrelated_words_keep_apart():
+    assert len({stem(w) for w in ("lido", "lid", "bee", "beer", "chess", "chest")}) == 6
+
+
+def _clause_strike(body: str) -> tuple[str, str]:
+    units = [u for u in memory_units(body, {}) if u.strikeable]
+    unit = next(u for u in units if "lido" in u.text)
+    assert unit.span is not None
+    parts = clauses(unit.text)
+    assert len(parts) == 2
+    span = clause_span(unit.span, parts[0].sep_end, 0)
+    return strike(body, [span], MARK), span.text
+
+
+@pytest.mark.parametrize("body", [
+    SWIM + "\n",
+    "Weekly notes. The budget moved. " + SWIM + " Nothing else.\n",
+    "Weekly notes. I swim at the\nlido on Sundays, and the printer contract\nwas renewed in May.\n",
+    "Notes:\n\n- I swim at the lido on Sundays; the printer contract was renewed in May. <!-- fact:f1 -->\n",
+])
+def test_clause_strike_round_trips_through_palinodes_reader(body):
+    struck, text = _clause_strike(body)
+    assert text.startswith("I swim") and "printer" not in text
+    spans = struck_spans(struck, "0123abcd")
+    assert [s.text for s in spans] == [text]  # the reader finds the opener at the sentence start
+    assert "printer contract" in project(struck) and "lido" not in project(struck)
+    restored, count = unstrike(struck, "0123abcd")
+    assert count == 1 and restored == body
+
+
+def test_a_clause_strike_keeps_the_rest_of_the_sentence_outside_the_strike():
+    struck, _ = _clause_strike(SWIM)
+    assert struck == "~~I swim at the lido on Sundays, and~~ [RETRACTED 2031-06-01 r:0123abcd]. " \
+                     "the printer contract was renewed in May."
+
+
+def test_a_later_strike_for_another_request_and_both_undone_exactly(tmp_path):
+    body = SWIM + " The printer contract expires next year.\n"
+    struck, _ = _clause_strike(body)
+    second = next(u for u in memory_units(struck, {}) if u.strikeable and "expires" in u.text)
+    assert second.span is not None
+    both = strike(struck, [second.span], marker_for("2031-06-02", "99999999"))
+    assert {s.rid for s in struck_spans(both)} == {"0123abcd", "99999999"}
+    once, _ = unstrike(both, "0123abcd")
+    assert unstrike(once, "99999999")[0] == body
+
+
+def test_clause_plan_applies_and_unretracts_to_the_same_bytes(tmp_path):
+    rel = "projects/notes.md"
+    original = palinode_file({"id": "projects-notes", "category": "projects"}, "Weekly notes. " + SWIM)
+    root = make_git_store(tmp_path / "s", {rel: original})
+    store = Store(root, clock=Clock())
+    memory = store.load(rel)
+    unit = next(u for u in memory_units(memory.body, memory.meta) if "lido" in u.text)
+    assert unit.span is not None
+    span = clause_span(unit.span, clauses(unit.text)[0].sep_end, 0)
+    plan = lifecycle.plan_retract(store, rel, "I swim at the lido on Sundays", spans=(span,), regions=())
+    assert plan.status == "would_retract" and plan.custom_spans
+    apply(store, plan)
+    text = (root / rel).read_text()
+    assert "~~I swim at the lido on Sundays, and~~ [RETRACTED" in text and "the printer contract was renewed" in text
+    undo = lifecycle.plan_unretract(store, rel, "I swim at the lido on Sundays")
+    apply(store, undo)
+    assert (root / rel).read_text() == original
+
+
+def test_custom_spans_that_no_longer_match_the_body_strike_nothing(tmp_path):
+    rel = "projects/notes.md"
+    root = make_git_store(tmp_path / "s", {rel: palinode_file({"id": "n"}, SWIM)})
+    store = Store(root, clock=Clock())
+    memory = store.load(rel)
+    unit = next(u for u in memory_units(memory.body, memory.meta) if u.strikeable)
+    assert unit.span is not None
+    moved = replace(clause_span(unit.span, clauses(unit.text)[0].sep_end, 0), text="Hostile text")
+    plan = lifecycle.plan_retract(store, rel, "I swim at the lido", spans=(moved,), regions=())
+    assert not plan.changes
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("I keep bees in the back garden.", "user"),
+    ("Keeps bees in two hives behind the shed.", "user"),
+    ("Has kept bees for six years.", "user"),
+    ("Priya also keeps bees, on her allotment.", "other"),
+    ("My colleague Priya keeps bees.", "other"),
+    ("She keeps bees too.", "other"),
+    ("Ines practises piano in the evenings as well.", "other"),
+    ("Tomas Lind swims at the lido on Sundays too.", "other"),
+    ("Practises piano most evenings after dinner.", "user"),
+])
+def test_whose_fact_a_sentence_states(text, subject):
+    assert subject_of(text, False, pref_stems_of("I keep bees; I practise piano")) == subject
+
+
+def test_a_person_memory_about_someone_else():
+    assert memory_is_other({"type": "PersonMemory"}, "Priya Shah", "people")
+    assert not memory_is_other({"type": "PersonMemory"}, "me-profile", "people")
+    assert not memory_is_other({"type": "Insight"}, "Bees", "insights")
+
+
+def test_a_word_inside_a_name_is_not_shared():
+    stems = pref_stems_of("I collect vintage sneakers")
+    shared, names, lex = lexical_evidence("Vintage Sneakers Ltd invoiced us for the booth.", stems,
+                                          "I collect vintage sneakers")
+    assert shared == () and set(names) == {"Vintage", "Sneakers"} and lex == 0
+    assert fuse(lex, 0.6, bool(names)) == 0.0
+    shared, _, lex = lexical_evidence("Has been collecting vintage sneakers since college.", stems, "x")
+    assert set(shared) == {"collecting", "vintage", "sneakers"} and lex == 1.0
+
+
+def test_scores_order_evidence_sensibly():
+    assert fuse(1.0, 0.8) > 0.95
+    assert fuse(0.33, 0.2) < 0.5  # one common word, far in meaning
+    assert fuse(0.0, 0.9, False, None, 0.2) > fuse(0.0, 0.5, False, None, 0.2)
+    assert fuse(0.0, 0.6, False, None, 0.58) == 0.0  # as near another request's preference
+
+
+def test_frontmatter_fields_and_unstrikeable_lines_are_units():
+    units = memory_units("# Bees\n\nNotes.\n\n| a | bees |\n|---|---|\n\n```\nb = 1\n```\n",
+                         {"name": "Bee log", "tags": ["bees", "hives"], "summary": ""})
+    kinds = [(u.kind, u.field) for u in units]
+    assert ("heading", None) in kinds and ("table", None) in kinds and ("fence", None) in kinds
+    assert ("frontmatter", "name") in kinds and ("frontmatter", "tags") in kinds
+    assert ("frontmatter", "summary") not in kinds
+    assert next(u.text for u in units if u.field == "tags") == "bees, hives"
+
+
+def test_palinode_resolver_plans_are_unchanged_on_the_demo_store(tmp_path):
+    """The palinode resolver plans every demo request exactly as main 0e5659a
+    did (tests/data/make_palinode_plans.py recorded them, lexical search)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_plans", DATA / "make_palinode_plans.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from palinode_core.demo import build_demo_store
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    now = module.plans(root)
+    golden = json.loads((DATA / "palinode_plans.json").read_text())
+    assert _recorded_fields(json.loads(json.dumps(now, sort_keys=True)), golden) == golden
+
+
+def _recorded_fields(value, golden):
+    """``value`` with only the keys the golden recorded: fields added since
+    (e.g. a plan's backed_by ``dependents``) are new information, not a change."""
+    if isinstance(value, dict) and isinstance(golden, dict):
+        return {k: _recorded_fields(v, golden[k]) for k, v in value.items() if k in golden}
+    if isinstance(value, list) and isinstance(golden, list) and len(value) == len(golden):
+        return [_recorded_fields(v, g) for v, g in zip(value, golden, strict=True)]
+    return value
+    assert any(c["route"] == "archive" for p in golden.values() for c in p["candidates"])
