@@ -17,12 +17,9 @@ SPECIAL_DIRS = ("daily", "archive", "inbox")
 HISTORY_SUFFIX = "-history.md"
 
 
-def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path]:
-    """Return (posix relative path, absolute path) for a path argument, or raise.
-
-    Refuses NUL bytes, absolute paths, ``..`` segments, and anything whose real
-    path (after following symlinks) leaves the store.
-    """
+def relative_parts(ref: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The segments of a store-relative path argument, or PathError: no NUL
+    byte, nothing absolute or home-relative, no ``..``."""
     text = os.fspath(ref)
     if not text or "\x00" in text:
         raise PathError(f"malformed path {text!r}")
@@ -31,6 +28,17 @@ def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path
     parts = PurePosixPath(text.replace(os.sep, "/")).parts
     if ".." in parts:
         raise PathError(f"path may not contain '..': {text!r}")
+    return parts
+
+
+def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path]:
+    """Return (posix relative path, absolute path) for a path argument, or raise.
+
+    Refuses NUL bytes, absolute paths, ``..`` segments, and anything whose real
+    path (after following symlinks) leaves the store.
+    """
+    text = os.fspath(ref)
+    parts = relative_parts(ref)
     root_real = Path(os.path.realpath(root))
     candidate = root_real.joinpath(*parts)
     real = Path(os.path.realpath(candidate))

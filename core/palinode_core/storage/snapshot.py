@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..errors import GitError, MemoryNotFound, PalinodeError, PathError, ReadOnlyError, UnreadableMemory
+from ..errors import GitError, MemoryNotFound, PalinodeError, ReadOnlyError, UnreadableMemory
 from ..text.document import parse_document
 from . import paths
 from .config import CONFIG_NAME, StoreConfig, config_from_text
@@ -270,14 +270,7 @@ class SnapshotStore:
     def resolve(self, ref: str) -> tuple[str, Path]:
         """The same refusals as the live store's (NUL, absolute, ``..``); links are
         judged by the tree (a link in history is never followed)."""
-        text = os.fspath(ref)
-        if not text or "\x00" in text:
-            raise PathError(f"malformed path {text!r}")
-        if os.path.isabs(text) or text.startswith("~"):
-            raise PathError(f"path must be relative to the store: {text!r}")
-        parts = PurePosixPath(text.replace(os.sep, "/")).parts
-        if ".." in parts:
-            raise PathError(f"path may not contain '..': {text!r}")
+        parts = paths.relative_parts(ref)
         rel = PurePosixPath(*parts).as_posix()
         return rel, self.root.joinpath(*parts)
 
