@@ -14,6 +14,7 @@ and words used inside a name, never count."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ..ops import lifecycle
 from ..search.index import SearchIndex
@@ -287,18 +288,7 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[
     assert span is not None
     parts = clauses(span.text)
     stems = pref_stems_of(request.pref)
-    whole = Span(
-        index,
-        span.kind,
-        span.start,
-        span.end,
-        span.replace_end,
-        span.text,
-        span.fact_comment,
-        span.line,
-        span.multiline,
-        None,
-    )
+    whole = replace(span, index=index, collateral=None)
     if len(parts) < 2 or not ev.shared:
         return whole, None, True  # one clause, or a paraphrase: no words to tell the clauses apart by
     related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
@@ -309,18 +299,7 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
-    whole = Span(
-        index,
-        span.kind,
-        span.start,
-        span.end,
-        span.replace_end,
-        span.text,
-        span.fact_comment,
-        span.line,
-        span.multiline,
-        unrelated,
-    )
+    whole = replace(whole, collateral=unrelated)
     return (
         whole,
         (
