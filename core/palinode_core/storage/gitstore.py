@@ -410,12 +410,6 @@ class GitStore:
         """What changed in ``paths`` from commit ``old`` to commit ``new``."""
         return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", *paths)
 
-    def head(self) -> str | None:
-        try:
-            return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
-        except GitError:
-            return None
-
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
         """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""

@@ -183,10 +183,6 @@ class Memory:
         return paths.is_history(self.rel)
 
     @property
-    def special_dir(self) -> str | None:
-        return paths.special_dir(self.rel)
-
-    @property
     def category(self) -> str:
         return self.summary.category
 

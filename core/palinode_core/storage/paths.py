@@ -12,8 +12,6 @@ from ..errors import PathError
 
 # Directory segments that are never memory on any Palinode surface.
 ALWAYS_SKIP = frozenset({"specs", "prompts", "logs", ".palinode", ".obsidian", ".git"})
-# Segments the browse surfaces hide but which still hold memories.
-SPECIAL_DIRS = ("daily", "archive", "inbox")
 HISTORY_SUFFIX = "-history.md"
 
 
@@ -65,15 +63,6 @@ def is_skipped(rel: str) -> bool:
 
 def is_history(rel: str) -> bool:
     return rel.endswith(HISTORY_SUFFIX)
-
-
-def special_dir(rel: str) -> str | None:
-    """``daily``, ``archive`` or ``inbox`` when the path lies under one, else None."""
-    segments = rel.split("/")[:-1]
-    for name in SPECIAL_DIRS:
-        if name in segments:
-            return name
-    return None
 
 
 def category_of(rel: str) -> str:

@@ -5,6 +5,7 @@ keeps struck text out of the search index (§7.2)."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,7 +16,7 @@ MARKER_RE = re.compile(r"\[RETRACTED (\d{4}-\d{2}-\d{2}) r:([0-9a-f]{8})\]\.")
 _CLOSER_RE = re.compile(r"~~ \[RETRACTED (\d{4}-\d{2}-\d{2}) r:([0-9a-f]{8})\]\.")
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])(\s+)")
 _LIST_ITEM_RE = re.compile(r"^(\s*[-*]\s+)(.*?)(\s*<!-- fact:[^>]+ -->)?\s*$")
-_BULLET_OPENER_RE = re.compile(r"^(\s*[-*]\s+)~~")
+_BULLET_OPENER_RE = re.compile(r"([^\S\n]*[-*][^\S\n]+)~~")  # matched at a line start (pos), so no ^
 _FENCE_RE = re.compile(r"^(?:`{3,}|~{3,})")
 _TOMBSTONE_LINE_RE = re.compile(r"^~~.*~~\s*\[(?:superseded|RETRACTED)\s+\d{4}-\d{2}-\d{2}\b")
 _CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas|although)\s+|,\s+(?=[a-z]+\s)")
@@ -92,6 +93,9 @@ class Matcher:
 
 
 def _collateral(sentence: str, matcher: Matcher) -> str | None:
+    # whitespace runs collapsed first: the clause pattern would otherwise rescan a
+    # long run of spaces from each of its positions (quadratic on hostile text)
+    sentence = " ".join(sentence.split())
     clauses = [c.strip(" .!?") for c in _CLAUSE_SPLIT_RE.split(sentence) if c and c.strip(" .!?")]
     if len(clauses) < 2:
         return None
@@ -270,9 +274,19 @@ def struck_spans(body: str, rid: str | None = None) -> list[StruckSpan]:
     struck sentence, never to a user's own ``~~strikethrough~~`` (spec §5.3)."""
     found: list[StruckSpan] = []
     floor = 0
+    # newline offsets once: every line start and line number is a bisect, so a
+    # body of thousands of markers on one line stays linear
+    newlines = [m.start() for m in _NEWLINE_RE.finditer(body)]
+    bullets: dict[int, int] = {}  # line start -> where a list item's strike opens there (-1: not one)
     for closer in _CLOSER_RE.finditer(body):
         c = closer.start()
-        opener = _find_opener(body, floor, c)
+        before = bisect.bisect_left(newlines, c)
+        line_start = newlines[before - 1] + 1 if before else 0
+        if line_start not in bullets:
+            bullet = _BULLET_OPENER_RE.match(body, line_start)
+            bullets[line_start] = line_start + len(bullet.group(1)) if bullet else -1
+        bullet_opener = bullets[line_start] if bullets[line_start] <= c else -1
+        opener = _find_opener(body, floor, c, line_start, bullet_opener)
         floor = closer.end()
         if opener < 0 or (rid is not None and closer.group(2) != rid):
             continue
@@ -283,17 +297,15 @@ def struck_spans(body: str, rid: str | None = None) -> list[StruckSpan]:
                 body[opener + 2 : c],
                 closer.group(1),
                 closer.group(2),
-                body.count("\n", 0, opener) + 1,
+                bisect.bisect_left(newlines, opener) + 1,
             )
         )
     return found
 
 
-def _find_opener(body: str, floor: int, closer: int) -> int:
-    line_start = body.rfind("\n", 0, closer) + 1
-    bullet = _BULLET_OPENER_RE.match(body[line_start : closer + 2])
-    if bullet and line_start + len(bullet.group(1)) >= floor:
-        return line_start + len(bullet.group(1))  # list items are struck whole
+def _find_opener(body: str, floor: int, closer: int, line_start: int, bullet_opener: int) -> int:
+    if bullet_opener >= floor:
+        return bullet_opener  # list items are struck whole
     # the walker never strikes across a blank line: look no further back than
     # the paragraph's start, and when no `~~` there opens a sentence (a strike
     # made by hand), take the nearest `~~` on the closer's own line
@@ -305,6 +317,7 @@ def _find_opener(body: str, floor: int, closer: int) -> int:
     return nearest if nearest >= 0 and nearest + 2 <= closer else -1
 
 
+_NEWLINE_RE = re.compile("\n")
 _BLANK_LINE_RE = re.compile(r"\n[ \t\r]*\n")
 
 
