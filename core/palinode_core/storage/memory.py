@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import MemoryNotFound
-from ..text.detect import detect_forget_request, detect_palinode_request
+from ..text.detect import detect_forget_request
 from ..text.document import Document
 from ..text.markdown import MARKER_RE
+from ..text.palinode_detect import detect_palinode_request
 from . import paths
 
 RETIRED_STATUSES = frozenset({"archived", "deprecated", "superseded", "retracted"})
