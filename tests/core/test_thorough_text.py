@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import Clock, make_git_store, palinode_file
 
-from palinode_core.forget.evidence import fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
+from palinode_core.forget.evidence import fuse, lexical_evidence, pref_stems_of
+from palinode_core.forget.subject import memory_is_other, subject_of
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.storage.store import Store

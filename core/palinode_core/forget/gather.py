@@ -15,8 +15,9 @@ import numpy as np
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
-from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence, memory_is_other, subject_of
+from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence
 from .sentvec import vector_source
+from .subject import memory_is_other, subject_of
 
 STOREWIDE = 3000  # read every active memory of a store up to this many memories
 PREFIX_LIMIT = 400  # chunks from the stem-prefix query

@@ -23,11 +23,12 @@ from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
 from ..text.words import retraction_id
-from .evidence import Evidence, fuse, lexical_evidence, memory_is_other, pref_stems_of, subject_of
+from .evidence import Evidence, fuse, lexical_evidence, pref_stems_of
 from .gather import STOREWIDE, candidate_paths
 from .ledger import record
 from .requests import Request
 from .sentvec import vector_source
+from .subject import memory_is_other, subject_of
 
 LeakKind = Literal["live", "struck", "archived", "unforgettable"]
 

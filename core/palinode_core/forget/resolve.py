@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from ..ops import lifecycle
 from ..ops.plan import Plan
-from ..search.index import Hit, SearchIndex
+from ..search.index import SearchIndex
+from ..search.results import Hit
 from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import UnreadableMemory
 from ..ops.subjects import actor_of, parse_subject
-from ..storage.gitstore import _parse_trailers
+from ..storage.commits import parse_trailers
 from ..storage.paths import HISTORY_SUFFIX, history_rel_for, is_history
 from ..storage.snapshot import GitObjects, is_memory_path, memory_from_bytes, run_git
 from ..storage.store import Store
@@ -67,7 +67,7 @@ def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[st
                     "author": author,
                     "date": date,
                     "subject": subject,
-                    "trailers": _parse_trailers(trailers),
+                    "trailers": parse_trailers(trailers),
                 },
                 changes,
             )

@@ -23,8 +23,8 @@ from ..forget.ledger import LEDGER_REL, read_ledger
 from ..forget.requests import Request, find_requests, request_states
 from ..forget.resolve import coverage
 from ..ops.subjects import actor_of, parse_subject
+from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
-from ..storage.gitstore import Commit, _parse_trailers
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..storage.snapshot import GitObjects, date_bound, run_git
@@ -69,7 +69,7 @@ def _all_commits(store: Store, rev: str) -> list[Commit]:
     commits = []
     for record in out.split("\x1e")[1:]:
         sha, subject, author, date, trailers = (record.split("\x1f") + [""] * 5)[:5]
-        commits.append(Commit(sha.strip(), subject, author, date, _parse_trailers(trailers)))
+        commits.append(Commit(sha.strip(), subject, author, date, parse_trailers(trailers)))
     return commits
 
 

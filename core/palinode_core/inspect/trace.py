@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from ..forget.requests import find_requests
 from ..forget.resolve import coverage
-from ..storage.gitstore import Commit
+from ..storage.commits import Commit
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..storage.store import Store

@@ -18,9 +18,8 @@ import sqlite3
 import threading
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, run_audit
@@ -30,51 +29,18 @@ from ..text.words import content_words
 from . import damage
 from .chunks import Chunk, chunk_memory
 from .embed import DIM, Embedder
+from .results import Hit, IndexStats, SearchMode, SearchResult
 from .vectors import VectorCache
 
 if TYPE_CHECKING:
     import numpy as np
 
-SearchMode = Literal["hybrid", "lexical"]
 RRF_K = 60
 # Below this many vectors, dot products in plain Python (double precision, ~13 ms
 # per 1,000) cost less than importing numpy (~80 ms): a small store's plan needs no numpy.
 NUMPY_ABOVE = 4096
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    chunk_id: str
-    section: str
-    text: str
-    score: float
-    bm25_rank: int | None  # 1-based rank in the BM25 arm, None if absent
-    vector_rank: int | None
-    status: str
-
-    @property
-    def arms(self) -> str:
-        return "+".join(a for a, r in (("bm25", self.bm25_rank), ("vector", self.vector_rank)) if r)
-
-
-@dataclass
-class SearchResult:
-    hits: list[Hit]
-    mode: SearchMode
-    notice: str | None = None
-
-
-@dataclass
-class IndexStats:
-    files: int = 0
-    chunks: int = 0
-    vectors: int = 0
-    embedded_this_session: int = 0
-    files_reindexed: int = 0  # BM25 files rewritten by the last update
-    errors: list[str] = field(default_factory=list)
 
 
 class SearchIndex:

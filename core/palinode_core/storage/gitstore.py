@@ -21,19 +21,19 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GitError
 from . import safeio
 from . import trust as trust_mod
+from .commits import Commit, commit_message, escape_control, parse_trailers
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 _FIELD_SEP = "\x1f"
 _RECORD_SEP = "\x1e"
 _SHA_RE = re.compile(r"[0-9a-f]{4,64}")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # Variables that would point git somewhere other than this store, or run a program.
 _SCRUBBED_ENV = (
     "GIT_DIR",
@@ -104,48 +104,6 @@ class _Repo:
 
     git_dir: str
     working_tree_dir: str
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    subject: str
-    author: str
-    date: str  # ISO 8601 author date
-    trailers: dict[str, str] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
-
-    @property
-    def short(self) -> str:
-        return self.sha[:7]
-
-
-def _parse_trailers(body: str) -> dict[str, str]:
-    trailers: dict[str, str] = {}
-    for line in body.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key and key[0].isupper():
-            trailers[key] = value.strip()
-    return trailers
-
-
-def escape_control(text: str) -> str:
-    """Control characters (a newline above all) as visible escapes, so a file
-    name can never start a new line in a commit message."""
-    return _CONTROL_RE.sub(
-        lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text
-    )
-
-
-def commit_message(subject: str, trailers: dict[str, str] | None) -> str:
-    """One subject line and ``Key: value`` trailers, none able to forge another."""
-    message = escape_control(subject)
-    lines = []
-    for key, value in (trailers or {}).items():
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", key):
-            raise GitError(f"refusing a commit trailer named {escape_control(key)!r}")
-        lines.append(f"{key}: {escape_control(str(value))}")
-    return message + ("\n\n" + "\n".join(lines) if lines else "")
 
 
 class GitStore:
@@ -391,7 +349,7 @@ class GitStore:
                     subject,
                     author,
                     date,
-                    _parse_trailers(trailer_text),
+                    parse_trailers(trailer_text),
                     tuple(f for f in files.split("\0") if f),
                 )
             )

@@ -24,8 +24,9 @@ from typing import Any
 from ..errors import GitError, MemoryNotFound, PalinodeError, ReadOnlyError, UnreadableMemory
 from ..text.document import parse_document
 from . import paths
+from .commits import Commit
 from .config import CONFIG_NAME, StoreConfig, config_from_text
-from .gitstore import Commit, GitStore
+from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint
 
