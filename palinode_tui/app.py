@@ -76,7 +76,6 @@ class PalinodeApp(BlockingWork, App):
         self.counts: dict[str, int] = {}
         self._index_running = False
         self._index_dirty = False
-        self.refreshes = 0
 
     # -- start-up --------------------------------------------------------------
     def on_mount(self) -> None:
@@ -85,8 +84,8 @@ class PalinodeApp(BlockingWork, App):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        for problem in self.settings.problems:
-            self.notify(problem, title="Settings", severity="warning", timeout=15)
+        for notice in self.settings.notices:
+            self.notify(notice, title="Settings", severity="warning", timeout=15)
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -150,16 +149,15 @@ class PalinodeApp(BlockingWork, App):
     def on_scan_done(self, message: ScanDone) -> None:
         first = self.scan is None
         self.scan = message.scan
-        self.refreshes += 1
         self.counts = counts = message.counts
         self.set_status(f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
                         + (f" · {counts['errors']} unreadable" if counts["errors"] else ""),
                         None if self.progress_phase == "reading" else self.progress)
         self.store_signal.publish(message.changed)
         if first:
-            problem = self.store.scan_cache.problem if self.store.scan_cache else None
-            if problem:  # the cache only saves time; say so, then carry on
-                self.notify(problem, title="Scan cache", severity="warning", markup=False)
+            notice = self.store.scan_cache.notice if self.store.scan_cache else None
+            if notice:  # the cache only saves time; say so, then carry on
+                self.notify(notice, title="Scan cache", severity="warning", markup=False)
             self.check_interrupted()
         if first or message.changed is None or any(p.endswith(".md") for p in message.changed):
             self.build_index()
@@ -214,7 +212,7 @@ class PalinodeApp(BlockingWork, App):
             finally:
                 self._index_running = False
             mode: IndexMode = "hybrid" if self.index.vectors_ready else "lexical"
-            notice = self.embedder.error if self.want_vectors else "vectors off (--no-vectors)"
+            notice = self.embedder.notice if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 
         self.run_blocking(work, lambda result: self.post_message(IndexReady(*result)), "build the search index",

@@ -54,12 +54,12 @@ def check_keymap(keymap: dict[str, str], lines: dict[str, int], path: Path) -> t
     Scopes clash when they are the same, or one is app-wide or "main"
     (both are live on the main screens)."""
     by_id = {s.id: s for s in REGISTRY}
-    problems: list[str] = []
+    notices: list[str] = []
     usable: dict[str, str] = {}
     for action_id, keys in keymap.items():
         where = f"{path}:{lines[action_id]}" if action_id in lines else str(path)
         if action_id not in by_id:
-            problems.append(f"{where}: keymap entry '{action_id}: {keys}' names no action; ignored")
+            notices.append(f"{where}: keymap entry '{action_id}: {keys}' names no action; ignored")
             continue
         usable[action_id] = keys
     effective = {s.id: _keys(usable.get(s.id, s.key)) for s in REGISTRY}
@@ -74,21 +74,17 @@ def check_keymap(keymap: dict[str, str], lines: dict[str, int], path: Path) -> t
             clash = effective[action_id] & effective[other.id]
             if clash:
                 where = f"{path}:{lines[action_id]}" if action_id in lines else str(path)
-                problems.append(f"{where}: keymap entry '{action_id}: {keys}' takes {', '.join(sorted(clash))}, "
+                notices.append(f"{where}: keymap entry '{action_id}: {keys}' takes {', '.join(sorted(clash))}, "
                                 f"already the key of '{other.id}'")
-    return usable, problems
+    return usable, notices
 
 
 @dataclass
 class Settings:
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)  # shown once, as warnings
+    notices: list[str] = field(default_factory=list)  # shown once, as warnings
     writable: bool = True  # False when the file could not be read: never overwrite it
-
-    @property
-    def problem(self) -> str | None:
-        return "\n".join(self.problems) or None
 
     @classmethod
     def load(cls) -> Settings:
@@ -99,17 +95,17 @@ class Settings:
             text = path.read_text(encoding="utf-8")
             data = yaml.safe_load(text) or {}
         except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            return cls(problems=[f"{path} ignored: {exc.__class__.__name__}"], writable=False)
+            return cls(notices=[f"{path} ignored: {exc.__class__.__name__}"], writable=False)
         if not isinstance(data, dict):
-            return cls(problems=[f"{path} ignored: not a mapping"], writable=False)
+            return cls(notices=[f"{path} ignored: not a mapping"], writable=False)
         keymap = data.get("keymap") or {}
-        problems = []
+        notices = []
         if not isinstance(keymap, dict):
-            problems.append(f"{path}: keymap is not a mapping; ignored")
+            notices.append(f"{path}: keymap is not a mapping; ignored")
             keymap = {}
         usable, more = check_keymap({str(k): str(v) for k, v in keymap.items()}, _keymap_lines(text), path)
         theme = data.get("theme")
-        return cls(theme=theme if isinstance(theme, str) else None, keymap=usable, problems=problems + more)
+        return cls(theme=theme if isinstance(theme, str) else None, keymap=usable, notices=notices + more)
 
     def save(self) -> None:
         """Remember the theme by rewriting only the file's ``theme:`` line."""

@@ -75,5 +75,5 @@ def embedder():
     model tests share the ``model`` group so one worker runs them all)."""
     from palinode_core.search.embed import Embedder
     model = Embedder()
-    assert model.load(), model.error
+    assert model.load(), model.notice
     return model

@@ -35,7 +35,6 @@ class ReviewScreen(ModeScreen):
         self.current: str | None = None
         self.review: Review | None = None
         self.knobs: ForgetKnobs | None = None
-        self.plans_made = 0
 
     @property
     def request_rows(self) -> list[str]:
@@ -153,7 +152,6 @@ class ReviewScreen(ModeScreen):
     def _plan_ready(self, review: Review) -> None:
         if review.plan.request.path != self.current:
             return
-        self.plans_made += 1
         self.review = review
         if review.moved:
             self.notify(f"{len(review.moved)} target(s) changed on disk under your sentence choice: "

@@ -70,7 +70,7 @@ def test_damaged_vector_rows_are_dropped_not_fatal(indexed):
     index._db.commit()
     matrix, rows = index._vector_table()
     assert len(matrix) == len(rows) == len(hashes) - 1 and all(len(vec) == 384 for vec in matrix)
-    assert "damaged" in (index.problem or "")
+    assert "damaged" in (index.notice or "")
     assert [h for h, _text in index.missing_vectors()] == [hashes[0]]  # embedded again on the next update
 
 

@@ -77,7 +77,7 @@ def test_corrupt_cache_is_discarded_and_the_scan_is_still_right(tmp_path, trusti
     db.write_bytes(b"this is not a database" * 100)
     reopened = Store(root)
     scan = reopened.scan()
-    assert reopened.scan_cache.problem and "unreadable" in reopened.scan_cache.problem
+    assert reopened.scan_cache.notice and "unreadable" in reopened.scan_cache.notice
     assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in _fresh(root).memories.items()}
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM entries").fetchone()[0] > 0  # rebuilt
 
@@ -212,5 +212,5 @@ def test_a_child_that_cannot_run_means_parsing_here(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
     store = Store(root)
     scan = store.scan(isolate=True)
-    assert "could not start" in store.scan_cache.problem
+    assert "could not start" in store.scan_cache.notice
     assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in _fresh(root).memories.items()}

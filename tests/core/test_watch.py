@@ -65,7 +65,6 @@ def test_a_burst_of_1000_writes_coalesces_and_the_final_state_matches(tmp_path):
             (root / f"burst/note-{i:04d}.md").write_text(palinode_file({"id": f"n{i}"}, f"note {i}"))
         wanted = {f"burst/note-{i:04d}.md" for i in range(1000)}
         assert wait_for(lambda: set().union(*batches) >= wanted if batches else False)
-        assert watcher.events_seen >= 1000
         assert len(batches) <= 20, len(batches)  # thousands of events, a handful of refreshes
     finally:
         watcher.stop()

@@ -40,9 +40,9 @@ async def test_incremental_relist_matches_a_full_relist(tmp_path):
                         else f"note {step} about {rel}")
                 status = "archived" if action == "archive" else "active"
                 write_files(root, {rel: palinode_file({"status": status, "category": rng.choice("abc")}, body)})
-            before = app.refreshes
+            before = app.scan
             app.scan_store({rel})
-            await wait_until(app, pilot, lambda: app.refreshes > before)
+            await wait_until(app, pilot, lambda: app.scan is not before)
             await settle(app, pilot)
             full = screen._visible(app.scan, None, set())
             assert [r[1] for r in screen._listed] == [r[1] for r in full], (step, rel, action)

@@ -35,7 +35,7 @@ def test_unknown_and_clashing_keymap_entries_are_warnings_with_their_line():
     config_path().write_text(CONFIG)
     settings = Settings.load()
     assert settings.keymap == {"review.apply": "d", "app.review": "r"}
-    unknown, clash = settings.problems
+    unknown, clash = settings.notices
     assert unknown.startswith(f"{config_path()}:4: keymap entry 'review.aply: ctrl+a' names no action")
     assert clash.startswith(f"{config_path()}:5: keymap entry 'review.apply: d' takes d, already the key of "
                             "'review.diff'")

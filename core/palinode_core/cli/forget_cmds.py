@@ -46,7 +46,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
         "embedded": stats.embedded_this_session,
         "unreadable": stats.errors,
         "mode": "hybrid" if index.vectors_ready else "lexical",
-        "problem": index.problem,
+        "notice": index.notice,
     }
 
 
@@ -63,7 +63,7 @@ def _search(args: argparse.Namespace) -> dict[str, Any]:
     result = index.search(
         args.query, limit=args.limit, include_archived=args.include_archived, lexical_only=args.lexical
     )
-    notice = "; ".join(n for n in (index.problem, result.notice) if n) or None
+    notice = "; ".join(n for n in (index.notice, result.notice) if n) or None
     return {
         "query": args.query,
         "mode": result.mode,

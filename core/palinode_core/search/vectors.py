@@ -125,7 +125,7 @@ class VectorCache:
         if not pairs:
             return 0
         if not self.embedder.load():
-            raise EmbeddingUnavailable(self.embedder.error or "the embedding model could not load")
+            raise EmbeddingUnavailable(self.embedder.notice or "the embedding model could not load")
         done = 0
         for window_start in range(0, len(pairs), WINDOW):
             window = sorted(pairs[window_start : window_start + WINDOW], key=lambda p: -len(p[1]))

@@ -51,7 +51,7 @@ class ScanCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.problem: str | None = None
+        self.notice: str | None = None
         self._version = f"{SUMMARY_VERSION}:{__version__}"
 
     def _connect(self) -> sqlite3.Connection:
@@ -113,11 +113,11 @@ class ScanCache:
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as exc:
-            self.problem = f"scan cache not written: {exc}"
+            self.notice = f"scan cache not written: {exc}"
 
     def _discard(self, exc: Exception) -> None:
         """A corrupt or unreadable cache is removed so the next save starts clean."""
-        self.problem = f"scan cache unreadable ({exc}); files parsed instead"
+        self.notice = f"scan cache unreadable ({exc}); files parsed instead"
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")

@@ -162,7 +162,7 @@ class Store:
                     self._cancel,
                 )
             except PalinodeError as exc:
-                self.scan_cache.problem = f"{exc}; parsed here instead"
+                self.scan_cache.notice = f"{exc}; parsed here instead"
             else:
                 with _gc_paused():
                     cached = self.scan_cache.load()  # now filled by the child

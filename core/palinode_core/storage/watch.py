@@ -44,8 +44,6 @@ class StoreWatcher:
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
         self._observer: BaseObserver | None = None
-        self.events_seen = 0
-        self.batches = 0
 
     def _rel(self, path: str) -> str | None:
         try:
@@ -59,7 +57,6 @@ class StoreWatcher:
     def feed(self, *raw_paths: str) -> None:
         """Record raw event paths; public so tests and benches can drive it."""
         rels = {r for r in (self._rel(p) for p in raw_paths if p) if r and is_relevant(r)}
-        self.events_seen += len(raw_paths)
         if not rels:
             return
         with self._lock:
@@ -75,7 +72,6 @@ class StoreWatcher:
             batch, self._pending = self._pending, set()
             self._timer = None
         if batch:
-            self.batches += 1
             self.on_change(batch)
 
     def start(self) -> None:

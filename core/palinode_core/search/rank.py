@@ -1,0 +1,71 @@
+"""Ranking, pure: nearest chunks by cosine similarity (vectors are normalised,
+so a dot product), and reciprocal rank fusion of the lexical and vector arms
+(k=60, equal weights), as Palinode ranks."""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .results import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+RRF_K = 60
+Row = tuple[str, str, str, str, str]  # chunk_id, path, section, status, text
+
+
+def nearest(
+    matrix: np.ndarray | list[array], rows: list[Row], qvec: bytes, limit: int, excluded: set[str]
+) -> list[Row]:
+    """The ``limit`` rows most similar to ``qvec``, skipping excluded statuses;
+    ties keep chunk order (a stable sort, in both representations)."""
+    if isinstance(matrix, list):
+        q = array("f", qvec)
+        sims = [sum(map(operator.mul, row, q)) for row in matrix]
+        order: Sequence[int] = sorted(range(len(sims)), key=lambda i: -sims[i])
+    else:
+        import numpy as np
+
+        order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
+    picked = []
+    for i in order:
+        if rows[i][3] in excluded:
+            continue
+        picked.append(rows[i])
+        if len(picked) >= limit:
+            break
+    return picked
+
+
+def fuse(bm25: list[Row], vector: list[Row], limit: int, per_file: int, daily_penalty: bool) -> list[Hit]:
+    """Both arms fused by RRF, best first, at most ``per_file`` hits per path;
+    scores normalised to the best (rank artifacts, not similarities)."""
+    scores: dict[str, float] = {}
+    info: dict[str, tuple[str, str, str, str]] = {}
+    ranks: dict[str, list[int | None]] = {}
+    for arm, rows in ((0, bm25), (1, vector)):
+        for rank, (cid, path, section, status, text) in enumerate(rows):
+            scores[cid] = scores.get(cid, 0.0) + 0.5 / (RRF_K + rank + 1)
+            info[cid] = (path, section, status, text)
+            ranks.setdefault(cid, [None, None])[arm] = rank + 1
+    if daily_penalty:
+        for cid, (path, *_rest) in info.items():
+            if "daily" in path.split("/")[:-1]:
+                scores[cid] *= 0.3
+    best = max(scores.values(), default=1.0) or 1.0
+    ordered = sorted(scores, key=lambda c: (-scores[c], info[c][0], c))
+    per_path: dict[str, int] = {}
+    hits: list[Hit] = []
+    for cid in ordered:
+        path, section, status, text = info[cid]
+        if per_path.get(path, 0) >= per_file:
+            continue
+        per_path[path] = per_path.get(path, 0) + 1
+        hits.append(Hit(path, cid, section, text, scores[cid] / best, ranks[cid][0], ranks[cid][1], status))
+        if len(hits) >= limit:
+            break
+    return hits
