@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Callable, Literal
 
 from textual.message import Message
 
@@ -42,6 +42,27 @@ class WorkProgress(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, WorkProgress) and message.phase == self.phase
+
+
+class WorkDone(Message):
+    """A blocking job's result (workers.py); ``generation`` is its exclusive
+    group's number, or None when it is never superseded."""
+
+    def __init__(self, description: str, group: str, generation: int | None, result: Any,
+                 on_done: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.description, self.group, self.generation = description, group, generation
+        self.result, self.on_done = result, on_done
+
+
+class WorkFailed(Message):
+    """A blocking job's error, as one line; ``on_error`` shows it in place, or the app's error modal does."""
+
+    def __init__(self, description: str, group: str, generation: int | None, reason: str,
+                 on_error: Callable[[str], Any] | None) -> None:
+        super().__init__()
+        self.description, self.group, self.generation = description, group, generation
+        self.reason, self.on_error = reason, on_error
 
 
 class IndexReady(Message):

@@ -1,8 +1,8 @@
 """Blocking work off the UI thread. Every file read, git call and core
 computation a screen needs goes through ``run_blocking``: it runs in a thread
-worker and hands its result back on the UI thread, where widgets may be
-touched. Results that several parts of the app react to are posted as typed
-messages (``messages.py``)."""
+worker, which posts its outcome as a typed message (``WorkDone`` or
+``WorkFailed``) and goes on without waiting for the UI; the app handles the
+message on the UI thread, in arrival order, where widgets may be touched."""
 from __future__ import annotations
 
 import time
@@ -10,7 +10,7 @@ from typing import Any, Callable, TypeVar
 
 from palinode_core.errors import Cancelled, PalinodeError
 
-from .messages import WorkProgress
+from .messages import WorkDone, WorkFailed, WorkProgress
 
 T = TypeVar("T")
 PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
@@ -25,23 +25,15 @@ class BlockingWork:
     def run_blocking(self, fn: Callable[[], T], on_done: Callable[[T], Any], description: str,
                      group: str = "work", exclusive: bool = False,
                      on_error: Callable[[str], Any] | None = None) -> None:
-        """Run ``fn`` in a thread; hand its result back on the UI thread. An
-        error goes to ``on_error`` (a preview shows it in place) or, by
+        """Run ``fn`` in a thread; ``on_done`` gets its result on the UI thread.
+        An error goes to ``on_error`` (a preview shows it in place) or, by
         default, to an error modal."""
         app: Any = self
-
         # Thread workers cannot be cancelled: a superseded exclusive job still
         # finishes, so its result is dropped instead of overwriting a newer one.
         generation = self._generations.get(group, 0) + 1 if exclusive else None
         if generation is not None:
             self._generations[group] = generation
-
-        def current() -> bool:
-            return generation is None or self._generations.get(group) == generation
-
-        def deliver(callback: Callable[[Any], Any], value: Any) -> None:
-            if current():
-                callback(value)
 
         def job() -> None:
             try:
@@ -53,14 +45,26 @@ class BlockingWork:
             except Exception as exc:  # a bug must not take the user's session down
                 reason = f"{exc.__class__.__name__}: {exc}"
             else:
-                app.call_from_thread(deliver, on_done, result)
+                app.post_message(WorkDone(description, group, generation, result, on_done))
                 return
-            if on_error is not None:
-                app.call_from_thread(deliver, on_error, reason)
-            elif current():
-                app.call_from_thread(app.fail, description, reason)
+            app.post_message(WorkFailed(description, group, generation, reason, on_error))
 
         app.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)
+
+    def _current(self, group: str, generation: int | None) -> bool:
+        return generation is None or self._generations.get(group) == generation
+
+    def on_work_done(self, message: WorkDone) -> None:
+        if self._current(message.group, message.generation):
+            message.on_done(message.result)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        if not self._current(message.group, message.generation):
+            return
+        if message.on_error is not None:
+            message.on_error(message.reason)
+        else:
+            self.fail(message.description, message.reason)  # type: ignore[attr-defined]
 
     def progress_reporter(self) -> Callable[[str, int, int], None]:
         """Progress for the status line, at most a few times a second: a child
