@@ -26,8 +26,8 @@ from ..text.units import Unit, clause_span, clauses
 from ..text.words import normalize_pref
 from .evidence import Evidence, lexical_evidence, pref_stems_of
 from .gather import Read, candidate_paths, read_memories
-from .requests import Request, request_at
-from .resolve import Candidate, ForgetPlan, coverage, resolve, route
+from .requests import Request
+from .resolve import Candidate, ForgetPlan, coverage, plan_forget
 
 ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
 _SUBJECT_FIELDS = ("name", "title")
@@ -41,9 +41,9 @@ def plan_thorough(
     knobs: ForgetKnobs | None = None,
     lexical: bool = False,
 ) -> ForgetPlan:
-    request = request_at(store, request_path)
     knobs = knobs or store.config.forget
-    palinode = route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)
+    palinode = plan_forget(store, index, request_path, memories, knobs, lexical)
+    request = palinode.request
     stems = pref_stems_of(request.pref)
     paths = candidate_paths(index, request.pref, stems, memories, lexical)
     skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
