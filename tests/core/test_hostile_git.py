@@ -17,6 +17,7 @@ from helpers import Clock, git, make_git_store, palinode_file
 from palinode_core.errors import GitError, PalinodeError
 from palinode_core.forget import ledger
 from palinode_core.inspect.integrity import integrity
+from palinode_core.inspect.timeline import diff_between
 from palinode_core.inspect.trace import trace
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
@@ -144,6 +145,19 @@ def test_no_payload_runs_without_trust(store_root, tmp_path, setting):
     _every_git_command(store_root, refused={"filter": "filter.evil.clean", "include": "filter.odd=name.clean"}
                        .get(setting))
     assert not marker.exists(), marker.read_text()
+
+
+def test_diff_between_points_shows_the_bytes_on_a_store_with_a_diff_driver(store_root, tmp_path):
+    """A store's textconv is not run untrusted; the diff between two points is
+    then git's plain one (it failed with "unable to read files to diff")."""
+    payload, marker = _payload(tmp_path)
+    _hostile(store_root, "textconv", payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    before = _snapshot(store_root)
+    shown = diff_between(store, "people/ann.md", "HEAD~1", "HEAD")["diff"]
+    assert "+status: archived" in shown and "+- [2031-06-01 11:00] Archived: people/ann.md" in shown
+    assert _snapshot(store_root) == before and not marker.exists()
 
 
 def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):

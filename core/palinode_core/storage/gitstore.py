@@ -366,7 +366,7 @@ class GitStore:
 
     def diff_between(self, old: str, new: str, paths: list[str]) -> str:
         """What changed in ``paths`` from commit ``old`` to commit ``new``."""
-        return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", *paths)
+        return self.run("diff", "--no-color", "--no-ext-diff", "--no-textconv", old, new, "--", *paths, read=True)
 
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
