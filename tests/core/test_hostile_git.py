@@ -16,12 +16,16 @@ import pytest
 from helpers import Clock, git, make_git_store, palinode_file
 from palinode_core.errors import GitError, PalinodeError
 from palinode_core.forget import ledger
+from palinode_core.inspect.chain_history import chain_history
 from palinode_core.inspect.integrity import integrity
-from palinode_core.inspect.timeline import diff_between
+from palinode_core.inspect.report import build_report
+from palinode_core.inspect.timeline import diff_between, timeline
 from palinode_core.inspect.trace import trace
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.storage import trust
+from palinode_core.storage.grep import files_containing
+from palinode_core.storage.snapshot import SnapshotStore
 from palinode_core.storage.store import Store
 from palinode_core.undo.operations import operations
 
@@ -158,6 +162,43 @@ def test_diff_between_points_shows_the_bytes_on_a_store_with_a_diff_driver(store
     shown = diff_between(store, "people/ann.md", "HEAD~1", "HEAD")["diff"]
     assert "+status: archived" in shown and "+- [2031-06-01 11:00] Archived: people/ann.md" in shown
     assert _snapshot(store_root) == before and not marker.exists()
+
+
+def _signed_commit(root: Path) -> None:
+    """A commit carrying a (bogus) signature: with ``log.showSignature`` git
+    would run ``gpg.program`` on it whenever it shows it."""
+    tree, parent = git(root, "rev-parse", "HEAD^{tree}", "HEAD").split()
+    body = (f"tree {tree}\nparent {parent}\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n"
+            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n AAAA\n -----END PGP SIGNATURE-----\n\nsigned\n")
+    sha = subprocess.run(["git", "-C", str(root), "hash-object", "-t", "commit", "-w", "--stdin"], input=body,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    git(root, "update-ref", "refs/heads/main", sha)
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_history_reads_go_through_the_runner(store_root, tmp_path, setting, monkeypatch):
+    """As-of snapshots, the report, the chain history, the timeline and the
+    residue pre-filter read git too: the store's setup runs nothing there
+    either, and the caller's GIT_DIR never points them at another repository."""
+    payload, marker = _payload(tmp_path)
+    _signed_commit(store_root)
+    _hostile(store_root, setting, payload, tmp_path)
+    other = make_git_store(tmp_path / "other", {"elsewhere.md": BOB})
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    snapshot = SnapshotStore.open(store_root, at="HEAD")
+    try:
+        assert set(snapshot.scan().memories) == {"people/ann.md", "people/bob.md", "insights/forget-ann.md"}
+    finally:
+        snapshot.close()
+    store = Store(store_root, clock=Clock())
+    memories = store.scan().memories
+    assert [r["path"] for r in build_report(store, memories, since="2000-01-01")["requests"]] == [
+        "insights/forget-ann.md"]
+    assert chain_history(store) is not None
+    assert [p.subject for p in timeline(store, "insights/forget-ann.md")] == ["request"]
+    assert "Please forget" in diff_between(store, "insights/forget-ann.md", "HEAD~2", "HEAD")["diff"]
+    assert files_containing(store, {"lee"}) == {"people/ann.md", "insights/forget-ann.md"}
+    assert not marker.exists(), marker.read_text()
 
 
 def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):
