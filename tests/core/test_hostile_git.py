@@ -19,6 +19,7 @@ from palinode_core.forget import ledger
 from palinode_core.inspect.chain_history import chain_history
 from palinode_core.inspect.integrity import integrity
 from palinode_core.inspect.report import build_report
+from palinode_core.inspect.residue import candidates_for, residue
 from palinode_core.inspect.timeline import diff_between, timeline
 from palinode_core.inspect.trace import trace
 from palinode_core.ops import lifecycle
@@ -199,6 +200,23 @@ def test_history_reads_go_through_the_runner(store_root, tmp_path, setting, monk
     assert "Please forget" in diff_between(store, "insights/forget-ann.md", "HEAD~2", "HEAD")["diff"]
     assert files_containing(store, {"lee"}) == {"people/ann.md", "insights/forget-ann.md"}
     assert not marker.exists(), marker.read_text()
+
+
+@pytest.mark.parametrize("where", ["store", "user"])
+def test_colour_config_never_hides_a_live_mention(store_root, tmp_path, monkeypatch, where):
+    """``color.ui = always`` (the store's or the person's own) once coloured
+    git grep's file names, so the residue pre-filter matched none of them and
+    a live mention of a forgotten preference went unreported."""
+    if where == "store":
+        git(store_root, "config", "color.ui", "always")
+    else:
+        (tmp_path / "gitconfig").write_text("[color]\n\tui = always\n\tgrep = always\n")
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    store = Store(store_root, clock=Clock())
+    assert files_containing(store, {"lee"}) == {"people/ann.md", "insights/forget-ann.md"}
+    live = [m.path for m in residue("Ann Lee", store.scan().memories, candidates_for(store, "Ann Lee"))
+            if m.kind == "live"]
+    assert "people/ann.md" in live
 
 
 def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):

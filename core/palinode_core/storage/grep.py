@@ -15,7 +15,7 @@ def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str]
         return None  # history is read from blobs, not the worktree
     if not words or any(not w.isascii() for w in words):
         return None  # git's -i folds ASCII only
-    args = ["grep", "-l", "-z", "-i", "-F", "-I", "--untracked", "--no-exclude-standard"]
+    args = ["grep", "-l", "-z", "-i", "-F", "-I", "--no-color", "--untracked", "--no-exclude-standard"]
     for word in sorted(words):
         args += ["-e", word]
     try:  # through the one runner: the store's own config runs nothing; the glob is ours
