@@ -219,6 +219,30 @@ def test_colour_config_never_hides_a_live_mention(store_root, tmp_path, monkeypa
     assert "people/ann.md" in live
 
 
+def test_partial_clone_fetches_nothing_without_trust(tmp_path):
+    """A partial clone fetches a missing blob on demand, running the remote's
+    ``uploadpack`` program: reading history of an untrusted one runs nothing
+    and reaches no remote, even when the store allows the protocol itself;
+    what cannot be read is one line."""
+    payload, marker = _payload(tmp_path)
+    origin = make_git_store(tmp_path / "origin", {"people/ann.md": ANN})
+    (origin / "people/ann.md").write_text(BOB)
+    git(origin, "commit", "-qam", "second")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    root = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{origin}", str(root))
+    git(root, "config", "remote.origin.uploadpack", str(payload))
+    git(root, "config", "protocol.file.allow", "always")
+    assert git(root, "rev-list", "--objects", "--missing=print", "--all").count("?") == 1
+    for command in (["timeline", "people/ann.md"], ["diff", "people/ann.md", "--from", "HEAD~1", "--to", "HEAD"],
+                    ["scan", "--at", "HEAD~1"], ["report", "--since", "2000-01-01"], ["trace", "people/ann.md"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command[0], str(root), *command[1:]],
+                              capture_output=True, text=True)
+        assert proc.returncode in (0, 1) and len(proc.stderr.strip().splitlines()) <= 1, (command, proc.stderr)
+        assert not marker.exists(), (command, marker.read_text())
+    assert git(root, "rev-list", "--objects", "--missing=print", "--all").count("?") == 1, "nothing was fetched"
+
+
 def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):
     payload, marker = _payload(tmp_path)
     for setting in SETTINGS:
