@@ -206,6 +206,8 @@ def write_config(root, text: str) -> None:
     ("consolidation:\n  forget:\n    min_target_coverage: [1]\n",
      "palinode.config.yaml: consolidation.forget has a bad value"),
     (b"consolidation: \xff\xfe\n", "palinode.config.yaml cannot be read: UnicodeDecodeError"),
+    # int(.inf) raised OverflowError: a traceback
+    ("consolidation:\n  forget:\n    search_k: .inf\n", "palinode.config.yaml: consolidation.forget has a bad value"),
 ])
 def test_a_bad_config_is_one_clear_error(tmp_path, text, message):
     root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})

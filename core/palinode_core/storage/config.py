@@ -83,7 +83,7 @@ def config_from_text(text: str, source: str) -> StoreConfig:
             max_targets=int(forget.get("max_targets", defaults.max_targets)),
             min_target_coverage=float(forget.get("min_target_coverage", defaults.min_target_coverage)),
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(.inf)
         raise PalinodeError(f"{CONFIG_NAME}: consolidation.forget has a bad value ({exc})") from None
     prefix = _section(data, "git").get("commit_prefix", "palinode")
     exclude = _section(data, "search").get("exclude_status", ["archived"])
