@@ -208,6 +208,13 @@ def write_config(root, text: str) -> None:
     (b"consolidation: \xff\xfe\n", "palinode.config.yaml cannot be read: UnicodeDecodeError"),
     # int(.inf) raised OverflowError: a traceback
     ("consolidation:\n  forget:\n    search_k: .inf\n", "palinode.config.yaml: consolidation.forget has a bad value"),
+    # nine levels of nine aliases: the store never opened (30 s and 700 MB, still growing, when stopped)
+    ("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+     + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
+     + "search:\n  exclude_status: [*l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8]\n",
+     "palinode.config.yaml uses YAML anchors/aliases"),
+    pytest.param("a: " + "[" * 5000 + "]" * 5000 + "\n", "palinode.config.yaml cannot be read",
+                 id="nested-5000-deep"),  # a RecursionError
 ])
 def test_a_bad_config_is_one_clear_error(tmp_path, text, message):
     root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
