@@ -82,10 +82,16 @@ def test_interrupted_withdraw(tmp_path):
     assert "stopped after 1 of" in problems[0].detail
 
 
-def test_unreadable_journal_entry(retracted):
+# a store copied as a folder carries .git/palinode-audit too: bytes that are not UTF-8 and nesting
+# deeper than the JSON parser's recursion once made integrity and recover fail outright
+GARBLED = [b"{not json", b"\xff\xfe{", b"[" * 100_000]
+
+
+@pytest.mark.parametrize("garbled", GARBLED, ids=["not-json", "not-utf8", "deep"])
+def test_unreadable_journal_entry(retracted, garbled):
     folder = journal.journal_dir(Store(retracted))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "apply-garbled.json").write_text("{not json")
+    (folder / "apply-garbled.json").write_bytes(garbled)
     problems = Session(Store(retracted)).integrity()
     assert [(p.path, p.kind) for p in problems] == [("apply-garbled.json", "interrupted_unknown")]
     assert "unreadable journal entry" in problems[0].detail
@@ -184,13 +190,14 @@ def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
     assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
 
 
-def test_recover_refuses_an_unreadable_journal_entry(retracted):
+@pytest.mark.parametrize("garbled", GARBLED, ids=["not-json", "not-utf8", "deep"])
+def test_recover_refuses_an_unreadable_journal_entry(retracted, garbled):
     folder = journal.journal_dir(Store(retracted))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "apply-garbled.json").write_text("{not json")
+    (folder / "apply-garbled.json").write_bytes(garbled)
     with pytest.raises(PalinodeError, match="cannot complete: an unreadable journal entry"):
         recover.recover(Store(retracted), "complete")
-    assert (folder / "apply-garbled.json").read_text() == "{not json"
+    assert (folder / "apply-garbled.json").read_bytes() == garbled
     assert git(retracted, "status", "--porcelain") == ""
 
 

@@ -111,7 +111,7 @@ def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             out.append((path, entry if isinstance(entry, dict) else None))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # not UTF-8 or JSON, or nested past the parser
             out.append((path, None))
     return out
 
