@@ -201,6 +201,23 @@ def test_recover_refuses_an_unreadable_journal_entry(retracted, garbled):
     assert git(retracted, "status", "--porcelain") == ""
 
 
+def test_a_ledger_line_that_does_not_parse_is_skipped(retracted):
+    """docs/format.md: a ledger line that does not parse is skipped, never
+    fatal. A committed ledger is store text: a line nested 100,000 deep or
+    holding a 5,000-digit number made 'requests' and 'report' fail outright."""
+    good = {"action": "dismiss", "request": "insights/forget-ann.md", "note": "kept"}
+    lines = ["[" * 100_000, '{"n": ' + "1" * 5000 + "}", json.dumps(good)]
+    (retracted / ".palinode-audit").mkdir()
+    (retracted / ".palinode-audit/ledger.jsonl").write_text("\n".join(lines) + "\n")
+    git(retracted, "add", "-A")
+    git(retracted, "commit", "-qm", "a hostile ledger")
+    assert ledger.read_ledger(Store(retracted)) == [good]
+    for command in ("requests", "report --since 2000-01-01"):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", *command.split()[:1], str(retracted),
+                               *command.split()[1:]], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", (command, proc.stderr)
+
+
 # -- palinode.config.yaml ----------------------------------------------------
 def write_config(root, text: str) -> None:
     (root / "palinode.config.yaml").write_text(text)
