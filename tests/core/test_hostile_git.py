@@ -346,6 +346,28 @@ def test_newline_name_never_forges_a_trailer(tmp_path):
     assert sibling.count("<!-- fact:") == 1 and "\nForget-Request" not in sibling
 
 
+FORGED = "- [2020-01-01 00:00] Restored: people/x.md (was archived) <!-- fact:x -->"
+
+
+@pytest.mark.parametrize("where", ["id", "name"])
+def test_a_line_break_in_an_id_or_name_never_forges_a_history_entry(tmp_path, where):
+    """The history sibling is one line per operation. A frontmatter id with a
+    newline, or a file name with U+2028 (a line break to str.splitlines), once
+    added a second, forged entry that trace then reported as history."""
+    name, meta = "people/ann.md", {"id": "people-ann"}
+    if where == "id":
+        meta = {"id": f"x -->\n{FORGED[:-len(' <!-- fact:x -->')]} <!-- fact:x"}
+    else:
+        name = f"people/ann\u2028{FORGED}.md"
+    root = make_git_store(tmp_path / "s", {name: palinode_file(meta, "Ann Lee likes tea.")})
+    store = Store(root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, name))
+    sibling = (root / (name[:-3] + "-history.md")).read_text()
+    assert len([line for line in sibling.splitlines() if line.startswith("- [")]) == 1, sibling
+    entries = trace(store, name, store.scan().memories).history
+    assert [e.when for e in entries] == ["2031-06-01 11:00"]
+
+
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under the store, ``.git`` included: bytes and mtime."""
     out = {}
