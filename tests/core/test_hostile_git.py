@@ -16,11 +16,17 @@ import pytest
 from helpers import Clock, git, make_git_store, palinode_file
 from palinode_core.errors import GitError, PalinodeError
 from palinode_core.forget import ledger
+from palinode_core.inspect.chain_history import chain_history
 from palinode_core.inspect.integrity import integrity
+from palinode_core.inspect.report import build_report
+from palinode_core.inspect.residue import candidates_for, residue
+from palinode_core.inspect.timeline import diff_between, timeline
 from palinode_core.inspect.trace import trace
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.storage import trust
+from palinode_core.storage.grep import files_containing
+from palinode_core.storage.snapshot import SnapshotStore
 from palinode_core.storage.store import Store
 from palinode_core.undo.operations import operations
 
@@ -146,6 +152,97 @@ def test_no_payload_runs_without_trust(store_root, tmp_path, setting):
     assert not marker.exists(), marker.read_text()
 
 
+def test_diff_between_points_shows_the_bytes_on_a_store_with_a_diff_driver(store_root, tmp_path):
+    """A store's textconv is not run untrusted; the diff between two points is
+    then git's plain one (it failed with "unable to read files to diff")."""
+    payload, marker = _payload(tmp_path)
+    _hostile(store_root, "textconv", payload, tmp_path)
+    store = Store(store_root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    before = _snapshot(store_root)
+    shown = diff_between(store, "people/ann.md", "HEAD~1", "HEAD")["diff"]
+    assert "+status: archived" in shown and "+- [2031-06-01 11:00] Archived: people/ann.md" in shown
+    assert _snapshot(store_root) == before and not marker.exists()
+
+
+def _signed_commit(root: Path) -> None:
+    """A commit carrying a (bogus) signature: with ``log.showSignature`` git
+    would run ``gpg.program`` on it whenever it shows it."""
+    tree, parent = git(root, "rev-parse", "HEAD^{tree}", "HEAD").split()
+    body = (f"tree {tree}\nparent {parent}\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n"
+            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n AAAA\n -----END PGP SIGNATURE-----\n\nsigned\n")
+    sha = subprocess.run(["git", "-C", str(root), "hash-object", "-t", "commit", "-w", "--stdin"], input=body,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    git(root, "update-ref", "refs/heads/main", sha)
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_history_reads_go_through_the_runner(store_root, tmp_path, setting, monkeypatch):
+    """As-of snapshots, the report, the chain history, the timeline and the
+    residue pre-filter read git too: the store's setup runs nothing there
+    either, and the caller's GIT_DIR never points them at another repository."""
+    payload, marker = _payload(tmp_path)
+    _signed_commit(store_root)
+    _hostile(store_root, setting, payload, tmp_path)
+    other = make_git_store(tmp_path / "other", {"elsewhere.md": BOB})
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    snapshot = SnapshotStore.open(store_root, at="HEAD")
+    try:
+        assert set(snapshot.scan().memories) == {"people/ann.md", "people/bob.md", "insights/forget-ann.md"}
+    finally:
+        snapshot.close()
+    store = Store(store_root, clock=Clock())
+    memories = store.scan().memories
+    assert [r["path"] for r in build_report(store, memories, since="2000-01-01")["requests"]] == [
+        "insights/forget-ann.md"]
+    assert chain_history(store) is not None
+    assert [p.subject for p in timeline(store, "insights/forget-ann.md")] == ["request"]
+    assert "Please forget" in diff_between(store, "insights/forget-ann.md", "HEAD~2", "HEAD")["diff"]
+    assert files_containing(store, {"lee"}) == {"people/ann.md", "insights/forget-ann.md"}
+    assert not marker.exists(), marker.read_text()
+
+
+@pytest.mark.parametrize("where", ["store", "user"])
+def test_colour_config_never_hides_a_live_mention(store_root, tmp_path, monkeypatch, where):
+    """``color.ui = always`` (the store's or the person's own) once coloured
+    git grep's file names, so the residue pre-filter matched none of them and
+    a live mention of a forgotten preference went unreported."""
+    if where == "store":
+        git(store_root, "config", "color.ui", "always")
+    else:
+        (tmp_path / "gitconfig").write_text("[color]\n\tui = always\n\tgrep = always\n")
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    store = Store(store_root, clock=Clock())
+    assert files_containing(store, {"lee"}) == {"people/ann.md", "insights/forget-ann.md"}
+    live = [m.path for m in residue("Ann Lee", store.scan().memories, candidates_for(store, "Ann Lee"))
+            if m.kind == "live"]
+    assert "people/ann.md" in live
+
+
+def test_partial_clone_fetches_nothing_without_trust(tmp_path):
+    """A partial clone fetches a missing blob on demand, running the remote's
+    ``uploadpack`` program: reading history of an untrusted one runs nothing
+    and reaches no remote, even when the store allows the protocol itself;
+    what cannot be read is one line."""
+    payload, marker = _payload(tmp_path)
+    origin = make_git_store(tmp_path / "origin", {"people/ann.md": ANN})
+    (origin / "people/ann.md").write_text(BOB)
+    git(origin, "commit", "-qam", "second")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    root = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{origin}", str(root))
+    git(root, "config", "remote.origin.uploadpack", str(payload))
+    git(root, "config", "protocol.file.allow", "always")
+    assert git(root, "rev-list", "--objects", "--missing=print", "--all").count("?") == 1
+    for command in (["timeline", "people/ann.md"], ["diff", "people/ann.md", "--from", "HEAD~1", "--to", "HEAD"],
+                    ["scan", "--at", "HEAD~1"], ["report", "--since", "2000-01-01"], ["trace", "people/ann.md"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command[0], str(root), *command[1:]],
+                              capture_output=True, text=True)
+        assert proc.returncode in (0, 1) and len(proc.stderr.strip().splitlines()) <= 1, (command, proc.stderr)
+        assert not marker.exists(), (command, marker.read_text())
+    assert git(root, "rev-list", "--objects", "--missing=print", "--all").count("?") == 1, "nothing was fetched"
+
+
 def test_hostile_setup_is_listed_by_trust_show(store_root, tmp_path):
     payload, marker = _payload(tmp_path)
     for setting in SETTINGS:
@@ -247,6 +344,28 @@ def test_newline_name_never_forges_a_trailer(tmp_path):
     assert operations(store)[0].path == name
     sibling = (root / (name[:-3] + "-history.md")).read_text()
     assert sibling.count("<!-- fact:") == 1 and "\nForget-Request" not in sibling
+
+
+FORGED = "- [2020-01-01 00:00] Restored: people/x.md (was archived) <!-- fact:x -->"
+
+
+@pytest.mark.parametrize("where", ["id", "name"])
+def test_a_line_break_in_an_id_or_name_never_forges_a_history_entry(tmp_path, where):
+    """The history sibling is one line per operation. A frontmatter id with a
+    newline, or a file name with U+2028 (a line break to str.splitlines), once
+    added a second, forged entry that trace then reported as history."""
+    name, meta = "people/ann.md", {"id": "people-ann"}
+    if where == "id":
+        meta = {"id": f"x -->\n{FORGED[:-len(' <!-- fact:x -->')]} <!-- fact:x"}
+    else:
+        name = f"people/ann\u2028{FORGED}.md"
+    root = make_git_store(tmp_path / "s", {name: palinode_file(meta, "Ann Lee likes tea.")})
+    store = Store(root, clock=Clock())
+    apply(store, lifecycle.plan_archive(store, name))
+    sibling = (root / (name[:-3] + "-history.md")).read_text()
+    assert len([line for line in sibling.splitlines() if line.startswith("- [")]) == 1, sibling
+    entries = trace(store, name, store.scan().memories).history
+    assert [e.when for e in entries] == ["2031-06-01 11:00"]
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:

@@ -82,10 +82,16 @@ def test_interrupted_withdraw(tmp_path):
     assert "stopped after 1 of" in problems[0].detail
 
 
-def test_unreadable_journal_entry(retracted):
+# a store copied as a folder carries .git/palinode-audit too: bytes that are not UTF-8 and nesting
+# deeper than the JSON parser's recursion once made integrity and recover fail outright
+GARBLED = [b"{not json", b"\xff\xfe{", b"[" * 100_000]
+
+
+@pytest.mark.parametrize("garbled", GARBLED, ids=["not-json", "not-utf8", "deep"])
+def test_unreadable_journal_entry(retracted, garbled):
     folder = journal.journal_dir(Store(retracted))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "apply-garbled.json").write_text("{not json")
+    (folder / "apply-garbled.json").write_bytes(garbled)
     problems = Session(Store(retracted)).integrity()
     assert [(p.path, p.kind) for p in problems] == [("apply-garbled.json", "interrupted_unknown")]
     assert "unreadable journal entry" in problems[0].detail
@@ -184,14 +190,32 @@ def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
     assert {p: p.read_bytes() for p in retracted.rglob("*") if p.is_file() and ".git" not in p.parts} == files
 
 
-def test_recover_refuses_an_unreadable_journal_entry(retracted):
+@pytest.mark.parametrize("garbled", GARBLED, ids=["not-json", "not-utf8", "deep"])
+def test_recover_refuses_an_unreadable_journal_entry(retracted, garbled):
     folder = journal.journal_dir(Store(retracted))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "apply-garbled.json").write_text("{not json")
+    (folder / "apply-garbled.json").write_bytes(garbled)
     with pytest.raises(PalinodeError, match="cannot complete: an unreadable journal entry"):
         recover.recover(Store(retracted), "complete")
-    assert (folder / "apply-garbled.json").read_text() == "{not json"
+    assert (folder / "apply-garbled.json").read_bytes() == garbled
     assert git(retracted, "status", "--porcelain") == ""
+
+
+def test_a_ledger_line_that_does_not_parse_is_skipped(retracted):
+    """docs/format.md: a ledger line that does not parse is skipped, never
+    fatal. A committed ledger is store text: a line nested 100,000 deep or
+    holding a 5,000-digit number made 'requests' and 'report' fail outright."""
+    good = {"action": "dismiss", "request": "insights/forget-ann.md", "note": "kept"}
+    lines = ["[" * 100_000, '{"n": ' + "1" * 5000 + "}", json.dumps(good)]
+    (retracted / ".palinode-audit").mkdir()
+    (retracted / ".palinode-audit/ledger.jsonl").write_text("\n".join(lines) + "\n")
+    git(retracted, "add", "-A")
+    git(retracted, "commit", "-qm", "a hostile ledger")
+    assert ledger.read_ledger(Store(retracted)) == [good]
+    for command in ("requests", "report --since 2000-01-01"):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", *command.split()[:1], str(retracted),
+                               *command.split()[1:]], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", (command, proc.stderr)
 
 
 # -- palinode.config.yaml ----------------------------------------------------
@@ -206,6 +230,15 @@ def write_config(root, text: str) -> None:
     ("consolidation:\n  forget:\n    min_target_coverage: [1]\n",
      "palinode.config.yaml: consolidation.forget has a bad value"),
     (b"consolidation: \xff\xfe\n", "palinode.config.yaml cannot be read: UnicodeDecodeError"),
+    # int(.inf) raised OverflowError: a traceback
+    ("consolidation:\n  forget:\n    search_k: .inf\n", "palinode.config.yaml: consolidation.forget has a bad value"),
+    # nine levels of nine aliases: the store never opened (30 s and 700 MB, still growing, when stopped)
+    ("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+     + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
+     + "search:\n  exclude_status: [*l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8]\n",
+     "palinode.config.yaml uses YAML anchors/aliases"),
+    pytest.param("a: " + "[" * 5000 + "]" * 5000 + "\n", "palinode.config.yaml cannot be read",
+                 id="nested-5000-deep"),  # a RecursionError
 ])
 def test_a_bad_config_is_one_clear_error(tmp_path, text, message):
     root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})

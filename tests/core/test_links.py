@@ -6,6 +6,8 @@ from __future__ import annotations
 import ctypes
 import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -73,6 +75,30 @@ def test_linked_audit_folder_gets_no_ledger_written_outside(root, outside):
     with pytest.raises((PalinodeError, OSError)):
         ledger.record(store, {"action": "dismiss", "request": "x.md"})
     assert _tree(outside) == before and not (outside / "ledger.jsonl").exists()
+
+
+def test_linked_journal_folder_gets_nothing_written_outside(root, outside):
+    """``.git/palinode-audit`` (the writer lock and the journal) linked out of
+    the store: the lock file and the journal folder were created there."""
+    os.symlink(outside, root / ".git/palinode-audit")
+    store = Store(root, clock=Clock())
+    with pytest.raises((PalinodeError, OSError)):
+        apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert sorted(os.listdir(outside)) == ["id_ed25519"]
+    assert git(root, "status", "--porcelain") == "" and (root / "people/ann.md").read_text() == ANN
+
+
+@pytest.mark.parametrize("fifo", ["write.lock", "journal/apply-x.json"])
+def test_a_fifo_in_the_audit_folder_never_hangs_a_read(root, fifo):
+    """Opening a FIFO for reading waits for a writer that never comes:
+    integrity and recover hung there (both reach the lock and the journal)."""
+    path = root / ".git/palinode-audit" / fifo
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    for command in ("integrity", "recover"):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command, str(root)], capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, (command, proc.stderr)
 
 
 def test_linked_config_is_not_read(root, outside):

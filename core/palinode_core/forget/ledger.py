@@ -27,7 +27,7 @@ def parse_ledger(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, an over-long number, deep nesting
             continue  # a hand-damaged line is skipped, never fatal
         if isinstance(entry, dict):
             entries.append(entry)

@@ -15,7 +15,7 @@ from ..errors import UnreadableMemory
 from ..ops.subjects import actor_of, parse_subject
 from ..storage.commits import parse_trailers
 from ..storage.paths import HISTORY_SUFFIX, history_rel_for, is_history
-from ..storage.snapshot import GitObjects, is_memory_path, memory_from_bytes, run_git
+from ..storage.snapshot import GitObjects, is_memory_path, memory_from_bytes
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.markdown import MARKER_RE
@@ -30,8 +30,7 @@ _HEADER = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
 
 def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
     """(commit, [(path, new blob or zeros)]) oldest first along the first parent."""
-    out = run_git(
-        store.root,
+    out = store.git.run_bytes(
         "log",
         "--root",
         "--reverse",
@@ -44,6 +43,7 @@ def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[st
         f"--format={_HEADER}",
         rev,
         "--",
+        read=True,
     )
     commits = []
     for record in out.split(b"\x1e")[1:]:
@@ -81,7 +81,7 @@ def _owner_of_history(sibling: str, state: dict[str, str]) -> list[str]:
 
 
 def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
-    objects = GitObjects(store.root)
+    objects = GitObjects(store.git)
     prefix = store.config.commit_prefix
     state: dict[str, str] = {}  # path -> blob sha, markdown only
     checked: dict[tuple[str, str, str | None], Checked] = {}

@@ -27,7 +27,7 @@ from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.snapshot import GitObjects, date_bound, run_git
+from ..storage.snapshot import GitObjects, date_bound
 from ..storage.store import Store
 from ..text.document import parse_document
 from ..text.history import parse_entries
@@ -63,7 +63,7 @@ def scope_bounds(since: str | None, until: str | None) -> tuple[datetime | None,
 def _all_commits(store: Store, rev: str) -> list[Commit]:
     """Every commit reachable from ``rev``, newest first: subject, author, date, trailers."""
     try:
-        out = run_git(store.root, "log", f"--format={_LOG_FMT}", rev, "--").decode("utf-8", "replace")
+        out = store.git.run_bytes("log", f"--format={_LOG_FMT}", rev, "--", read=True).decode("utf-8", "replace")
     except PalinodeError:
         return []  # an empty repository
     commits = []
@@ -77,8 +77,8 @@ def _first_added(store: Store, rev: str, paths: list[str]) -> dict[str, Commit]:
     """The commit that first added each path (one pathspec-limited log)."""
     if not paths:
         return {}
-    out = run_git(
-        store.root, "log", "--diff-filter=A", "--name-only", "-z", f"--format={_ADD_FMT}", rev, "--", *paths
+    out = store.git.run_bytes(
+        "log", "--diff-filter=A", "--name-only", "-z", f"--format={_ADD_FMT}", rev, "--", *paths, read=True
     ).decode("utf-8", "replace")
     found: dict[str, Commit] = {}
     for record in out.split("\x1e")[1:]:
@@ -372,7 +372,7 @@ def build_report(
             and (end is None or _parse_when(filed[r.path].date) <= end)
         ]
     states = {s.path: s.to_dict() for s in request_states(store, memories)}
-    objects = GitObjects(store.root)
+    objects = GitObjects(store.git)
     try:
         decisions = _decisions(store, objects, history)
         rows = [

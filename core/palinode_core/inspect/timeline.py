@@ -52,7 +52,7 @@ def timeline(store: Store, ref: str) -> list[Point]:
     commits = store.git.log(rel, limit=NO_LIMIT)
     if not commits:
         raise PalinodeError(f"no commit ever changed {rel}")
-    objects = GitObjects(store.root)
+    objects = GitObjects(store.git)
     prefix = store.config.commit_prefix
     points = []
     try:
@@ -91,7 +91,7 @@ def timeline(store: Store, ref: str) -> list[Point]:
 def diff_between(store: Store, ref: str, old: str, new: str) -> dict[str, Any]:
     """The memory and its history sibling from revision ``old`` to ``new``."""
     rel, _ = store.resolve(ref)
-    start: AsOf = resolve_point(store.root, at=old)
-    end: AsOf = resolve_point(store.root, at=new)
+    start: AsOf = resolve_point(store.git, at=old)
+    end: AsOf = resolve_point(store.git, at=new)
     text = store.git.diff_between(start.commit, end.commit, [rel, history_rel_for(rel)])
     return {"path": rel, "from": start.to_dict(), "to": end.to_dict(), "diff": text}

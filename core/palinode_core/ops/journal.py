@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..storage import safeio
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from .lock import audit_dir, busy_elsewhere
@@ -42,7 +43,6 @@ def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
     folder = journal_dir(store)
     if folder is None:
         return None
-    folder.mkdir(parents=True, exist_ok=True)
     entry.setdefault("id", f"{entry['kind']}-{uuid.uuid4().hex[:12]}")
     path = folder / f"{entry['id']}.json"
     atomic_write(path, json.dumps(entry, ensure_ascii=False))
@@ -109,9 +109,9 @@ def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
     out: list[tuple[Path, dict[str, Any] | None]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = json.loads(safeio.read_bytes(path))  # no link followed, a FIFO refused unread
             out.append((path, entry if isinstance(entry, dict) else None))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # not UTF-8 or JSON, or nested past the parser
             out.append((path, None))
     return out
 

@@ -11,8 +11,10 @@ clear retryable error.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import GitError
+from ..storage import safeio
 from ..storage.store import Store
 
 WAIT_SECONDS = 15.0
@@ -64,8 +67,7 @@ def writer_lock(store: Store, wait: float = WAIT_SECONDS) -> Iterator[None]:
         raise Busy("another task of this program is writing to the store; try again when it has finished")
     try:
         if held.depth == 0:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(folder / "write.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            fd = _open_lock(folder, os.O_RDWR | os.O_CREAT)
             deadline = time.monotonic() + wait
             while True:
                 try:
@@ -93,6 +95,18 @@ def writer_lock(store: Store, wait: float = WAIT_SECONDS) -> Iterator[None]:
         held.guard.release()
 
 
+def _open_lock(folder: Path, flags: int) -> int:
+    """The lock file, reached without following a link (a linked audit folder
+    would put it outside the store) and never blocking (a FIFO planted there
+    would hang every read); anything but a regular file is refused."""
+    with safeio.open_dir(folder.parent, [folder.name], create=bool(flags & os.O_CREAT)) as dfd:
+        fd = os.open("write.lock", flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise safeio.LinkRefused(errno.EINVAL, "not a regular file", "write.lock")
+    return fd
+
+
 def busy_elsewhere(store: Store) -> bool:
     """Is a writer working right now (another process, or another thread of this
     one)? Then its journal entries are live work, not a crash's leftovers.
@@ -104,7 +118,7 @@ def busy_elsewhere(store: Store) -> bool:
     if folder is None:
         return False
     try:
-        fd = os.open(folder / "write.lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = _open_lock(folder, os.O_RDONLY)
     except OSError:
         return False
     try:

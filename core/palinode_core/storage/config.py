@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from ..errors import PalinodeError
+from ..text.document import has_alias, load_yaml
 from . import safeio
 
 CONFIG_NAME = "palinode.config.yaml"
@@ -67,10 +68,14 @@ def load_store_config(root: Path) -> StoreConfig:
 
 def config_from_text(text: str, source: str) -> StoreConfig:
     """The config a ``palinode.config.yaml`` text holds (also one read from history)."""
+    if has_alias(text):  # a few bytes of anchors expand into gigabytes when read
+        raise PalinodeError(f"{CONFIG_NAME} uses YAML anchors/aliases, which it never needs; not read")
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text) or {}
     except yaml.YAMLError as exc:
         raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
+    except RecursionError:
+        raise PalinodeError(f"{CONFIG_NAME} is nested too deeply; not read") from None
     if not isinstance(data, dict):
         raise PalinodeError(f"{CONFIG_NAME} is not a mapping")
     forget = _section(data, "consolidation", "forget")
@@ -83,7 +88,7 @@ def config_from_text(text: str, source: str) -> StoreConfig:
             max_targets=int(forget.get("max_targets", defaults.max_targets)),
             min_target_coverage=float(forget.get("min_target_coverage", defaults.min_target_coverage)),
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(.inf)
         raise PalinodeError(f"{CONFIG_NAME}: consolidation.forget has a bad value ({exc})") from None
     prefix = _section(data, "git").get("commit_prefix", "palinode")
     exclude = _section(data, "search").get("exclude_status", ["archived"])

@@ -165,28 +165,33 @@ class GitStore:
             stdin=subprocess.DEVNULL,
         )
 
-    def run(self, *args: str, read: bool = False) -> str:
-        """Run ``git args`` on this store through the neutralising runner and
-        return its stdout; raises ``GitCommandFailed``. ``read``: a command
-        that must not write (no optional locks, no fsmonitor)."""
+    def command(self, *args: str, read: bool = False, patterns: bool = False) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment of ``git args`` through the neutralising
+        runner, for a process that outlives one call (``cat-file --batch``).
+        ``read``: a command that must not write (no optional locks, no
+        fsmonitor). ``patterns``: the pathspecs are our own globs, never store text."""
         if self.repo is None or self._profile is None:
             raise GitError(f"{self.root} is not a git repository; run `git init` there first")
         if self.on_command:
             self.on_command("git " + " ".join(args))
-        overrides = self._profile.overrides(read_only=read or self.read_only)
-        proc = subprocess.run(
-            ["git", "--no-pager", *args],
-            cwd=self.root,
-            env=self._env(overrides, read),
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-        )
-        stdout = proc.stdout.decode("utf-8", "surrogateescape")
-        if proc.returncode != 0:
-            raise GitCommandFailed(list(args), proc.returncode, stdout, proc.stderr.decode("utf-8", "replace"))
-        return stdout
+        env = self._env(self._profile.overrides(read_only=read or self.read_only), read)
+        if patterns:
+            del env["GIT_LITERAL_PATHSPECS"]
+        return ["git", "--no-pager", *args], env
 
-    _git = run  # the name other modules used before the runner had a public one
+    def run_bytes(self, *args: str, read: bool = False, patterns: bool = False) -> bytes:
+        """Run ``git args`` on this store through the neutralising runner and
+        return its stdout; raises ``GitCommandFailed``."""
+        argv, env = self.command(*args, read=read, patterns=patterns)
+        proc = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            stdout = proc.stdout.decode("utf-8", "surrogateescape")
+            raise GitCommandFailed(list(args), proc.returncode, stdout, proc.stderr.decode("utf-8", "replace"))
+        return proc.stdout
+
+    def run(self, *args: str, read: bool = False) -> str:
+        """``run_bytes`` as text (undecodable bytes kept as surrogates)."""
+        return self.run_bytes(*args, read=read).decode("utf-8", "surrogateescape")
 
     # -- trust --------------------------------------------------------------------
     @property
@@ -366,7 +371,7 @@ class GitStore:
 
     def diff_between(self, old: str, new: str, paths: list[str]) -> str:
         """What changed in ``paths`` from commit ``old`` to commit ``new``."""
-        return self._git("diff", "--no-color", "--no-ext-diff", old, new, "--", *paths)
+        return self.run("diff", "--no-color", "--no-ext-diff", "--no-textconv", old, new, "--", *paths, read=True)
 
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
@@ -386,9 +391,9 @@ class GitStore:
         """Put one index entry back as it was (``None``: not in the index), without touching the file."""
         try:
             if entry is None:
-                self._git("update-index", "--force-remove", "--", path)
+                self.run("update-index", "--force-remove", "--", path)
             else:
-                self._git("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
+                self.run("update-index", "--add", "--cacheinfo", entry[0], entry[1], path)
         except GitCommandFailed as exc:
             busy = "index.lock" in str(exc.stderr or "")
             raise GitError(

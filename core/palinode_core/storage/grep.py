@@ -6,12 +6,8 @@ None means "cannot tell" (no git, a non-ASCII word, git failed): check all."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-
+from .gitstore import GitCommandFailed
 from .store import Store
-
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str] | None:
@@ -19,11 +15,11 @@ def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str]
         return None  # history is read from blobs, not the worktree
     if not words or any(not w.isascii() for w in words):
         return None  # git's -i folds ASCII only
-    args = ["git", "-C", str(store.root), "grep", "-l", "-z", "-i", "-F", "-I", "--untracked", "--no-exclude-standard"]
+    args = ["grep", "-l", "-z", "-i", "-F", "-I", "--no-color", "--untracked", "--no-exclude-standard"]
     for word in sorted(words):
         args += ["-e", word]
-    args += ["--", "*.md"]
-    proc = subprocess.run(args, capture_output=True, env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL)
-    if proc.returncode not in (0, 1):  # 1: nothing matched
-        return None
-    return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
+    try:  # through the one runner: the store's own config runs nothing; the glob is ours
+        out = store.git.run_bytes(*args, "--", "*.md", read=True, patterns=True)
+    except GitCommandFailed as exc:
+        return set() if exc.status == 1 else None  # 1: nothing matched
+    return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}

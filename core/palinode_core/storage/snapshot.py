@@ -30,19 +30,7 @@ from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 _DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def run_git(root: Path, *args: str) -> bytes:
-    """One read-only git command's stdout, or GitError with git's own last line."""
-    proc = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL
-    )
-    if proc.returncode != 0:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}")
-    return proc.stdout
 
 
 def date_bound(text: str) -> str:
@@ -78,7 +66,7 @@ class AsOf:
         return {"commit": self.commit, "date": self.date, "asked": self.asked, "subject": self.subject}
 
 
-def resolve_point(root: Path, *, at: str | None = None, date: str | None = None) -> AsOf:
+def resolve_point(git: GitStore, *, at: str | None = None, date: str | None = None) -> AsOf:
     """The commit ``--at REV`` names, or the last one at or before ``--as-of DATE``."""
     if (at is None) == (date is None):
         raise PalinodeError("give exactly one of a revision (--at) or a date (--as-of)")
@@ -86,21 +74,21 @@ def resolve_point(root: Path, *, at: str | None = None, date: str | None = None)
         if not at.strip() or at.startswith("-"):
             raise PalinodeError(f"not a revision: {at!r}")
         try:
-            sha = run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{at}^{{commit}}")
+            sha = git.run_bytes("rev-parse", "--verify", "--quiet", "--end-of-options", f"{at}^{{commit}}", read=True)
         except GitError:
-            raise PalinodeError(f"no commit {at!r} in {root}") from None
+            raise PalinodeError(f"no commit {at!r} in {git.root}") from None
         asked = f"--at {at}"
     else:
         bound = date_bound(date or "")
         try:
-            sha = run_git(root, "rev-list", "-1", f"--before={bound}", "HEAD")
+            sha = git.run_bytes("rev-list", "-1", f"--before={bound}", "HEAD", read=True)
         except GitError:
             sha = b""
         if not sha.strip():
-            raise PalinodeError(f"no commit at or before {bound} in {root}")
+            raise PalinodeError(f"no commit at or before {bound} in {git.root}")
         asked = f"--as-of {date}"
     commit = sha.decode().strip()
-    out = run_git(root, "show", "-s", "--format=%cI%x1f%s", commit).decode("utf-8", "replace").rstrip("\n")
+    out = git.run_bytes("show", "-s", "--format=%cI%x1f%s", commit, read=True).decode("utf-8", "replace").rstrip("\n")
     when, _, subject = out.partition("\x1f")
     return AsOf(commit, when, asked, subject)
 
@@ -109,13 +97,10 @@ class GitObjects:
     """One ``git cat-file --batch`` process for the life of a snapshot: a blob
     costs a pipe round trip, not a process."""
 
-    def __init__(self, root: Path):
+    def __init__(self, git: GitStore):
+        argv, env = git.command("cat-file", "--batch", read=True)
         self._proc = subprocess.Popen(
-            ["git", "-C", str(root), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, **GIT_ENV},
+            argv, cwd=git.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
         self._lock = threading.Lock()
 
@@ -161,9 +146,9 @@ class Entry:
     size: int
 
 
-def list_tree(root: Path, rev: str) -> dict[str, Entry]:
+def list_tree(git: GitStore, rev: str) -> dict[str, Entry]:
     """Every file of ``rev``'s tree (recursive), by store-relative path."""
-    out = run_git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", rev)
+    out = git.run_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", rev, read=True)
     tree: dict[str, Entry] = {}
     for record in out.split(b"\0"):
         if not record:
@@ -232,7 +217,7 @@ class SnapshotStore:
         self.as_of = as_of
         self.git = SnapshotGit(self.root, as_of)
         self.clock = clock or (lambda: datetime.now(UTC))
-        self._objects = GitObjects(self.root)
+        self._objects = GitObjects(self.git)
         self._tree: dict[str, Entry] | None = None
         self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
         text = self.read_text(CONFIG_NAME)
@@ -245,9 +230,10 @@ class SnapshotStore:
         path = Path(root).expanduser()
         if not path.is_dir():
             raise PalinodeError(f"no store at {path}: not a directory")
-        if not GitStore(path).available:
+        git = GitStore(path)
+        if not git.available:
             raise GitError(f"{path} is not a git repository: there is no history to read")
-        return cls(path, resolve_point(path, at=at, date=date))
+        return cls(path, resolve_point(git, at=at, date=date))
 
     def close(self) -> None:
         self._objects.close()
@@ -265,7 +251,7 @@ class SnapshotStore:
     @property
     def tree(self) -> dict[str, Entry]:
         if self._tree is None:
-            self._tree = list_tree(self.root, self.as_of.commit)
+            self._tree = list_tree(self.git, self.as_of.commit)
         return self._tree
 
     def resolve(self, ref: str) -> tuple[str, Path]:

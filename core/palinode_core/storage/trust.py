@@ -40,6 +40,9 @@ FIXED_OFF: list[tuple[str, str]] = [
     ("submodule.recurse", "false"),
     ("core.quotePath", "false"),
     ("core.untrackedCache", "false"),
+    # a partial clone fetches a missing object on demand, running the remote's
+    # uploadpack program (or ssh to anywhere): no transport at all
+    ("protocol.allow", "never"),
 ]
 # Per-name drivers: (section, variables to blank, extra (variable, value) pairs).
 _DRIVERS = {
@@ -184,6 +187,8 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
             findings.append(Finding(key, value, origin))
         section, _, rest = key.partition(".")
         name, _, var = rest.rpartition(".")
+        if section.lower() == "protocol" and name and var.lower() == "allow":
+            neutral.append((key, "never"))  # a per-protocol allowance outranks protocol.allow
         if section.lower() in _DRIVERS and name and var.lower() in _DRIVERS[section.lower()][0]:
             blank, extra = _DRIVERS[section.lower()]
             neutral += [(f"{section}.{name}.{v}", "") for v in blank] + [(f"{section}.{name}.{k}", v) for k, v in extra]

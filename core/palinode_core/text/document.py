@@ -139,7 +139,7 @@ def _has_content(fm_text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in fm_text.splitlines())
 
 
-def _has_alias(fm_text: str) -> bool:
+def has_alias(fm_text: str) -> bool:
     """Anchors and aliases let a few bytes expand into gigabytes when shown or
     serialised (a billion-laughs file); Palinode never writes them."""
     if "*" not in fm_text and "&" not in fm_text:
@@ -154,7 +154,7 @@ def _has_alias(fm_text: str) -> bool:
 
 
 def _load_mapping(fm_text: str) -> dict[str, Any]:
-    if _has_alias(fm_text):
+    if has_alias(fm_text):
         raise UnreadableMemory("frontmatter uses YAML anchors/aliases, which memory files never need; not loaded")
     try:
         data = load_yaml(fm_text)

@@ -12,10 +12,14 @@ _FM_RE = re.compile(r"^---\n(.*?)\n---\n", re.DOTALL)
 ENTRY_RE = re.compile(r"^-\s+\[([^\]]+)\]\s?(.*?)(?:\s*<!-- fact:([^>]*?) -->)?\s*$")
 
 
+# Every character str.splitlines breaks on, shown as an escape: a line break in
+# a file name, a reason or a frontmatter id must not start a forged entry.
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
 def history_line(text: str, fact_id: str, when: datetime) -> str:
     """One entry: UTC minute resolution, no seconds or zone suffix."""
-    # a newline in a file name or reason must not start a forged entry
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    text, fact_id = text.translate(_LINE_BREAKS), fact_id.translate(_LINE_BREAKS)
     return f"- [{when:%Y-%m-%d %H:%M}] {text} <!-- fact:{fact_id} -->\n"
 
 
