@@ -84,6 +84,8 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     )
     if plan.get("search_notice"):
         out.add("  " + out.style(p(plan["search_notice"]), "warn"))
+    for warning in plan.get("warnings", []):
+        out.add("  " + out.style(f"warning: {p(warning)}", "warn"))
     candidates = plan["candidates"]
     if not candidates:
         out.add("  no candidate passed the search")

@@ -5,10 +5,11 @@ anything is written (Palinode's resolution; docs/format.md)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..ops import lifecycle
+from ..ops.apply import uncommitted_files
 from ..ops.plan import Plan
 from ..search.index import SearchIndex
 from ..search.results import Hit
@@ -99,6 +100,7 @@ class ForgetPlan:
     resolution: Resolution
     resolver: str = "palinode"
     notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
+    warnings: tuple[str, ...] = ()  # what would stop the apply, e.g. a target holding the user's own edits
 
     @property
     def targets(self) -> list[Candidate]:
@@ -132,7 +134,18 @@ class ForgetPlan:
             "resolved_before": self.resolution.boundary,
             "prior_requests": list(self.resolution.prior_requests),
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
+            "warnings": list(self.warnings),
         }
+
+
+def checked(store: Store, fplan: ForgetPlan) -> ForgetPlan:
+    """The plan with its warnings: every target that holds the user's own
+    uncommitted edits (apply refuses to commit them under our subject)."""
+    dirty = uncommitted_files(store, [c.plan for c in fplan.actionable if c.plan is not None])
+    return replace(
+        fplan,
+        warnings=tuple(f"{rel} has uncommitted edits: commit or stash them first; apply refuses" for rel in dirty),
+    )
 
 
 def resolve(
@@ -223,7 +236,7 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
             )
             continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
-    return ForgetPlan(request, knobs, tuple(candidates), resolution)
+    return checked(store, ForgetPlan(request, knobs, tuple(candidates), resolution))
 
 
 def _route_one(
