@@ -100,7 +100,16 @@ class ForgetPlan:
     resolution: Resolution
     resolver: str = "palinode"
     notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
-    warnings: tuple[str, ...] = ()  # what would stop the apply, e.g. a target holding the user's own edits
+    uncommitted: tuple[str, ...] = ()  # files the apply would commit that hold the user's own edits
+
+    @property
+    def warnings(self) -> list[str]:
+        """What would stop the apply, in words."""
+        return [_uncommitted_warning(rel) for rel in self.uncommitted]
+
+    def warnings_for(self, cand: Candidate) -> list[str]:
+        files = {cand.path} | ({cand.plan.history_rel} if cand.plan is not None else set())
+        return [_uncommitted_warning(rel) for rel in self.uncommitted if rel in files]
 
     @property
     def targets(self) -> list[Candidate]:
@@ -134,18 +143,19 @@ class ForgetPlan:
             "resolved_before": self.resolution.boundary,
             "prior_requests": list(self.resolution.prior_requests),
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
-            "warnings": list(self.warnings),
+            "warnings": self.warnings,
         }
 
 
+def _uncommitted_warning(rel: str) -> str:
+    return f"{rel} has uncommitted edits: commit or stash them first; apply refuses"
+
+
 def checked(store: Store, fplan: ForgetPlan) -> ForgetPlan:
-    """The plan with its warnings: every target that holds the user's own
+    """The plan with the files its targets would commit that hold the user's own
     uncommitted edits (apply refuses to commit them under our subject)."""
-    dirty = uncommitted_files(store, [c.plan for c in fplan.actionable if c.plan is not None])
-    return replace(
-        fplan,
-        warnings=tuple(f"{rel} has uncommitted edits: commit or stash them first; apply refuses" for rel in dirty),
-    )
+    plans = [c.plan for c in fplan.actionable if c.plan is not None]
+    return replace(fplan, uncommitted=tuple(uncommitted_files(store, plans)))
 
 
 def resolve(
