@@ -22,6 +22,16 @@ class StalePlan(PalinodeError):
     """A plan's file changed after the plan was made; applying it blindly could lose work."""
 
 
+class UncommittedEdits(PalinodeError):
+    """A file a plan would commit holds the user's own uncommitted edits (index
+    or worktree differs from HEAD): committing it would pass them off as ours."""
+
+
+class UsageError(PalinodeError):
+    """A command's arguments do not fit what it acts on (the CLI exits 2, as for
+    any usage error)."""
+
+
 class ReadOnlyError(PalinodeError):
     """A mutation was attempted while the store is opened read-only."""
 

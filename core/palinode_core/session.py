@@ -310,11 +310,24 @@ class Session:
 
         return undo_operations.operations(self.store, limit)
 
+    def operation(self, commit: str) -> Operation:
+        """The operation a commit id (or its first digits) names."""
+        from .undo import operations as undo_operations
+
+        return undo_operations.find_operation(self.operations(), commit)
+
     def plan_undo(self, operation: Operation, reason: str | None = None) -> Plan:
         self._live_only("planning an undo")
         from .undo import operations as undo_operations
 
         return undo_operations.plan_undo(self.store, operation, reason)
+
+    def plan_redo(self, operation: Operation, reason: str | None = None) -> Plan:
+        """An undone operation again, exactly as it was approved."""
+        self._live_only("planning a redo")
+        from .undo import redo
+
+        return redo.plan_redo(self.store, operation, reason)
 
     def plan_withdraw(self, request_path: str, broad: bool = False) -> WithdrawPlan:
         self._live_only("planning a withdrawal")

@@ -102,6 +102,9 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
         header.append("   read-only: review only", style="bold red")
     if review.stale:
         header.append("   STALE: files changed, re-planning", style="bold reverse yellow")
+    for warning in plan.warnings:  # e.g. a target holding the user's own edits: apply refuses
+        header.append("\n⚠ ", style="bold yellow")
+        header.append(plain(warning, "yellow"))
     earlier = [e for e in review.decisions if e.get("action") in ("apply", "dismiss")]
     if earlier:
         last = earlier[-1]
@@ -148,6 +151,10 @@ def candidate_detail(review: Review, cand: Candidate) -> Text:
     if review.draft.mark(cand) == "changed":
         text.append("The file changed under your sentence choice: review it again (d), or approve with space.\n",
                     style="bold yellow")
+    for warning in review.plan.warnings_for(cand):  # its own edits: apply refuses to commit them
+        text.append("⚠ ", style="bold yellow")
+        text.append(plain(warning, "yellow"))
+        text.append("\n")
     for line in review.past(cand.path):
         text.append("earlier: ", style="bold")
         text.append(plain(line))

@@ -1,5 +1,6 @@
 """Undo: every applied operation (ours or Palinode's), previewed before it is
-reversed; and whole requests, withdrawn."""
+reversed; an undone one dimmed, and redone exactly as it was approved; and
+whole requests, withdrawn."""
 from __future__ import annotations
 
 from rich.text import Text
@@ -10,6 +11,7 @@ from textual.widgets import DataTable, Static
 
 from palinode_core.ops.apply import Applied
 from palinode_core.ops.plan import Plan
+from palinode_core.undo.operations import Operation
 from palinode_core.undo.withdraw import WithdrawPlan
 
 from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
@@ -27,6 +29,7 @@ class UndoScreen(ModeScreen):
         super().__init__()
         self.rows: list[tuple[str, object]] = []  # ("op", Operation) | ("request", RequestState)
         self.preview: Plan | WithdrawPlan | None = None
+        self.preview_kind: str | None = None  # "undo" | "redo" | "withdraw"
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("undo")
@@ -62,8 +65,7 @@ class UndoScreen(ModeScreen):
                           plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")), "", key=f"req:{st.path}")
             self.rows.append(("request", st))
         for op in ops:
-            table.add_row(plain(short_date(op.date)), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
-                          plain(op.counterpart or ""), plain(short_sha(op.commit), "dim"), key=f"op:{op.commit}")
+            table.add_row(*op_cells(op), key=f"op:{op.commit}")
             self.rows.append(("op", op))
         if self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
@@ -90,21 +92,29 @@ class UndoScreen(ModeScreen):
             return
         kind, item = row
         session = self.app.session
-        self.preview = None
+        self.preview, self.preview_kind = None, None
 
         def work():
             if kind == "request":
-                return session.plan_withdraw(item.path)
-            return session.plan_undo(item, reason="undone in palinode-tui")
+                return "withdraw", session.plan_withdraw(item.path)
+            if item.undone:
+                return "redo", session.plan_redo(item, reason="redone in palinode-tui")
+            return "undo", session.plan_undo(item, reason="undone in palinode-tui")
 
-        self.app.run_blocking(work, self._show_preview, "plan the undo", "undo-preview", exclusive=True,
+        verb = "redo" if kind == "op" and item.undone else "undo"
+        self.app.run_blocking(work, self._show_preview, f"plan the {verb}", "undo-preview", exclusive=True,
                               on_error=lambda reason: self.query_one("#undo-preview", Static).update(
-                                  plain(f"Cannot undo this from here: {reason}", "yellow")))
+                                  plain(f"Cannot {verb} this from here: {reason}", "yellow")))
 
-    def _show_preview(self, plan) -> None:
+    def _show_preview(self, result) -> None:
+        self.preview_kind, plan = result
         self.preview = plan
         text = Text()
-        if isinstance(plan, WithdrawPlan):
+        if self.preview_kind == "redo":
+            text.append("Redo preview (R to run): exactly what was approved, on the file as it is now\n\n",
+                        style="bold")
+            text.append_text(plan_preview(plan))
+        elif isinstance(plan, WithdrawPlan):
             text.append("Withdraw ", style="bold")
             text.append(plain(plan.request, "bold"))
             text.append(" — ")
@@ -123,20 +133,33 @@ class UndoScreen(ModeScreen):
 
     def action_undo(self) -> None:
         plan = self.preview
+        if self.preview_kind == "redo":
+            self.notify("Already undone: R redoes it.", severity="warning")
+            return
         if not isinstance(plan, Plan):
             self.notify("Select an operation (W withdraws a whole request).", severity="warning")
             return
         if not plan.changes:
             self.notify("Nothing to undo.")
             return
+        self._confirm_and_apply(plan, "Undo", "Undone")
+
+    def action_redo(self) -> None:
+        plan = self.preview
+        if self.preview_kind != "redo" or not isinstance(plan, Plan):
+            self.notify("Only an undone operation can be redone.", severity="warning")
+            return
+        self._confirm_and_apply(plan, "Redo", "Redone")
+
+    def _confirm_and_apply(self, plan: Plan, verb: str, title: str) -> None:
         def done(applied: Applied) -> None:
-            self.app.record("action", f"undo: {plan.op} {plan.target}", [applied.commit or ""])
-            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Undone")
+            self.app.record("action", f"{verb.lower()}: {plan.op} {plan.target}", [applied.commit or ""])
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title=title, markup=False)
             self.app.scan_store(None)
 
-        self.app.push_screen(ConfirmModal(f"Undo: {plan.op} {plan.target}?", plan_preview(plan), "Undo"),
+        self.app.push_screen(ConfirmModal(f"{verb}: {plan.op} {plan.target}?", plan_preview(plan), verb),
                              lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply(plan), done,
-                                                                     f"undo {plan.target}", "apply"))
+                                                                     f"{verb.lower()} {plan.target}", "apply"))
 
     def action_withdraw(self) -> None:
         plan = self.preview
@@ -161,3 +184,16 @@ class UndoScreen(ModeScreen):
         self.app.push_screen(ConfirmModal(f"Withdraw {plan.request}?", body, "Withdraw"),
                              lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply_withdraw(plan), done,
                                                                      f"withdraw {plan.request}", "apply"))
+
+
+def op_cells(op: Operation) -> tuple[Text, ...]:
+    """One operation's row; an undone one dimmed, with when it was undone."""
+    if op.undone_by is None:
+        return (plain(short_date(op.date)), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
+                plain(op.counterpart or ""), plain(short_sha(op.commit), "dim"))
+    note = f"undone {short_date(op.undone_at)[:10]}" + (", redone" if op.redone_by else "")
+    via = Text(style="dim")
+    via.append_text(plain(op.counterpart or "", "dim"))
+    via.append_text(plain(f"{'  ' if op.counterpart else ''}{note}", "dim italic"))
+    return (plain(short_date(op.date), "dim"), plain(op.op, "dim"), plain(op.path, "dim"), via,
+            plain(short_sha(op.commit), "dim"))

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import MOONRISE, Clock, git, make_git_store, palinode_file, subjects
+from palinode_core.errors import StalePlan, UncommittedEdits
 from palinode_core.forget import resolve, review
 from palinode_core.forget.selection import REJECT, Choice
 from palinode_core.session import Session
@@ -141,15 +142,25 @@ def test_selection_rejects_one_target_and_narrows_spans(opened):
 @model
 @one_worker
 def test_stale_target_is_refused_during_apply(opened):
+    """A stale target refuses the whole apply: no commit, no ledger record, the request still pending."""
     store, index = opened
     fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
     path = store.root / "projects/moonrise-closeout.md"
     path.write_text(path.read_text() + "\nAn agent appended this.\n")
     before = path.read_bytes()
-    result = review.apply_forget(store, fplan)
-    assert any(f["path"] == "projects/moonrise-closeout.md" for f in result.failed)
-    assert path.read_bytes() == before
-    assert {s.path: s.state for s in Session(store).request_states()}["insights/forget-w.md"] == "partial"
+    head = git(store.root, "rev-parse", "HEAD")
+    with pytest.raises(StalePlan, match="projects/moonrise-closeout.md changed since"):
+        review.apply_forget(store, fplan)
+    assert path.read_bytes() == before and git(store.root, "rev-parse", "HEAD") == head
+    assert not (store.root / ".palinode-audit/ledger.jsonl").exists()
+    assert {s.path: s.state for s in Session(store).request_states()}["insights/forget-w.md"] == "pending"
+    # planned again, the agent's uncommitted edit is named and the apply refuses to commit it as ours
+    again = Session(store, resolver="palinode").plan("insights/forget-w.md", index=index)
+    assert again.to_dict()["warnings"] == [
+        "projects/moonrise-closeout.md has uncommitted edits: commit or stash them first; apply refuses"]
+    with pytest.raises(UncommittedEdits, match="commit or stash your edits to projects/moonrise-closeout.md first"):
+        review.apply_forget(store, again)
+    assert git(store.root, "rev-parse", "HEAD") == head
 
 
 @model

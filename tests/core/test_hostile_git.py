@@ -133,7 +133,7 @@ def _every_git_command(root: Path, refused: str | None = None) -> None:
     with pytest.raises(KeyboardInterrupt):
         apply(store, lifecycle.plan_archive(store, "people/bob.md"), fault=stop)
     assert any(p.kind.startswith("interrupted_") for p in integrity(store, store.scan().memories))
-    assert Store(root, read_only=True).git.status(["people/bob.md"])
+    assert Store(root, read_only=True).git.uncommitted(["people/bob.md"]) == ["people/bob.md"]
 
 
 SETTINGS = ("fsmonitor", "hooks", "hooksPath", "filter", "textconv", "programs", "include")

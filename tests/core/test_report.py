@@ -18,6 +18,7 @@ import pytest
 from helpers import ROOT, git
 
 from palinode_core.demo import build_demo_store
+from palinode_core.errors import PalinodeError
 from palinode_core.forget.selection import REJECT
 from palinode_core.inspect.report_md import md
 from palinode_core.session import Session
@@ -37,7 +38,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory):
-    """The demo store after a reviewer approved, rejected, dismissed and flagged,
+    """The demo store after a reviewer approved, dismissed and flagged,
     plus a hostile memory that mentions a forgotten preference."""
     with pytest.MonkeyPatch.context() as mp:
         base = tmp_path_factory.mktemp("report")
@@ -51,8 +52,11 @@ def reviewed(tmp_path_factory):
         session = Session.open(root, vectors=False, resolver="palinode")
         session.update_index(vectors=False)
         session.apply_forget(session.plan("insights/forget-sneakers.md"), None, note=NOTES["sneakers"])
-        session.apply_forget(session.plan("insights/forget-ottoline.md"), {"people/ottoline-marsh.md": REJECT},
-                             note=NOTES["ottoline"])
+        # rejecting every target is no apply (it would write nothing): the reviewer dismisses the request
+        with pytest.raises(PalinodeError, match="every target is rejected"):
+            session.apply_forget(session.plan("insights/forget-ottoline.md"), {"people/ottoline-marsh.md": REJECT},
+                                 note=NOTES["ottoline"])
+        session.dismiss("insights/forget-ottoline.md", NOTES["ottoline"])
         session.dismiss("insights/forget-tea.md", NOTES["tea"])
         session.refresh()
         session.apply_forget(session.plan("insights/forget-w.md"), None, note=NOTES["w"])
@@ -107,10 +111,9 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
     assert target["evidence"]["reason"].startswith("coverage") and target["evidence"]["rank"] >= 1
     assert sneakers["filed"]["date"].startswith("2031-05-16") and sneakers["decisions"][0]["note"] == NOTES["sneakers"]
     assert sneakers["operations"][0]["actor"] == "palinode-audit" and "+status: archived" in sneakers["operations"][0]["diff"]
-    ottoline = {t["path"]: t for t in by_path["insights/forget-ottoline.md"]["targets"]}
-    assert ottoline["people/ottoline-marsh.md"]["decision"] == "rejected"
-    assert ottoline["projects/harbor-board.md"]["route"] == "unforgotten"
-    assert by_path["insights/forget-ottoline.md"]["operations"] == []
+    ottoline = by_path["insights/forget-ottoline.md"]
+    assert ottoline["state"] == "dismissed" and [d["action"] for d in ottoline["decisions"]] == ["dismiss"]
+    assert ottoline["operations"] == [] and ottoline["decisions"][0]["note"] == NOTES["ottoline"]
     tea = by_path["insights/forget-tea.md"]
     assert tea["state"] == "dismissed" and [d["action"] for d in tea["decisions"]] == ["dismiss"]
     assert tea["decisions"][0]["note"] == NOTES["tea"] and tea["decisions"][0]["by"] == "Test Author"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import Clock, git, make_git_store, palinode_file, subjects
 
-from palinode_core.errors import PalinodeError
+from palinode_core.errors import PalinodeError, UncommittedEdits
 from palinode_core.forget import ledger
 from palinode_core.inspect.integrity import integrity
 from palinode_core.ops import journal, lifecycle
@@ -139,19 +139,20 @@ def assert_consistent(root: Path) -> None:
 
 # -- item 4: a failed commit puts git's index back too ------------------------------------
 
-def _users_staged_work(root: Path) -> tuple[str, str]:
-    """The user staged one version of ann.md and kept editing: index and worktree differ."""
-    path = root / "people/ann.md"
-    path.write_text(FILES["people/ann.md"] + "\nStaged by the user.\n")
-    git(root, "add", "people/ann.md")
-    path.write_text(FILES["people/ann.md"] + "\nStaged by the user.\nStill typing. Ann Lee called.\n")
-    return git(root, "ls-files", "-s", "--", "people/ann.md"), git(root, "diff", "--cached")
+def _users_staged_work(root: Path, rel: str = "people/bob.md") -> tuple[str, str]:
+    """The user staged one version of ``rel`` and kept editing: index and worktree differ."""
+    path = root / rel
+    path.write_text(FILES[rel] + "\nStaged by the user.\n")
+    git(root, "add", rel)
+    path.write_text(FILES[rel] + "\nStaged by the user.\nStill typing. Ann Lee called.\n")
+    return git(root, "ls-files", "-s", "--", rel), git(root, "diff", "--cached")
 
 
 @pytest.mark.parametrize("failure", ["ref_lock", "signer"])
-def test_failed_commit_restores_the_users_staged_blob(store_root, failure):
+def test_failed_commit_puts_the_index_back_and_leaves_the_users_staged_work(store_root, failure):
     staged, cached_diff = _users_staged_work(store_root)
-    worktree = (store_root / "people/ann.md").read_bytes()
+    ours = git(store_root, "ls-files", "-s", "--", "people/ann.md")
+    worktree = (store_root / "people/bob.md").read_bytes()
     status = git(store_root, "status", "--porcelain")
     if failure == "ref_lock":
         (store_root / ".git/refs/heads/main.lock").write_text("")
@@ -167,14 +168,32 @@ def test_failed_commit_restores_the_users_staged_blob(store_root, failure):
         assert failure != "ref_lock" or "try again" in str(exc)  # a busy lock is a retryable error
     else:  # a store whose signer we neutralise commits: then it must be exactly our commit
         assert git(store_root, "rev-parse", "HEAD~1") == head
+        assert git(store_root, "ls-files", "-s", "--", "people/bob.md") == staged
         return
-    assert git(store_root, "ls-files", "-s", "--", "people/ann.md") == staged  # byte-identical blob
+    assert git(store_root, "ls-files", "-s", "--", "people/ann.md") == ours  # our staging is taken back
+    assert git(store_root, "ls-files", "-s", "--", "people/bob.md") == staged  # byte-identical blob
     assert git(store_root, "diff", "--cached") == cached_diff
-    assert (store_root / "people/ann.md").read_bytes() == worktree
+    assert (store_root / "people/bob.md").read_bytes() == worktree
     assert git(store_root, "status", "--porcelain") == status
     assert not (store_root / "people/ann-history.md").exists()
     assert git(store_root, "rev-parse", "HEAD") == head
     assert journal.pending(store) == [] and temp_leftovers(store_root) == []
+
+
+def test_a_target_with_the_users_own_edits_is_refused_untouched(store_root):
+    """Never commit someone's own edits under our subject: staged or not, they stay theirs."""
+    staged, cached_diff = _users_staged_work(store_root, "people/ann.md")
+    worktree = (store_root / "people/ann.md").read_bytes()
+    status = git(store_root, "status", "--porcelain")
+    head = git(store_root, "rev-parse", "HEAD")
+    store = Store(store_root, clock=Clock())
+    with pytest.raises(UncommittedEdits, match="commit or stash your edits to people/ann.md first"):
+        apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    assert git(store_root, "ls-files", "-s", "--", "people/ann.md") == staged
+    assert git(store_root, "diff", "--cached") == cached_diff
+    assert (store_root / "people/ann.md").read_bytes() == worktree
+    assert git(store_root, "status", "--porcelain") == status and git(store_root, "rev-parse", "HEAD") == head
+    assert journal.pending(store) == []
 
 
 GIT_WRAPPER = """#!/bin/sh
@@ -195,16 +214,18 @@ def test_killed_inside_git_commit(store_root, tmp_path, then, how):
     (bindir / "git").write_text(GIT_WRAPPER.format(then=then, git=real))
     (bindir / "git").chmod(0o755)
     staged, _ = _users_staged_work(store_root)
+    ours = git(store_root, "ls-files", "-s", "--", "people/ann.md")
     code = run_worker(store_root, "apply", "never", env={"PATH": f"{bindir}:{os.environ['PATH']}"})
     assert code in (9, -9)
     store = Store(store_root)
     assert [p.kind for p in integrity(store, store.scan().memories)] == ["interrupted_forget"]
     recover.recover(store, how)
     assert journal.pending(store) == [] and integrity(store, store.scan().memories) == [] and temp_leftovers(store_root) == []
-    if how == "rollback" or then == "exit 1":
-        # the user's staged version is theirs again whenever our change is not in a commit
-        if git(store_root, "log", "-1", "--format=%s", "--", "people/ann.md").startswith("initial"):
-            assert git(store_root, "ls-files", "-s", "--", "people/ann.md") == staged
+    # the user's staged work on another file is theirs throughout; ours is committed or taken back
+    assert git(store_root, "ls-files", "-s", "--", "people/bob.md") == staged
+    if git(store_root, "log", "-1", "--format=%s", "--", "people/ann.md").startswith("initial"):
+        assert git(store_root, "ls-files", "-s", "--", "people/ann.md") == ours
+    assert git(store_root, "status", "--porcelain", "--", "people/ann.md", "people/ann-history.md") == ""
     assert request_consistent(store_root) == ""
 
 
@@ -276,6 +297,22 @@ def test_one_unwritable_target_says_what_was_committed(store_root):
     assert [f["path"] for f in out["failed"]] == ["insights/pref-ann.md"]
     assert {s.path: s.state for s in Session(Store(store_root)).request_states()}[REQUEST] == "partial"
     assert journal.pending(Store(store_root)) == []
+
+
+def test_a_refused_first_step_records_nothing(store_root):
+    """Nothing committed is no apply: no ledger record, no journal left, the request still pending."""
+    (store_root / "people/ann-history.md").mkdir()
+    (store_root / "people/ann-history.md/keep").write_text("")
+    proc = subprocess.run([sys.executable, "-c", WORKER.replace('if __name__ == "__main__":', "if False:") +
+                           "\nstore = Store(sys.argv[1])\n"
+                           "review.apply_forget(store, three_targets(store, 'insights/forget-ann.md'))\n",
+                           str(store_root)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "PalinodeError" in proc.stderr and "nothing was changed" in proc.stderr
+    assert git(store_root, "rev-list", "--count", "HEAD") == "1\n"
+    assert not (store_root / ".palinode-audit/ledger.jsonl").exists()
+    store = Store(store_root)
+    assert journal.pending(store) == []
+    assert {s.path: s.state for s in Session(store).request_states()}[REQUEST] == "pending"
 
 
 # -- item 7: rivals ---------------------------------------------------------------------------

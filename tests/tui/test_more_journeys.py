@@ -1,5 +1,5 @@
 """Journeys the first set left out: the error modal, Restore from Browse,
-Withdraw from Undo, approve/skip with space in Review, and the Trace screen's
+Withdraw from Undo, Redo from Undo, approve/skip with space in Review, and the Trace screen's
 explanation. None of them searches by meaning, so they run with vectors off
 and never load the embedding model (each asserts it stayed unloaded)."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static, Tree
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
 from palinode_core.forget import ledger, review
+from palinode_core.forget.selection import Choice
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.session import Session
@@ -143,6 +144,61 @@ async def test_withdraw_from_undo(tmp_path):
         # the withdrawn request left the undo list
         assert all(item.path != "insights/forget-ann.md" for kind, item in undo.rows if kind == "request")
     assert not app.embedder.ready
+
+
+async def test_an_undone_operation_is_marked_and_redone_exactly(tmp_path):
+    """One sentence of three approved and struck; undone from the Undo screen, its
+    row is dimmed as undone, and R strikes that sentence again and nothing more."""
+    root = make_git_store(tmp_path / "r", {
+        "people/ann.md": palinode_file({"id": "people-ann", "created_at": "2031-05-01T00:00:00+00:00"},
+                                       "I met Ann Lee at school. Ann Lee likes oolong tea. "
+                                       "The weather held; Ann Lee ran home."),
+        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann", "created_at": "2031-06-01T00:00:00+00:00"},
+                                                "Please forget that I know Ann Lee."),
+    })
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    knobs = session.forget_knobs().with_overrides(min_target_coverage=0.9)
+    plan = session.plan("insights/forget-ann.md", knobs, index=session.update_index(), resolver="palinode")
+    session.apply_forget(plan, {"people/ann.md": Choice(spans=frozenset({1}))})
+    applied = (root / "people/ann.md").read_bytes()
+    [original] = [o for o in session.operations() if o.op == "retract"]
+    app = lexical_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        undo = app.screen
+        ops = undo.query_one("#undo-ops", DataTable)
+        await select_row(app, pilot, ops, [item for _kind, item in undo.rows], original)
+        await pilot.press("U")
+        await settle(app, pilot)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert errors(app) == [] and "~~" not in (root / "people/ann.md").read_text()
+        # the request is pending again and leaves the list; the operation stays, dimmed, undone
+        assert all(kind == "op" for kind, _item in undo.rows)
+        row = next(i for i, (_kind, item) in enumerate(undo.rows) if item.commit == original.commit)
+        cells = ops.get_row_at(row)
+        assert "undone 20" in cells[3].plain and all("dim" in str(c.style) for c in cells)
+        ops.move_cursor(row=row)
+        await settle(app, pilot)
+        assert undo.preview_kind == "redo"
+        head = git(root, "rev-parse", "HEAD")
+        await pilot.press("U")  # already undone: nothing happens but a word
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal) and git(root, "rev-parse", "HEAD") == head
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal) and app.screen.title_text == "Redo: retract people/ann.md?"
+        assert app.screen.focused.id == "cancel"
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert errors(app) == []
+    assert (root / "people/ann.md").read_bytes() == applied  # the same clock: byte for byte
+    assert subjects(root)[0] == "palinode retract: people/ann.md (1 mentions) <- insights/forget-ann.md"
+    assert {s.path: s.state for s in Session(Store(root)).request_states()}["insights/forget-ann.md"] == "applied"
+    [redone] = [o for o in Session(Store(root)).operations() if o.commit == original.commit]
+    assert redone.undone_by and redone.redone_by == git(root, "rev-parse", "HEAD").strip()
 
 
 async def test_space_approves_and_skips_targets_in_review(tmp_path):

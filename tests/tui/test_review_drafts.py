@@ -242,3 +242,25 @@ async def test_plain_words_instead_of_internal_names(tmp_path, spec_store):
         assert isinstance(app.screen, HelpScreen)
         title = str(app.screen._table().title)
         assert title.startswith("Keys for Review") and "Screen" not in title and "Table" not in title
+
+
+async def test_a_target_holding_your_own_edits_is_flagged_and_never_committed(tmp_path, spec_store):
+    """The user's uncommitted edit to a target: the plan's header and the target's
+    detail say so, and the apply is refused with nothing written."""
+    fair = spec_store / FAIR
+    fair.write_text(fair.read_text() + "My own note, not yet committed.\n")
+    warning = f"{FAIR} has uncommitted edits: commit or stash them first; apply refuses"
+    app = app_for(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await open_review(app, pilot)
+        assert review.current == W and review.review.plan.warnings == [warning]
+        assert warning in str(review.query_one("#plan-header", Static).render())
+        await pick(app, pilot, "#candidates", FAIR)
+        assert warning in str(review.query_one("#candidate-detail", Static).render())
+        await pilot.press("A")
+        await settle(app, pilot)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert errors(app) == [f"apply {W}: commit or stash your edits to {FAIR} first; nothing was changed"]
+    assert subjects(spec_store) == ["initial"]
+    assert git(spec_store, "status", "--porcelain") == f" M {FAIR}\n"

@@ -1,6 +1,8 @@
 """``palinode-audit``: every action of the app, scriptable, JSON on ``--json``.
 
-Errors exit non-zero with one line on stderr; nothing is ever half-written.
+Errors exit non-zero with one line on stderr (2 for arguments that do not fit
+the store, 1 for any other refusal; 2 also when an apply or withdraw stopped
+part-way); nothing is ever half-written.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import argparse
 import os
 import sys
 
-from ..errors import PalinodeError
+from ..errors import PalinodeError, UsageError
 from . import audit_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
 from .args import as_of_args
 from .output import error_line, render
@@ -39,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         data = COMMANDS[args.command].run(args)
+    except UsageError as exc:  # arguments that do not fit the store: exit 2, as argparse's own usage errors
+        print(error_line(str(exc)), file=sys.stderr)
+        return 2
     except PalinodeError as exc:
         print(error_line(str(exc)), file=sys.stderr)
         return 1

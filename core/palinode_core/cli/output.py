@@ -84,6 +84,8 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     )
     if plan.get("search_notice"):
         out.add("  " + out.style(p(plan["search_notice"]), "warn"))
+    for warning in plan.get("warnings", []):
+        out.add("  " + out.style(f"warning: {p(warning)}", "warn"))
     candidates = plan["candidates"]
     if not candidates:
         out.add("  no candidate passed the search")
@@ -188,6 +190,21 @@ def _withdraw(out: Text, data: dict[str, Any]) -> None:
     _commits(out, data, "made")
 
 
+def _operations(out: Text, data: dict[str, Any]) -> None:
+    if not data["operations"]:
+        out.add("no archive, restore, retract or unretract commit in this store's history")
+        return
+    rows = []
+    for o in data["operations"]:
+        state = ""
+        if o.get("undone_by"):
+            state = f"undone {p(o['undone_at'])[:10]} in {o['undone_by'][:7]}"
+            if o.get("redone_by"):
+                state += f", redone in {o['redone_by'][:7]}"
+        rows.append([o["commit"][:7], p(o["date"])[:10], o["op"], p(o["path"]), p(o["counterpart"]), state])
+    out.table(["commit", "date", "op", "memory", "via", "undone"], rows, indent="")
+
+
 def _residue(out: Text, data: dict[str, Any]) -> None:
     out.add(
         out.style(f'Residue of "{p(data["pref"])}"', "head")
@@ -290,6 +307,7 @@ _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {
     "plan": _plan,
     "apply": _apply,
     "requests": _requests,
+    "operations": _operations,
     "withdraw": _withdraw,
     "residue": _residue,
     "leaks": _leaks,

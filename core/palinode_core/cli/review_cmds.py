@@ -1,12 +1,38 @@
-"""Undo and inspection commands: withdraw, recover, residue, integrity, trace."""
+"""Undo and inspection commands: operations, undo, redo, withdraw, recover,
+residue, integrity, trace."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from .args import open_session, path_arg
+from .args import dry_run_arg, open_session, path_arg
 from .registry import Command
+from .store_cmds import run_plan
+
+
+def _operations_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=100, help="how many commits back to look (default 100)")
+
+
+def _operations(args: argparse.Namespace) -> dict[str, Any]:
+    return {"operations": [o.to_dict() for o in open_session(args).operations(args.limit)]}
+
+
+def _commit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("commit", help="the operation's commit id (at least 4 hex digits)")
+    dry_run_arg(p)
+
+
+def _undo(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args)
+    operation = session.operation(args.commit)
+    return run_plan(args, session, session.plan_undo(operation, reason=f"undo of {operation.commit[:7]}"))
+
+
+def _redo(args: argparse.Namespace) -> dict[str, Any]:
+    session = open_session(args)
+    return run_plan(args, session, session.plan_redo(session.operation(args.commit)))
 
 
 def _withdraw_args(p: argparse.ArgumentParser) -> None:
@@ -76,6 +102,14 @@ def _trace(args: argparse.Namespace) -> dict[str, Any]:
 
 
 COMMANDS = (
+    Command(
+        "operations",
+        "every archive, restore, retract and unretract commit, with what undid or redid it",
+        _operations,
+        _operations_args,
+    ),
+    Command("undo", "undo one operation by its commit (previewed with --dry-run)", _undo, _commit_args),
+    Command("redo", "re-apply an undone operation exactly as it was approved (stale refused)", _redo, _commit_args),
     Command("withdraw", "take a forget request back: restore, unstrike, archive the record", _withdraw, _withdraw_args),
     Command(
         "recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover, _recover_args

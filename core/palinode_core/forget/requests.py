@@ -102,30 +102,47 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     for request in find_requests(memories):
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
-        decisions = decisions_for(ledger, request.path)
-        last = decisions[-1] if decisions else None
-        applies = [d for d in decisions if d.get("action") == "apply"]
-        state: RequestStateName
-        if request.memory.archived:
-            state = "withdrawn"
-        elif last and last.get("action") == "dismiss":
-            state = "dismissed"
-        elif archived or struck or applies:
-            incomplete = applies and (applies[-1].get("deferred") or not applies[-1].get("complete", True))
-            state = "partial" if incomplete else "applied"
-        else:
-            state = "pending"
+        decisions = [d for d in decisions_for(ledger, request.path) if d.get("action") in _DECIDING]
         states.append(
             RequestState(
                 request.path,
                 request.pref,
                 request.rid,
-                state,
+                _state(request, set(archived) | set(struck), decisions),
                 archived,
                 struck,
                 request.memory.created_at,
-                last,
+                decisions[-1] if decisions else None,
                 PALINODE_ONLY_NOTE if request.palinode_only else None,
             )
         )
     return states
+
+
+# The ledger records that decide a state (a leak check or a flag decides nothing).
+_DECIDING = ("apply", "dismiss", "withdraw")
+
+
+def _state(request: Request, live: set[str], decisions: list[dict[str, Any]]) -> RequestStateName:
+    """What the files say now, read with the reviewer's decisions: ``live`` is
+    every memory archived under the request or struck for its preference.
+
+    Nothing live is pending, even after an apply whose operations were all
+    undone (its record stays the last decision); an operation the reviewer
+    approved that is no longer in force (undone), or targets left for later,
+    make it partial."""
+    if request.memory.archived:
+        return "withdrawn"
+    if decisions and decisions[-1].get("action") == "dismiss":
+        return "dismissed"
+    if not live:
+        return "pending"
+    since = next((i + 1 for i in range(len(decisions) - 1, -1, -1) if decisions[i].get("action") == "withdraw"), 0)
+    applies = [d for d in decisions[since:] if d.get("action") == "apply"]
+    if not applies:
+        return "applied"  # Palinode applied it: only the files tell
+    latest = applies[-1]
+    if latest.get("deferred") or not latest.get("complete", True):
+        return "partial"
+    approved = {a.get("path") for d in applies for a in d.get("approved") or () if isinstance(a, dict)}
+    return "partial" if approved - live else "applied"

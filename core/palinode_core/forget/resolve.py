@@ -5,10 +5,11 @@ anything is written (Palinode's resolution; docs/format.md)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..ops import lifecycle
+from ..ops.apply import uncommitted_files
 from ..ops.plan import Plan
 from ..search.index import SearchIndex
 from ..search.results import Hit
@@ -99,6 +100,16 @@ class ForgetPlan:
     resolution: Resolution
     resolver: str = "palinode"
     notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
+    uncommitted: tuple[str, ...] = ()  # files the apply would commit that hold the user's own edits
+
+    @property
+    def warnings(self) -> list[str]:
+        """What would stop the apply, in words."""
+        return [_uncommitted_warning(rel) for rel in self.uncommitted]
+
+    def warnings_for(self, cand: Candidate) -> list[str]:
+        files = {cand.path} | ({cand.plan.history_rel} if cand.plan is not None else set())
+        return [_uncommitted_warning(rel) for rel in self.uncommitted if rel in files]
 
     @property
     def targets(self) -> list[Candidate]:
@@ -132,7 +143,19 @@ class ForgetPlan:
             "resolved_before": self.resolution.boundary,
             "prior_requests": list(self.resolution.prior_requests),
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
+            "warnings": self.warnings,
         }
+
+
+def _uncommitted_warning(rel: str) -> str:
+    return f"{rel} has uncommitted edits: commit or stash them first; apply refuses"
+
+
+def checked(store: Store, fplan: ForgetPlan) -> ForgetPlan:
+    """The plan with the files its targets would commit that hold the user's own
+    uncommitted edits (apply refuses to commit them under our subject)."""
+    plans = [c.plan for c in fplan.actionable if c.plan is not None]
+    return replace(fplan, uncommitted=tuple(uncommitted_files(store, plans)))
 
 
 def resolve(
@@ -223,7 +246,7 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
             )
             continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
-    return ForgetPlan(request, knobs, tuple(candidates), resolution)
+    return checked(store, ForgetPlan(request, knobs, tuple(candidates), resolution))
 
 
 def _route_one(

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StalePlan
-from ..ops.apply import Fault
+from ..errors import PalinodeError, UsageError
+from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.store import Store
@@ -15,7 +15,7 @@ from .ledger import record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .selection import APPROVE_ALL, Selection, narrow
-from .txn import begin, committed, describe, step_record
+from .txn import begin, committed, describe, refusal, step_record
 
 
 @dataclass
@@ -53,13 +53,19 @@ def apply_forget(
     ledger record: one transaction (see txn.py). With no ``selection`` every
     pre-approved actionable target is approved with its chosen spans (a proposal
     that is not pre-approved is deferred to the reviewer); with one, targets it
-    does not name are deferred. A refused target stops the run; what was
-    committed before it stays and the ledger records it as partial."""
+    does not name are deferred.
+
+    A refusal writes nothing, not even a ledger record: a selection naming a
+    path the plan does not target, nothing approved, a stale target, a target
+    holding the user's own edits, or a first step refused. A step refused after
+    others were committed stops the run; what was committed stays and the
+    ledger records the run as partial."""
     store.check_writable()
     store.git.preflight()
     request = fplan.request
     out = ForgetApplied(request.path)
     with writer_lock(store):
+        _refuse_unknown(fplan, selection)
         plans: list[tuple[Plan, str]] = []
         for cand in fplan.actionable:
             if selection is None:
@@ -72,11 +78,11 @@ def apply_forget(
                 out.rejected.append(cand.path)
             else:
                 assert cand.plan is not None
-                try:
-                    plans.append((narrow(store, cand.plan, choice.spans), cand.route))
-                except StalePlan as exc:
-                    out.failed.append({"path": cand.path, "reason": str(exc)})
-                    break
+                plans.append((narrow(store, cand.plan, choice.spans), cand.route))
+        if not plans:
+            raise PalinodeError(_nothing_approved(fplan, out))
+        refuse_stale(store, [p for p, _ in plans])
+        refuse_uncommitted(store, [p for p, _ in plans])
         fields = {
             "request": request.path,
             "pref": request.pref,
@@ -99,7 +105,7 @@ def apply_forget(
                 "rejected": out.rejected,
                 "deferred": out.deferred,
                 "note": note,
-                "failed": out.failed,
+                "failed": [],
             },
         }
         txn = begin(
@@ -110,14 +116,15 @@ def apply_forget(
             ledger_entry,
             fault,
         )
-        if not out.failed:
-            for index, (plan, _route) in enumerate(plans):
-                if fault:
-                    fault(f"before_step_{index}")
-                if not txn.run_step(index, plan):
-                    break
-        out.failed = [*out.failed, *({"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"])]
-        out.ledger_commit = txn.record_ledger()
+        for index, (plan, _route) in enumerate(plans):
+            if fault:
+                fault(f"before_step_{index}")
+            if not txn.run_step(index, plan):
+                break
+        out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
+        out.ledger_commit = txn.record_ledger()  # none when nothing was committed
+        if not committed(txn.entry):
+            raise refusal(txn.entry)
     for done in committed(txn.entry):
         out.commits.append(
             {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
@@ -132,6 +139,26 @@ def apply_forget(
         )
     out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger"
     return out
+
+
+def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
+    """A selection may only name what this plan would change."""
+    targets = [c.path for c in fplan.actionable]
+    unknown = sorted(set(selection or ()) - set(targets))
+    if unknown:
+        raise UsageError(
+            f"not a target of the plan of {fplan.request.path}: {', '.join(unknown)} "
+            f"(its targets: {', '.join(targets) or 'none'}); nothing was changed"
+        )
+
+
+def _nothing_approved(fplan: ForgetPlan, out: ForgetApplied) -> str:
+    head = f"nothing to apply for {fplan.request.path}"
+    if not fplan.actionable:
+        return f"{head}: no target would change; nothing was changed"
+    if out.rejected and not out.deferred:
+        return f"{head}: every target is rejected (dismiss the request to record that); nothing was changed"
+    return f"{head}: no target is approved (awaiting review: {', '.join(out.deferred)}); nothing was changed"
 
 
 def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from ..text.words import normalize_pref
 from .evidence import Evidence, lexical_evidence, pref_stems_of
 from .gather import Read, candidate_paths, read_memories
 from .requests import Request
-from .resolve import Candidate, ForgetPlan, coverage, plan_forget
+from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 
 ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
 _SUBJECT_FIELDS = ("name", "title")
@@ -87,7 +87,9 @@ def plan_thorough(
                 False,
             )
         )
-    return ForgetPlan(request, knobs, tuple(out), palinode.resolution, resolver="thorough", notice=notice)
+    return checked(
+        store, ForgetPlan(request, knobs, tuple(out), palinode.resolution, resolver="thorough", notice=notice)
+    )
 
 
 def _not_targets(

@@ -128,9 +128,14 @@ class Transaction:
         return True
 
     def record_ledger(self) -> str | None:
+        """Commit the ledger record, when a step was committed: a run that
+        changed nothing leaves the request's state and the ledger as they were."""
         step = self.fault or (lambda _name: None)
         step("before_ledger")
         done = committed(self.entry)
+        if not done:
+            journal.clear(self.path)
+            return None
         sha: str | None = None
         for attempt in range(3):  # a rival (a reset, an autosave) may take the file from under one try
             try:
@@ -183,6 +188,12 @@ def begin(
 
 def committed(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(entry["done"], key=lambda d: d["index"])
+
+
+def refusal(entry: dict[str, Any]) -> PalinodeError:
+    """Why a run that committed nothing stopped, as the error to raise."""
+    reason = entry["failed"][0]["reason"] if entry["failed"] else f"nothing of {entry.get('request')} was committed"
+    return PalinodeError(reason if "nothing was changed" in reason else f"{reason}; nothing was changed")
 
 
 def describe(entry: dict[str, Any], done: list[dict[str, Any]]) -> str:

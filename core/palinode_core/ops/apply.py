@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitError, PalinodeError, StalePlan
+from ..errors import GitError, PalinodeError, StalePlan, UncommittedEdits
 from ..storage import safeio
 from ..storage.store import Store
 from ..storage.textio import atomic_write
@@ -52,15 +52,14 @@ def apply(
         return Applied(plan, None, plan.history_rel)
     store.git.preflight()
     with writer_lock(store):
+        refuse_stale(store, [plan])
+        refuse_uncommitted(store, [plan])
         try:
-            _, current_fp = store.read_optional(plan.target)
             history_before, _ = store.read_optional(plan.history_rel)
         except OSError as exc:
             raise PalinodeError(
-                f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; {plan.target} was not changed"
+                f"cannot read {exc.filename or plan.history_rel}: {exc.strerror or exc}; {plan.target} was not changed"
             ) from None
-        if current_fp != plan.fingerprint:
-            raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
         history_after = with_entry(history_before, plan.history_line or "")
         files: list[dict[str, Any]] = [
             {"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
@@ -90,6 +89,32 @@ def apply(
     return Applied(plan, sha, plan.history_rel)
 
 
+def refuse_stale(store: Store, plans: list[Plan]) -> None:
+    """Refuse every plan whose file changed since it was made (nothing is written)."""
+    for plan in plans:
+        try:
+            _, current_fp = store.read_optional(plan.target)
+        except OSError as exc:
+            raise PalinodeError(
+                f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; {plan.target} was not changed"
+            ) from None
+        if current_fp != plan.fingerprint:
+            raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
+
+
+def uncommitted_files(store: Store, plans: list[Plan]) -> list[str]:
+    """The files these plans would commit (each target and its history sibling)
+    that hold someone's own uncommitted edits."""
+    return store.git.uncommitted(sorted({rel for plan in plans for rel in (plan.target, plan.history_rel)}))
+
+
+def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
+    """Never commit someone's own edits under our subject."""
+    dirty = uncommitted_files(store, plans)
+    if dirty:
+        raise UncommittedEdits(f"commit or stash your edits to {', '.join(dirty)} first; nothing was changed")
+
+
 def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     """Write and commit the dependents' flags, best effort as Palinode does:
     the operation has landed and is never failed by its side effect. A
@@ -97,8 +122,12 @@ def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     written flags back (index included), journaled like any commit."""
     try:
         todo = [f for f in plan.flags if store.read_optional(f.rel)[1] == f.fingerprint]
+        dirty = set(store.git.uncommitted([f.rel for f in todo]))  # a dependent with the user's edits is left alone
+        todo = [f for f in todo if f.rel not in dirty]
     except OSError as exc:
         return None, f"dependents were not flagged: {exc.strerror or exc}"
+    except GitError as exc:
+        return None, f"dependents were not flagged: {exc}"
     if not todo:
         return None, None
     subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(todo)} dependent")

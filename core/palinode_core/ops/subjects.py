@@ -17,8 +17,8 @@ SUBJECT_RE = re.compile(
     rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$"
 )
 AUDIT_PREFIX = "palinode-audit"
-# Our reviewed applies and withdrawals carry these; Palinode's own commits carry none.
-OUR_TRAILERS = ("Forget-Request", "Retraction-Id")
+# Our reviewed applies, withdrawals, undos and redos carry these; Palinode's own commits carry none.
+OUR_TRAILERS = ("Forget-Request", "Retraction-Id", "Undoes", "Redoes")
 
 
 @dataclass(frozen=True)

@@ -307,12 +307,14 @@ class GitStore:
         return None  # pragma: no cover
 
     # -- reads --------------------------------------------------------------------
-    def status(self, paths: list[str]) -> str:
-        """``git status --porcelain`` for these paths: empty when committed as is.
-        Never refreshes or writes the index."""
-        if self.repo is None:
-            return ""
-        return self.run("status", "--porcelain", "--ignore-submodules=all", "--no-renames", "--", *paths, read=True)
+    def uncommitted(self, paths: list[str]) -> list[str]:
+        """Which of ``paths`` differ from HEAD in the index or the worktree, untracked
+        ones included: someone's own edits. Never refreshes or writes the index."""
+        if self.repo is None or not paths:
+            return []
+        args = ["status", "--porcelain", "-z", "--ignore-submodules=all", "--no-renames", "--untracked-files=all"]
+        found = {r[3:] for r in self.run(*args, "--", *paths, read=True).split("\0") if len(r) > 3}
+        return sorted(p for p in set(paths) if p in found)
 
     def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
         """Commits touching ``path`` (or all), newest first, with trailers;

@@ -4,10 +4,10 @@ read from commit subjects (docs/format.md), and the undo of any one of them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
-from ..errors import PalinodeError
+from ..errors import PalinodeError, UsageError
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..ops.subjects import SUBJECT_RE
@@ -36,6 +36,16 @@ class Operation:
     counterpart: str | None  # the successor, the forget request, or the restored-from
     subject: str
     trailers: dict[str, str]
+    # the commit that undid it and its date, and the commit that redid it since
+    # (read from the ``Undoes:`` and ``Redoes:`` trailers of later commits)
+    undone_by: str | None = None
+    undone_at: str | None = None
+    redone_by: str | None = None
+
+    @property
+    def undone(self) -> bool:
+        """Undone and not redone since: its change is no longer in force."""
+        return self.undone_by is not None and self.redone_by is None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,10 +56,50 @@ class Operation:
             "counterpart": self.counterpart,
             "subject": self.subject,
             "trailers": self.trailers,
+            "undone_by": self.undone_by,
+            "undone_at": self.undone_at,
+            "redone_by": self.redone_by,
         }
 
 
+# An operation and the kind of operation that takes it back.
+_KIND = {
+    "archive": "archive",
+    "supersede": "archive",
+    "restore": "restore",
+    "retract": "retract",
+    "unretract": "unretract",
+}
+_TAKES_BACK = {"archive": "restore", "restore": "archive", "retract": "unretract", "unretract": "retract"}
+
+
 def operations(store: Store, limit: int = 500) -> list[Operation]:
+    """Every lifecycle commit, newest first, each marked with what undid or
+    redid it. A trailer counts only on a commit of the inverse operation on
+    the same file (the redo of an operation is the inverse of its undo)."""
+    found = _read(store, limit)
+    by_sha = {o.commit: o for o in found}
+    undone: dict[str, Operation] = {}
+    redone: dict[str, str] = {}
+    for o in found:
+        target = by_sha.get(o.trailers.get("Undoes", ""))
+        if target is not None and target.path == o.path and _TAKES_BACK[_KIND[target.op]] == _KIND[o.op]:
+            undone.setdefault(target.commit, o)  # newest first: the latest undo wins
+        original = by_sha.get(o.trailers.get("Redoes", ""))
+        if original is not None and original.path == o.path and _KIND[original.op] == _KIND[o.op]:
+            redone.setdefault(original.commit, o.commit)
+    return [
+        replace(
+            o,
+            undone_by=undone[o.commit].commit if o.commit in undone else None,
+            undone_at=undone[o.commit].date if o.commit in undone else None,
+            redone_by=redone.get(o.commit),
+        )
+        for o in found
+    ]
+
+
+def _read(store: Store, limit: int) -> list[Operation]:
     out = []
     for commit in store.git.log(limit=limit):
         match = _SUBJECT_RE.match(commit.subject)
@@ -91,13 +141,45 @@ def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract
     return None
 
 
+def find_operation(found: list[Operation], ref: str) -> Operation:
+    """The operation whose commit id starts with ``ref`` (at least 4 hex digits)."""
+    if not re.fullmatch(r"[0-9a-f]{4,40}", ref):
+        raise UsageError(f"not a commit id: {ref!r}")
+    matches = [o for o in found if o.commit.startswith(ref)]
+    if not matches:
+        raise UsageError(f"no archive, restore, retract or unretract in commit {ref}")
+    if len(matches) > 1:
+        raise UsageError(f"{ref} names {len(matches)} operations; give more of the commit id")
+    return matches[0]
+
+
 def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
-    """The inverse of one applied operation, planned against the file as it is now."""
+    """The inverse of one applied operation, planned against the file as it is
+    now. Its commit names the undone one (``Undoes:``), so the operation shows
+    as undone and can be redone exactly as it was approved."""
+    short = operation.commit[:7]
+    if "Undoes" in operation.trailers and "Redoes" not in operation.trailers:  # an undo is taken back by a redo
+        undid = operation.trailers["Undoes"][:7]
+        if operation.undone_by is not None:
+            raise PalinodeError(f"{short} undid {undid}, which {operation.undone_by[:7]} redid; undo that commit")
+        raise PalinodeError(f"{short} undid {undid}; redo {undid} instead")
+    if operation.undone_by is not None:
+        if operation.redone_by is None:
+            raise PalinodeError(f"{short} was already undone in {operation.undone_by[:7]}; redo it instead")
+        raise PalinodeError(f"{short} was undone and then redone in {operation.redone_by[:7]}; undo that commit")
     pref = None
+    trailers = {"Undoes": operation.commit}
     if operation.op in ("retract", "unretract"):
         pref = pref_for(store, operation.path, operation.trailers.get("Retraction-Id"), operation.op)
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
+        trailers["Retraction-Id"] = retraction_id(pref)
     return lifecycle.plan_inverse(
-        store, operation.op, operation.path, pref=pref, counterpart=operation.counterpart, reason=reason
+        store,
+        operation.op,
+        operation.path,
+        pref=pref,
+        counterpart=operation.counterpart,
+        reason=reason,
+        trailers=trailers,
     )

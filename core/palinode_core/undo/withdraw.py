@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..forget.requests import Request, find_requests, request_at
-from ..forget.txn import begin, committed, describe, step_record
+from ..forget.txn import begin, committed, describe, refusal, step_record
 from ..ops import lifecycle
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
@@ -102,8 +102,10 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
             if not txn.run_step(number, plan):
                 break
             written[step.target] = store.load(step.target).fingerprint
-        ledger_commit = txn.record_ledger()
+        ledger_commit = txn.record_ledger()  # none when nothing was committed
     done = committed(txn.entry)
+    if txn.entry["failed"] and not done:
+        raise refusal(txn.entry)
     failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in txn.entry["failed"]]
     return {
         "request": wplan.request,
