@@ -61,7 +61,7 @@ def matched_words(ev: Evidence, pref: str) -> Text:
 
 def evidence_text(cand: Candidate, pref: str) -> Text:
     """One entry per unit that carries the preference: where, the calibrated
-    score (pre-approved or ask), the vector similarity, the matched words,
+    score (strong enough to pre-approve, or weak), the vector similarity, the matched words,
     the unit itself and, for a paraphrase, the store sentence it is nearest to."""
     text = Text()
     offset = cand.plan.body_line_offset if cand.plan is not None else 0
@@ -70,7 +70,8 @@ def evidence_text(cand: Candidate, pref: str) -> Text:
         text.append("  ")
         text.append_text(plain(where, "bold"))  # a frontmatter key is store text
         text.append(f" · score {ev.score:.2f} ")
-        text.append("pre-approved" if ev.preapproved else "ask", style="green" if ev.preapproved else "bold yellow")
+        # strong enough to pre-approve, or not (then the reviewer is asked)
+        text.append("strong" if ev.preapproved else "weak: ask", style="green" if ev.preapproved else "bold yellow")
         sim = "no vector (lexical only)" if ev.similarity is None else f"similarity {ev.similarity:.2f}"
         text.append(f" · {sim}\n", style="dim")
         text.append("    words: ", style="dim")
@@ -102,13 +103,13 @@ def comparison_line(plan: ForgetPlan, baseline: ForgetPlan | None) -> Text:
         return text
     theirs = [c for c in baseline.candidates if c.route in TARGET_ROUTES]
     text.append("Palinode would: ", style="dim")
-    text.append(f"{len(theirs)} target(s)" + (f" ({_count(theirs)})" if theirs else ""))
+    text.append(f"{len(theirs)} target{'' if len(theirs) == 1 else 's'}" + (f" ({_count(theirs)})" if theirs else ""))
     mine = {c.path for c in plan.candidates if c.route in TARGET_ROUTES}
     adds = len(mine - {c.path for c in theirs})
     drops = len({c.path for c in theirs} - mine)
     text.append("; thorough adds ", style="dim")
     text.append(str(adds), style="bold cyan" if adds else "")
     if drops:
-        text.append(", leaves out ", style="dim")
+        text.append(", drops ", style="dim")
         text.append(str(drops), style="bold yellow")
     return text

@@ -117,7 +117,8 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
                             f"{short_date(last.get('at'))}"))
         if last.get("action") == "apply":
             header.append(plain(f" · {len(last.get('approved') or ())} applied, "
-                                f"{len(last.get('rejected') or ())} skipped"))
+                                f"{len(last.get('rejected') or ())} skipped"
+                                + (f", {len(last['deferred'])} left for later" if last.get("deferred") else "")))
         if last.get("note"):
             header.append(plain(f' · "{last.get("note")}"', "italic"))
     return header
@@ -134,7 +135,7 @@ def attention(cand: Candidate) -> list[str]:
         notes.append("ask: low evidence")
     elif cand.actionable and not cand.preapproved and not notes:
         notes.append("ask")
-    if cand.plan is not None and cand.plan.regions:
+    if cand.plan is not None and cand.plan.regions and cand.route != "unforgotten":  # else the route says it
         notes.append(f"{len(cand.plan.regions)} unforgotten")
     return notes
 
@@ -147,7 +148,8 @@ def candidate_cells(review: Review, cand: Candidate, floor: float) -> tuple[Text
     if cand.route == "strike" and cand.plan is not None:
         chosen = review.draft.chosen_spans(cand)
         count = len(cand.plan.selected) if chosen is None else len(chosen)
-        notes.append(f"{count}/{len(cand.plan.spans)} spans")
+        if count < len(cand.plan.spans):  # every sentence struck needs no note
+            notes.append(f"{count}/{len(cand.plan.spans)} spans")
     if not cand.actionable and cand.route in ("skipped", "not_taken"):
         notes.append(words(cand.reason)[:40])
     notes += review.past(cand.path)[-1:]

@@ -33,12 +33,13 @@ def memory(rel: str, body: str, created: str) -> str:
 def store(tmp_path) -> Path:
     return make_git_store(tmp_path / "store", {
         ANN: memory(ANN, "Met Ann Lee at the fair.", "2031-05-01T10:00:00+00:00"),
-        # one compound sentence carries it: its other clause comes first, so the strike cannot keep it
+        # one compound sentence carries it (its other clause comes first: the strike cannot keep it apart),
+        # with "rowing", which Palinode does not take for "row"
         BOARD: memory(BOARD, f"The board meets on Tuesdays. {COMPOUND} Minutes go to the wiki.",
                       "2031-05-02T10:00:00+00:00"),
-        # one word of three: weak evidence, and Palinode's search does not reach it
-        SHOP: memory(SHOP, "The shop opens at nine. Lee runs the till on Saturdays. Deliveries come on Monday.",
-                     "2031-05-02T10:00:00+00:00"),
+        # one word of three in its sentence: weak evidence; its heading no strike reaches
+        SHOP: memory(SHOP, "## Rota: Ann and Lee\n\nThe shop opens at nine. Lee runs the till on Saturdays. "
+                           "Deliveries come on Monday.", "2031-05-02T10:00:00+00:00"),
         REQUEST: memory(REQUEST, "Please forget that I row with Ann Lee.", "2031-06-01T10:00:00+00:00"),
     })
 
@@ -74,24 +75,27 @@ async def test_found_by_evidence_and_palinode_beside_it(tmp_path, store):
         review: ReviewScreen = app.screen
         assert review.review is not None and review.review.plan.resolver == "thorough"
         header = text_of(review.query_one("#plan-header", Static))
-        # Palinode's words do not stem ("rowing" is not "row") and its search never reaches the shop
-        assert "Palinode would: 1 target(s) (1 archive); thorough adds 2" in header
-        assert [row(review, p)["by"] for p in (ANN, BOARD, SHOP)] == ["T+P", "T", "T"]
-
-        detail = await show(app, pilot, review, SHOP)
-        assert "found by thorough · missed by Palinode" in detail
-        assert "sentence line 6 · score 0.62 ask · no vector (lexical only)" in detail
-        assert "words: Lee\n    Lee runs the till on Saturdays." in detail
-        assert "Not pre-approved (ask: low evidence)" in detail
-
-        detail = await show(app, pilot, review, ANN)
-        assert "found by thorough and Palinode" in detail and "Palinode would also archive it" in detail
-        assert "pre-approved" in detail and "Not pre-approved" not in detail
+        # Palinode's words do not stem ("rowing" is not "row"): it never finds the board
+        assert "Palinode would: 2 targets (2 archive); thorough adds 1" in header
+        assert [row(review, p)["by"] for p in (ANN, BOARD, SHOP)] == ["T+P", "T", "T+P"]
 
         detail = await show(app, pilot, review, BOARD)
         assert "found by thorough · missed by Palinode" in detail
+        assert "sentence line 6 · score 0.99 strong · no vector (lexical only)" in detail
         assert "words: rowing≈row, Ann, Lee" in detail  # an inflection, shown with the pref's own word
-        assert "⚠ also removes: The budget is fine" in detail
+        assert "⚠ also removes: The budget is fine" in detail and "Not pre-approved (⚠ compound)" in detail
+
+        detail = await show(app, pilot, review, SHOP)
+        assert "found by thorough and Palinode" in detail and "Palinode would archive it" in detail
+        assert "heading line 6 · score 0.92 strong" in detail
+        assert "sentence line 8 · score 0.62 weak: ask · no vector (lexical only)" in detail
+        assert "words: Lee\n    Lee runs the till on Saturdays." in detail
+        assert "Not pre-approved (ask: low evidence, 1 unforgotten)" in detail
+        assert "unforgotten (heading, line 6): ## Rota: Ann and Lee" in detail
+
+        detail = await show(app, pilot, review, ANN)
+        assert "found by thorough and Palinode" in detail and "Palinode would also archive it" in detail
+        assert "score 0.92 strong" in detail and "Not pre-approved" not in detail
         assert errors(app) == []
 
 
@@ -106,7 +110,7 @@ async def test_held_targets_start_unapproved_and_defaults_leave_them_untouched(t
         cells = {p: row(review, p) for p in (ANN, BOARD, SHOP)}
         assert cells[ANN]["ok"] == "✓"
         assert cells[BOARD]["ok"] == "○" and "⚠ compound" in cells[BOARD]["note"]
-        assert cells[SHOP]["ok"] == "○" and "ask: low evidence" in cells[SHOP]["note"]
+        assert cells[SHOP]["ok"] == "○" and cells[SHOP]["note"] == "ask: low evidence · 1 unforgotten"
         assert set(review.review.selection()) == {ANN}  # the held ones are neither approved nor skipped
 
         await pilot.press("A")
