@@ -60,7 +60,9 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("undo.run", "U", "undo", "Undo", "undo", "Undo the selected operation (confirmed)", mutates=True),
     ActionSpec("undo.redo", "R", "redo", "Redo", "undo", "Redo the selected undone operation exactly as approved (confirmed)", mutates=True),
     ActionSpec("undo.withdraw", "W", "withdraw", "Withdraw", "undo", "Withdraw the whole request (confirmed)", mutates=True),
-    ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this region with a note", mutates=True),
+    ActionSpec("residue.strike", "S", "strike", "Strike", "residue", "Strike this one sentence for its request (confirmed)",
+               mutates=True),
+    ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this mention with a note", mutates=True),
     ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
     ActionSpec("trace.close", "escape", "close", "Back", "trace"),
 )

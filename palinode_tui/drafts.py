@@ -4,6 +4,11 @@ request is applied or dismissed. A draft survives switching requests,
 re-planning with other knobs, file changes and restarting the app: it lives
 in the app's per-store cache folder, never in the store.
 
+A target nobody has decided on follows the plan: approved when the resolver
+pre-approves it, else "ask" (a compound sentence, weak evidence, a
+paraphrase): left out of an apply, neither applied nor skipped, until the
+reviewer approves it with space.
+
 When a target's file changes under a span choice, the choice is carried over
 by sentence text and the target is marked "changed, review again": it is
 left out of the next apply until the reviewer looks at it again."""
@@ -22,12 +27,12 @@ from palinode_core.forget.selection import APPROVE_ALL, REJECT, Choice
 
 DRAFTS_NAME = "review-drafts.json"
 # How a target looks in the review list.
-Mark = Literal["approved", "partial", "skipped", "changed", "not a target"]
+Mark = Literal["approved", "partial", "skipped", "ask", "changed", "not a target"]
 
 
 @dataclass
 class TargetDraft:
-    approved: bool = True
+    approved: bool | None = None  # None: not decided, as the plan proposes (Candidate.preapproved)
     spans: frozenset[int] | None = None  # chosen strike sentences; None = as the plan proposes
     texts: tuple[str, ...] = ()  # the chosen sentences, to follow them when the file changes
     fingerprint: str | None = None  # the file when the sentences were chosen
@@ -40,7 +45,8 @@ class TargetDraft:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetDraft:
         spans = data.get("spans")
-        return cls(approved=bool(data.get("approved", True)),
+        approved = data.get("approved")
+        return cls(approved=None if approved is None else bool(approved),
                    spans=None if spans is None else frozenset(int(i) for i in spans),
                    texts=tuple(str(t) for t in data.get("texts") or ()),
                    fingerprint=data.get("fingerprint"), changed=bool(data.get("changed", False)))
@@ -58,10 +64,19 @@ class Draft:
     def target(self, path: str) -> TargetDraft:
         return self.targets.get(path) or TargetDraft()
 
-    def toggle(self, path: str) -> None:
-        """Approve or skip; either way the reviewer has looked again."""
-        t = self.targets.setdefault(path, TargetDraft())
-        t.approved = not t.approved or t.changed
+    def approved(self, cand: Candidate) -> bool | None:
+        """True or False as decided; None for a target the resolver does not
+        pre-approve and nobody has decided on yet."""
+        t = self.target(cand.path)
+        if t.approved is None:
+            return True if cand.preapproved else None
+        return t.approved
+
+    def toggle(self, cand: Candidate) -> None:
+        """Approve or skip (an undecided target is approved); either way the
+        reviewer has looked again."""
+        t = self.targets.setdefault(cand.path, TargetDraft())
+        t.approved = not self.approved(cand) or t.changed
         t.changed = False
 
     def choose_spans(self, cand: Candidate, spans: frozenset[int]) -> None:
@@ -98,12 +113,16 @@ class Draft:
         t = self.target(cand.path)
         if t.changed:
             return "changed"
-        if not t.approved:
+        approved = self.approved(cand)
+        if approved is None:
+            return "ask"
+        if not approved:
             return "skipped"
-        if cand.route == "strike" and cand.plan is not None and t.spans is not None:
-            if not t.spans:
+        if cand.route == "strike" and cand.plan is not None:
+            chosen = len(t.spans) if t.spans is not None else len(cand.plan.selected)
+            if not chosen:
                 return "skipped"
-            if len(t.spans) < len(cand.plan.spans):
+            if chosen < len(cand.plan.spans):
                 return "partial"
         return "approved"
 
@@ -112,13 +131,15 @@ class Draft:
         return t.spans if cand.route == "strike" else None
 
     def selection(self, targets: list[Candidate]) -> dict[str, Choice]:
-        """What apply gets: changed targets are left out (deferred, not written)."""
+        """What apply gets: changed and undecided targets are left out
+        (deferred: neither written nor recorded as skipped)."""
         out: dict[str, Choice] = {}
         for cand in targets:
             t = self.target(cand.path)
-            if t.changed:
+            approved = self.approved(cand)
+            if t.changed or approved is None:
                 continue
-            if not t.approved:
+            if not approved:
                 out[cand.path] = REJECT
             elif cand.route == "strike" and t.spans is not None:
                 out[cand.path] = Choice(spans=t.spans)

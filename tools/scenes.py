@@ -25,10 +25,9 @@ DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
 
 
 def demo_app(root: Path, embedder: Embedder | None = None, cache_dir: Path | None = None) -> PalinodeApp:
-    # the committed screenshots show Palinode's own plan; the review screen does not show
-    # the thorough resolver's evidence yet
+    # the app's own resolver (thorough): the review shows its evidence beside Palinode's plan
     return PalinodeApp(root, embedder=embedder, watch=False, clock=lambda: DEMO_NOW, cache_dir=cache_dir,
-                       display_name="~/palinode-demo", resolver="palinode")
+                       display_name="~/palinode-demo")
 
 
 async def settle(pilot: Pilot) -> None:
@@ -57,15 +56,24 @@ async def browse(pilot: Pilot) -> None:
     await settle(pilot)
 
 
-async def review(pilot: Pilot) -> None:
+async def _review_at(pilot: Pilot, request: str, target: str) -> None:
     await settle(pilot)
     await pilot.press("2")
     await settle(pilot)
     screen = pilot.app.screen
-    _select(screen.query_one("#requests", DataTable), screen.request_rows, "insights/forget-w.md")
+    _select(screen.query_one("#requests", DataTable), screen.request_rows, request)
     await settle(pilot)
-    _select(screen.query_one("#candidates", DataTable), screen.candidate_rows, "projects/moonrise-closeout.md")
+    _select(screen.query_one("#candidates", DataTable), screen.candidate_rows, target)
     await settle(pilot)
+
+
+async def review(pilot: Pilot) -> None:
+    await _review_at(pilot, "insights/forget-w.md", "projects/moonrise-closeout.md")
+
+
+async def review_unforgotten(pilot: Pilot) -> None:
+    """A target striking cannot reach (heading, table, code): flagged, with its evidence."""
+    await _review_at(pilot, "insights/forget-ottoline.md", "projects/harbor-board.md")
 
 
 async def diff(pilot: Pilot) -> None:
@@ -121,7 +129,7 @@ async def help_screen(pilot: Pilot) -> None:
 
 
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
-    "browse": browse, "review": review, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
+    "browse": browse, "review": review, "review-unforgotten": review_unforgotten, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
     "trace": trace, "activity": activity, "help": help_screen,
 }
 

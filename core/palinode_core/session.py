@@ -242,6 +242,14 @@ class Session:
 
         return narrow(self.store, plan, spans)
 
+    def plan_strike(self, request_path: str, path: str, line: int, text: str) -> Plan:
+        """A retract plan for the request striking the one sentence of ``path`` at ``line`` reading ``text``."""
+        self._live_only("planning a strike")
+        from .forget.requests import request_at
+        from .forget.selection import strike_sentence
+
+        return strike_sentence(self.store, request_at(self.store, request_path, self.memories), path, line, text)
+
     def apply_forget(
         self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None, *, residue: bool = True
     ) -> ForgetApplied:

@@ -63,11 +63,12 @@ def plan_preview(plan: Plan) -> Text:
     text.append(f"  ({words(plan.status)})\n\n", style="dim")
     text.append_text(field_changes(plan))
     if plan.op == "retract":
-        new_body = plan.new_text
-        for span in struck_spans(new_body, plan.rid):
-            text.append("  strike: ", style="magenta")
-            text.append(plain(span.text, "strike"))
-            text.append("\n")
+        # this plan's own strikes (a memory struck before for the same id keeps those)
+        for span in plan.spans:
+            if span.index in plan.selected:
+                text.append("  strike: ", style="magenta")
+                text.append(plain(span.text, "strike"))
+                text.append("\n")
     if plan.op == "unretract":
         text.append(f"  unstrike {plan.mentions} span(s) marked r:{plan.rid}\n", style="green")
     if plan.history_line:

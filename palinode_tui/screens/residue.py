@@ -1,5 +1,6 @@
 """Residue: what could not be forgotten for a pref, every surviving mention
-with its reason, a jump to the text, a flag with a note; integrity problems."""
+with its reason, a jump to the text, a strike of one live sentence by hand
+for the pref's request, a flag with a note; integrity problems."""
 from __future__ import annotations
 
 from rich.text import Text
@@ -8,14 +9,30 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
+from palinode_core.errors import PalinodeError
+from palinode_core.forget.requests import RequestState
 from palinode_core.inspect.residue import Mention
+from palinode_core.ops.apply import Applied
+from palinode_core.ops.plan import Plan
+from palinode_core.text.words import normalize_pref
 
-from ..render import plain, safe
-from ..widgets import NoteModal, StatusLine, ModeTabs
+from ..render import colour_diff, plain, plan_preview, safe
+from ..widgets import ConfirmModal, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
               "request": "cyan"}
+# Why a mention of each kind other than "live" is not struck from here.
+NOT_STRUCK = {"struck": "it is struck already", "archived": "its memory is archived: out of recall already",
+              "request": "it is the request's own record, kept on purpose"}
+
+
+def request_for(states: list[RequestState], pref: str) -> str | None:
+    """The forget request whose preference ``pref`` is (the first one still
+    standing: a withdrawn or dismissed request strikes nothing more)."""
+    norm = normalize_pref(pref)
+    return next((st.path for st in states
+                 if st.state not in ("withdrawn", "dismissed") and normalize_pref(st.pref) == norm), None)
 
 
 class ResidueScreen(ModeScreen):
@@ -152,21 +169,79 @@ class ResidueScreen(ModeScreen):
     def _row_selected(self, _event) -> None:
         self.action_jump()
 
-    def action_flag(self) -> None:
+    def action_strike(self) -> None:
         mention = self._selected()
         if mention is None:
+            self.notify("Select a live mention to strike.")
             return
+        if mention.kind == "unforgettable":
+            self._offer_flag(mention, f"{mention.path}:{mention.line} cannot be struck ({mention.reason}). "
+                                      "Flag it with a note instead?")
+            return
+        if mention.kind != "live":
+            self.notify(f"Nothing to strike at {mention.path}:{mention.line}: {NOT_STRUCK.get(mention.kind, mention.kind)}.")
+            return
+        session, pref = self.app.session, self.pref
+
+        def work() -> tuple[str, Plan]:
+            request = request_for(session.request_states(), pref)
+            if request is None:
+                raise PalinodeError(f'Striking needs a forget request for "{pref}": no pending or applied request '
+                                    "in this store states it.")
+            return request, session.plan_strike(request, mention.path, mention.line, mention.text)
+
+        def refused(reason: str) -> None:
+            self.notify(reason, title="Not struck", severity="warning", timeout=10)
+            self._run()  # the list may be out of date
+
+        self.app.run_blocking(work, lambda result: self._confirm_strike(mention, *result), "plan the strike",
+                              "residue-strike", exclusive=True, on_error=refused)
+
+    def _confirm_strike(self, mention: Mention, request: str, plan: Plan) -> None:
+        body = Text()
+        body.append("For request ", style="bold")
+        body.append_text(plain(request, "bold"))
+        body.append(': "', style="bold")
+        body.append_text(plain(self.pref, "bold"))
+        body.append('"\n\n', style="bold")
+        body.append_text(plan_preview(plan))
+        body.append("\n")
+        body.append_text(colour_diff(plan.diff().splitlines()))
+        body.append("\nOne commit. Undo it from the Undo screen (an undo takes back every strike of this request "
+                    "in the file).", style="italic")
+
+        def done(applied: Applied) -> None:
+            self.app.record("action", f"strike {mention.path}:{mention.line} for {request}", [applied.commit or ""])
+            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Struck")
+            self.app.scan_store(None)
+
+        self.app.push_screen(ConfirmModal(f"Strike this sentence of {mention.path}?", body, "Strike"),
+                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply(plan), done,
+                                                                     f"strike {mention.path}", "apply"))
+
+    def action_flag(self) -> None:
+        mention = self._selected()
+        if mention is not None:
+            self._offer_flag(mention, "Flag this mention")
+
+    def _offer_flag(self, mention: Mention, title: str) -> None:
         context = Text()
         context.append(plain(f"{mention.path}:{mention.line} ({mention.kind})\n", "bold"))
         context.append(plain(mention.text))
+        session, pref = self.app.session, self.pref
+
+        def work(note: str) -> str | None:
+            # recorded under the pref's request when there is one, so its review shows the flag
+            return session.flag(mention.path, mention.line, mention.kind, mention.text, note,
+                                request_for(session.request_states(), pref) if pref else None)
 
         def save(note: str | None) -> None:
             if not note:
                 return
             self.app.run_blocking(
-                lambda: self.app.session.flag(mention.path, mention.line, mention.kind, mention.text, note),
+                lambda: work(note),
                 lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
                              self.notify(f"Flagged {mention.path}:{mention.line}")),
                 "flag", "apply")
 
-        self.app.push_screen(NoteModal("Flag this mention", context, "Flag"), save)
+        self.app.push_screen(NoteModal(title, context, "Flag"), save)

@@ -16,10 +16,11 @@ from palinode_core.forget.review import ForgetApplied
 from palinode_core.forget.selection import Choice
 from palinode_core.storage.config import ForgetKnobs
 
-from ..render import STATE_STYLE, plain, plan_preview
+from ..render import STATE_STYLE, plain
 from ..widgets import ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
-from .review_view import Review, build_review, candidate_cells, candidate_detail, plan_header
+from .review_view import (CANDIDATE_COLUMNS, Review, apply_preview, build_review, candidate_cells, candidate_detail,
+                          plan_header)
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
@@ -67,7 +68,7 @@ class ReviewScreen(ModeScreen):
 
     def on_mount(self) -> None:
         self.query_one("#requests", KeyedTable).add_columns("state", "request", "pref")
-        self.query_one("#candidates", KeyedTable).add_columns("ok", "#", "route", "coverage", "path", "shared", "note")
+        self.query_one("#candidates", KeyedTable).add_columns(*CANDIDATE_COLUMNS)
         self._set_knob_inputs(self.app.store.config.forget)
         super().on_mount()
         self.query_one("#requests", KeyedTable).focus()
@@ -236,7 +237,7 @@ class ReviewScreen(ModeScreen):
         if cand is None or not cand.actionable or self.review is None:
             self.notify("Only a proposed target can be approved or skipped.")
             return
-        self.review.draft.toggle(cand.path)
+        self.review.draft.toggle(cand)
         self._save_draft()
         self._render_plan()
 
@@ -266,38 +267,13 @@ class ReviewScreen(ModeScreen):
             self.notify("This plan is being re-made because files changed.", severity="warning")
             return
         selection = review.selection()
-        approved = [c for c in review.actionable if c.path in selection and not selection[c.path].rejects]
-        if not approved:
-            self.notify("No target is approved.", severity="warning")
+        if not any(not choice.rejects for choice in selection.values()):
+            waiting = sum(1 for c in review.actionable if review.draft.mark(c) == "ask")
+            self.notify("No target is approved." + (f" {waiting} await your approval (space)." if waiting else ""),
+                        severity="warning")
             return
         session = self.app.session
-
-        def previews() -> Text:
-            body = Text()
-            body.append("Request ", style="bold")
-            body.append_text(plain(review.plan.request.path, "bold"))
-            body.append(': "', style="bold")
-            body.append(plain(review.plan.request.pref, "bold"))
-            body.append('"\n\n', style="bold")
-            for cand in approved:
-                assert cand.plan is not None
-                body.append_text(plan_preview(session.narrow(cand.plan, selection[cand.path].spans)))
-                body.append("\n")
-            rejected = [p for p, choice in selection.items() if choice.rejects]
-            if rejected:
-                body.append("Skipped (recorded, not changed): ", style="bold")
-                body.append(plain(", ".join(rejected)))
-                body.append("\n")
-            changed = [c.path for c in review.actionable if c.path not in selection]
-            if changed:
-                body.append("Changed on disk, review again (not applied now): ", style="bold yellow")
-                body.append(plain(", ".join(changed)))
-                body.append("\n")
-            body.append(f"\n{len(approved)} commit(s) plus one ledger commit. "
-                        "Undo any of them from the Undo screen.", style="italic")
-            return body
-
-        self.app.run_blocking(previews, lambda body: self.app.push_screen(
+        self.app.run_blocking(lambda: apply_preview(review, selection, session), lambda body: self.app.push_screen(
             ConfirmModal("Apply this forget request?", body, "Apply"),
             lambda ok: ok and self._apply(review, selection)), "preview the apply", "plan")
 

@@ -12,12 +12,14 @@ from palinode_core.forget.selection import Choice
 from palinode_core.session import Session
 
 from ..drafts import Draft, DraftBook, Mark, TargetDraft
-from ..render import ROUTE_STYLE, coverage_gauge, plain, route_word, short_date, words
+from ..render import (ROUTE_STYLE, comparison_line, coverage_gauge, evidence_text, found_by_line, found_by_marker,
+                      plain, plan_preview, route_word, short_date, words)
 
 MARK_TEXT: dict[Mark, tuple[str, str]] = {
     "approved": ("✓", "bold green"), "partial": ("◐", "bold yellow"), "skipped": ("✗", "bold red"),
-    "changed": ("?", "bold reverse yellow"), "not a target": (" ", ""),
+    "ask": ("○", "bold yellow"), "changed": ("?", "bold reverse yellow"), "not a target": (" ", ""),
 }
+CANDIDATE_COLUMNS = ("ok", "by", "route", "path", "note", "coverage", "shared")
 
 
 @dataclass
@@ -30,6 +32,7 @@ class Review:
     hidden: frozenset[str] = frozenset()  # forget requests the resolver proposed: never targets here
     moved: list[str] = field(default_factory=list)  # span choices moved by a file change on this plan
     stale: bool = False
+    baseline: ForgetPlan | None = None  # Palinode's own plan of the same search and knobs (thorough plans)
 
     @property
     def targets(self) -> list[Candidate]:
@@ -70,7 +73,9 @@ def build_review(session: Session, book: DraftBook, plan: ForgetPlan, draft: Dra
     if draft is None or draft.rid != request.rid:
         draft = book.get(request.path, request.rid) or _from_ledger(request.path, request.rid, decisions)
     moved = draft.reconcile(plan)
-    return Review(plan, draft, decisions, hidden, moved)
+    # Palinode's routing of the search the thorough plan already ran: no second search
+    baseline = session.reroute(plan.resolution, plan.knobs, resolver="palinode") if plan.resolver == "thorough" else None
+    return Review(plan, draft, decisions, hidden, moved, baseline=baseline)
 
 
 def _from_ledger(request: str, rid: str, decisions: list[dict[str, Any]]) -> Draft:
@@ -102,6 +107,8 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
         header.append("   read-only: review only", style="bold red")
     if review.stale:
         header.append("   STALE: files changed, re-planning", style="bold reverse yellow")
+    header.append("\n")
+    header.append_text(comparison_line(plan, review.baseline))
     for warning in plan.warnings:  # e.g. a target holding the user's own edits: apply refuses
         header.append("\n⚠ ", style="bold yellow")
         header.append(plain(warning, "yellow"))
@@ -113,44 +120,66 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
                             f"{short_date(last.get('at'))}"))
         if last.get("action") == "apply":
             header.append(plain(f" · {len(last.get('approved') or ())} applied, "
-                                f"{len(last.get('rejected') or ())} skipped"))
+                                f"{len(last.get('rejected') or ())} skipped"
+                                + (f", {len(last['deferred'])} left for later" if last.get("deferred") else "")))
         if last.get("note"):
             header.append(plain(f' · "{last.get("note")}"', "italic"))
     return header
 
 
+def attention(cand: Candidate) -> list[str]:
+    """What a reviewer must look at before approving: a compound sentence,
+    mentions striking cannot reach, evidence too weak to pre-approve."""
+    notes = []
+    spans = cand.plan.spans if cand.plan is not None else ()
+    if any(s.collateral for s in spans):
+        notes.append("⚠ compound")
+    if cand.actionable and any(not e.preapproved for e in cand.evidence):
+        notes.append("ask: low evidence")
+    elif cand.actionable and not cand.preapproved and not notes:
+        notes.append("ask")
+    if cand.plan is not None and cand.plan.regions and cand.route != "unforgotten":  # else the route says it
+        notes.append(f"{len(cand.plan.regions)} unforgotten")
+    return notes
+
+
 def candidate_cells(review: Review, cand: Candidate, floor: float) -> tuple[Text, ...]:
     mark = review.draft.mark(cand)
     symbol, style = MARK_TEXT[mark]
-    notes = []
-    if mark == "changed":
-        notes.append("changed, review again")
+    notes = ["changed, review again"] if mark == "changed" else []
+    notes += attention(cand)
     if cand.route == "strike" and cand.plan is not None:
         chosen = review.draft.chosen_spans(cand)
-        total = len(cand.plan.spans)
-        notes.append(f"{len(chosen)}/{total} spans" if chosen is not None else f"{total}/{total} spans")
-    if any(s.collateral for s in (cand.plan.spans if cand.plan else ())):
-        notes.append("⚠ compound")
-    if cand.plan is not None and cand.plan.regions:
-        notes.append(f"{len(cand.plan.regions)} unforgettable")
+        count = len(cand.plan.selected) if chosen is None else len(chosen)
+        if count < len(cand.plan.spans):  # every sentence struck needs no note
+            notes.append(f"{count}/{len(cand.plan.spans)} spans")
     if not cand.actionable and cand.route in ("skipped", "not_taken"):
         notes.append(words(cand.reason)[:40])
     notes += review.past(cand.path)[-1:]
-    note_style = "yellow" if mark == "changed" or "⚠ compound" in notes else "dim"
-    return (Text(symbol, style=style), Text(str(cand.rank)), plain(route_word(cand.route), ROUTE_STYLE.get(cand.route, "")),
-            coverage_gauge(cand.coverage, floor, width=8), plain(cand.path), plain(", ".join(cand.shared_words)),
-            plain(" · ".join(notes), note_style))
+    note_style = "yellow" if mark in ("changed", "ask") or "⚠ compound" in notes else "dim"
+    return (Text(symbol, style=style), found_by_marker(cand, review.plan.resolver),
+            plain(route_word(cand.route), ROUTE_STYLE.get(cand.route, "")), plain(cand.path),
+            plain(" · ".join(notes), note_style), coverage_gauge(cand.coverage, floor, width=8),
+            plain(", ".join(cand.shared_words)))
 
 
 def candidate_detail(review: Review, cand: Candidate) -> Text:
     text = Text()
     text.append(plain(cand.path, "bold"))
-    text.append(f"  rank {cand.rank} via {cand.arms or '—'}\n", style="dim")
+    text.append(f"  rank {cand.rank} via ", style="dim")
+    text.append_text(plain(cand.arms or "—", "dim"))
+    text.append("\n")
+    text.append_text(found_by_line(cand, review.plan.resolver))
+    text.append("\n")
     text.append(plain(words(cand.reason)))
     text.append("\n")
-    if review.draft.mark(cand) == "changed":
+    mark = review.draft.mark(cand)
+    if mark == "changed":
         text.append("The file changed under your sentence choice: review it again (d), or approve with space.\n",
                     style="bold yellow")
+    elif mark == "ask":
+        text.append("Not pre-approved (" + ", ".join(attention(cand)) + "): left out of an apply "
+                    "until you approve it with space.\n", style="bold yellow")
     for warning in review.plan.warnings_for(cand):  # its own edits: apply refuses to commit them
         text.append("⚠ ", style="bold yellow")
         text.append(plain(warning, "yellow"))
@@ -159,6 +188,9 @@ def candidate_detail(review: Review, cand: Candidate) -> Text:
         text.append("earlier: ", style="bold")
         text.append(plain(line))
         text.append("\n")
+    if cand.evidence:
+        text.append("evidence:\n", style="bold")
+        text.append_text(evidence_text(cand, review.plan.request.pref))
     if cand.plan is not None:
         spans = review.draft.chosen_spans(cand)
         chosen_set = set(cand.plan.selected) if spans is None else spans
@@ -176,3 +208,32 @@ def candidate_detail(review: Review, cand: Candidate) -> Text:
             text.append(plain(region.text))
             text.append("\n")
     return text
+
+
+def apply_preview(review: Review, selection: dict[str, Choice], session: Session) -> Text:
+    """Blocking (each narrowed plan is planned again): what applying
+    ``selection`` writes, what it leaves out and why, and how many commits."""
+    approved = [c for c in review.actionable if c.path in selection and not selection[c.path].rejects]
+    body = Text()
+    body.append("Request ", style="bold")
+    body.append_text(plain(review.plan.request.path, "bold"))
+    body.append(': "', style="bold")
+    body.append(plain(review.plan.request.pref, "bold"))
+    body.append('"\n\n', style="bold")
+    for cand in approved:
+        assert cand.plan is not None
+        body.append_text(plan_preview(session.narrow(cand.plan, selection[cand.path].spans)))
+        body.append("\n")
+    left_out = (("Skipped (recorded, not changed): ", "bold", [p for p, choice in selection.items() if choice.rejects]),
+                ("Not approved yet, left for later (space approves): ", "bold yellow",
+                 [c.path for c in review.actionable if review.draft.mark(c) == "ask"]),
+                ("Changed on disk, review again (not applied now): ", "bold yellow",
+                 [c.path for c in review.actionable if review.draft.mark(c) == "changed"]))
+    for title, style, paths in left_out:
+        if paths:
+            body.append(title, style=style)
+            body.append(plain(", ".join(paths)))
+            body.append("\n")
+    body.append(f"\n{len(approved)} commit(s) plus one ledger commit. "
+                "Undo any of them from the Undo screen.", style="italic")
+    return body

@@ -191,7 +191,7 @@ async def test_dismiss_and_flag(tmp_path, embedder, spec_store):
         assert isinstance(app.screen, NoteModal)
         await pilot.press(*"heading needs a hand edit", "enter")
         await settle(app, pilot)
-        assert subjects(root)[0] == "palinode-audit ledger: flag projects/board.md"
+        assert subjects(root)[0] == "palinode-audit ledger: flag insights/forget-w.md"  # under the pref's request
 
         await pilot.press("2")
         await settle(app, pilot)

@@ -1,16 +1,19 @@
 """What a reviewer approved: per target, approved or not, and for a strike
 which of its sentences. ``narrow`` is the one place a strike plan is cut down
-to the chosen spans; the app, its diff view and apply all go through it."""
+to the chosen spans; the app, its diff view and apply all go through it.
+``strike_sentence`` is a reviewer's strike of one sentence by hand."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import StalePlan
+from ..errors import PalinodeError, StalePlan
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..storage.store import Store
+from ..text.markdown import Matcher, find_mentions
+from .requests import Request
 
 
 @dataclass(frozen=True)
@@ -48,3 +51,33 @@ def narrow(store: Store, plan: Plan, spans: frozenset[int] | None) -> Plan:
     if narrowed.fingerprint != plan.fingerprint:
         raise StalePlan(f"{plan.target} changed since the plan was made; re-plan")
     return narrowed
+
+
+def strike_sentence(store: Store, request: Request, path: str, line: int, text: str) -> Plan:
+    """A retract plan for ``request`` striking exactly one sentence of ``path``:
+    the one Palinode's walker finds at file ``line`` reading ``text`` (a live
+    residue mention). In a memory already retracted for the preference the
+    strike joins the earlier ones under the same id. Raises PalinodeError
+    saying why when that sentence cannot be struck."""
+    memory = store.load(path)
+    spans, _ = find_mentions(memory.body, Matcher.for_pref(request.pref))
+    found = [s for s in spans if s.line + memory.body_line_offset == line and s.text == text]
+    if not found:
+        raise PalinodeError(
+            f"{memory.rel}:{line} holds no strikeable sentence reading that text: a heading, table, code block or "
+            "frontmatter cannot be struck, or the file changed since it was read"
+        )
+    plan = lifecycle.plan_retract(
+        store,
+        memory.rel,
+        request.pref,
+        superseded_by=request.path,
+        selected={found[0].index},
+        trailers={"Forget-Request": request.path, "Retraction-Id": request.rid},
+        again=True,
+    )
+    if plan.status == "replace_doc":
+        raise PalinodeError(f"{memory.rel} is a living document (update_policy: replace): it is never struck")
+    if plan.status != "would_retract":
+        raise PalinodeError(f"{memory.rel}:{line} cannot be struck ({plan.status})")
+    return plan

@@ -138,11 +138,14 @@ def plan_retract(
     trailers: dict[str, str] | None = None,
     spans: tuple[Span, ...] | None = None,
     regions: tuple[Region, ...] | None = None,
+    again: bool = False,
 ) -> Plan:
     """Strike the sentences and list items of ``ref`` that carry ``pref``.
     ``selected`` narrows the strike to some of the candidate spans. ``spans``
     and ``regions``, when given, replace the walker's (a resolver's own units,
-    clauses included; span indices must be their positions)."""
+    clauses included; span indices must be their positions). ``again`` strikes
+    more of a memory already retracted for ``pref`` (Palinode refuses): the
+    new strikes carry the same id and the record keeps the pref once."""
     memory = store.load(ref)
     if superseded_by is not None:
         superseded_by, _ = store.resolve(superseded_by)
@@ -150,7 +153,8 @@ def plan_retract(
     rid = retraction_id(pref)
     common: dict[str, Any] = dict(pref=pref, rid=rid, superseded_by=superseded_by)
     matcher = Matcher.for_pref(pref)
-    if norm in memory.retracted_prefs:
+    recorded = norm in memory.retracted_prefs
+    if recorded and not again:
         return _base(store, memory, "retract", "already_retracted", **common)
     custom = spans is not None
     if spans is None:
@@ -181,7 +185,7 @@ def plan_retract(
     marker = marker_for(store.now().strftime("%Y-%m-%d"), rid)
     new_body = strike(memory.body, chosen, marker)
     raw_prefs = memory.meta.get("retracted_prefs")
-    prefs = [*raw_prefs, norm] if isinstance(raw_prefs, list) else [norm]
+    prefs = [*raw_prefs, norm] if isinstance(raw_prefs, list) else [norm]  # written unless already recorded
     count = len(chosen)
     line_text = f'Retracted {count} mention(s) [r:{rid}]: "{pref}"'
     subject = f"retract: {subject_path(memory.rel)} ({count} mentions)"
@@ -195,11 +199,11 @@ def plan_retract(
             memory,
             "retract",
             "would_retract",
-            new_text=memory.doc.edit({"retracted_prefs": prefs}, body=new_body),
+            new_text=memory.doc.edit({} if recorded else {"retracted_prefs": prefs}, body=new_body),
             history_line=history_line(line_text, memory.fact_id, store.now()),
             commit_subject=_subject(store, subject),
             trailers=dict(trailers or {}),
-            field_changes=(FieldChange("retracted_prefs", raw_prefs, prefs),),
+            field_changes=() if recorded else (FieldChange("retracted_prefs", raw_prefs, prefs),),
             mentions=count,
             spans=tuple(spans),
             selected=tuple(s.index for s in chosen),

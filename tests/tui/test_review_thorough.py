@@ -1,0 +1,149 @@
+"""Review under the thorough resolver (the app's default): which resolver
+found each target and why, Palinode's own plan beside it, and targets the
+resolver does not pre-approve (a compound sentence, weak evidence) waiting
+for the reviewer: an apply with the defaults leaves them byte-identical.
+Lexical only: every piece of evidence here is a shared word."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from helpers import Clock, make_git_store, palinode_file, subjects
+from palinode_core.forget import ledger
+from palinode_tui.app import PalinodeApp
+from palinode_tui.screens.review import ReviewScreen
+from palinode_tui.widgets import ConfirmModal, KeyedTable
+from tui.conftest import errors, settle
+
+SIZE = (120, 36)
+ANN = "people/ann.md"
+BOARD = "projects/board.md"
+SHOP = "projects/shop.md"
+REQUEST = "insights/forget-ann.md"
+COMPOUND = "The budget is fine, and I go rowing with Ann Lee on Sundays."
+
+
+def memory(rel: str, body: str, created: str) -> str:
+    return palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": created}, body)
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    return make_git_store(tmp_path / "store", {
+        ANN: memory(ANN, "Met Ann Lee at the fair.", "2031-05-01T10:00:00+00:00"),
+        # one compound sentence carries it (its other clause comes first: the strike cannot keep it apart),
+        # with "rowing", which Palinode does not take for "row"
+        BOARD: memory(BOARD, f"The board meets on Tuesdays. {COMPOUND} Minutes go to the wiki.",
+                      "2031-05-02T10:00:00+00:00"),
+        # one word of three in its sentence: weak evidence; its heading no strike reaches
+        SHOP: memory(SHOP, "## Rota: Ann and Lee\n\nThe shop opens at nine. Lee runs the till on Saturdays. "
+                           "Deliveries come on Monday.", "2031-05-02T10:00:00+00:00"),
+        REQUEST: memory(REQUEST, "Please forget that I row with Ann Lee.", "2031-06-01T10:00:00+00:00"),
+    })
+
+
+def lexical_app(root: Path, tmp_path: Path) -> PalinodeApp:
+    return PalinodeApp(root, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+
+
+def text_of(widget: Static) -> str:
+    return widget.render().plain
+
+
+def row(review: ReviewScreen, path: str) -> dict[str, str]:
+    table = review.query_one("#candidates", KeyedTable)
+    labels = [str(c.label) for c in table.columns.values()]
+    return dict(zip(labels, (str(cell) for cell in table.get_row(path)), strict=True))
+
+
+async def show(app, pilot, review: ReviewScreen, path: str) -> str:
+    table = review.query_one("#candidates", KeyedTable)
+    table.focus()
+    assert table.select_key(path), (path, table.keys)
+    await settle(app, pilot)
+    return text_of(review.query_one("#candidate-detail", Static))
+
+
+async def test_found_by_evidence_and_palinode_beside_it(tmp_path, store):
+    app = lexical_app(store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        assert review.review is not None and review.review.plan.resolver == "thorough"
+        header = text_of(review.query_one("#plan-header", Static))
+        # Palinode's words do not stem ("rowing" is not "row"): it never finds the board
+        assert "Palinode would: 2 targets (2 archive); thorough adds 1" in header
+        assert [row(review, p)["by"] for p in (ANN, BOARD, SHOP)] == ["T+P", "T", "T+P"]
+
+        detail = await show(app, pilot, review, BOARD)
+        assert "found by thorough · missed by Palinode" in detail
+        assert "sentence line 6 · score 0.99 strong · no vector (lexical only)" in detail
+        assert "words: rowing≈row, Ann, Lee" in detail  # an inflection, shown with the pref's own word
+        assert "⚠ also removes: The budget is fine" in detail and "Not pre-approved (⚠ compound)" in detail
+
+        detail = await show(app, pilot, review, SHOP)
+        assert "found by thorough and Palinode" in detail and "Palinode would archive it" in detail
+        assert "heading line 6 · score 0.92 strong" in detail
+        assert "sentence line 8 · score 0.62 weak: ask · no vector (lexical only)" in detail
+        assert "words: Lee\n    Lee runs the till on Saturdays." in detail
+        assert "Not pre-approved (ask: low evidence, 1 unforgotten)" in detail
+        assert "unforgotten (heading, line 6): ## Rota: Ann and Lee" in detail
+
+        detail = await show(app, pilot, review, ANN)
+        assert "found by thorough and Palinode" in detail and "Palinode would also archive it" in detail
+        assert "score 0.92 strong" in detail and "Not pre-approved" not in detail
+        assert errors(app) == []
+
+
+async def test_held_targets_start_unapproved_and_defaults_leave_them_untouched(tmp_path, store):
+    board_before, shop_before = (store / BOARD).read_bytes(), (store / SHOP).read_bytes()
+    app = lexical_app(store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        cells = {p: row(review, p) for p in (ANN, BOARD, SHOP)}
+        assert cells[ANN]["ok"] == "✓"
+        assert cells[BOARD]["ok"] == "○" and "⚠ compound" in cells[BOARD]["note"]
+        assert cells[SHOP]["ok"] == "○" and cells[SHOP]["note"] == "ask: low evidence · 1 unforgotten"
+        assert set(review.review.selection()) == {ANN}  # the held ones are neither approved nor skipped
+
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        body = app.screen.body.plain
+        assert f"archive {ANN}" in body and "1 commit(s) plus one ledger commit" in body
+        assert f"Not approved yet, left for later (space approves): {BOARD}, {SHOP}" in body
+        assert f"retract {BOARD}" not in body and f"retract {SHOP}" not in body and "Skipped" not in body
+        await pilot.click("#confirm")
+        await settle(app, pilot, rounds=8)
+        assert errors(app) == []
+        assert (store / BOARD).read_bytes() == board_before and (store / SHOP).read_bytes() == shop_before
+        [entry] = [e for e in ledger.read_ledger(app.store) if e.get("action") == "apply"]
+        assert sorted(entry["deferred"]) == [BOARD, SHOP] and entry["rejected"] == []
+        assert [a["path"] for a in entry["approved"]] == [ANN]
+
+        # the request is partial; its held targets still wait, and space approves one explicitly
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert review.state_filter == "partial" and review.current == REQUEST
+        assert row(review, SHOP)["ok"] == "○"
+        await show(app, pilot, review, SHOP)
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert row(review, SHOP)["ok"] == "✓" and row(review, BOARD)["ok"] == "○"
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert "1 commit(s) plus one ledger commit" in app.screen.body.plain
+        await pilot.click("#confirm")
+        await settle(app, pilot, rounds=8)
+        assert errors(app) == []
+        assert "~~Lee runs the till on Saturdays.~~ [RETRACTED 2031-06-01 r:" in (store / SHOP).read_text()
+        assert (store / BOARD).read_bytes() == board_before
+        assert [s for s in subjects(store) if s.startswith("palinode ")] == [
+            f"palinode retract: {SHOP} (1 mentions) <- {REQUEST}", f"palinode supersede: {ANN} -> {REQUEST}"]
