@@ -72,7 +72,11 @@ def make_store(root: Path, files: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode("utf-8"))
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True, env={**os.environ, **GIT_ENV})
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True, env=env)
+    # committed first, as a store's memories are: we refuse to commit a person's uncommitted work
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "the memories as written"], check=True, env=env)
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -102,6 +102,8 @@ _body = st.lists(_line, min_size=1, max_size=10).map("\n".join)
 @given(body=_body, trailing=st.sampled_from(["", "\n", "\n\n"]), pick=st.integers(0, 2**16))
 # found by hypothesis: the strike's "~~" before a user's "~~old~~" makes "~~~~old~~", which reads as a fence
 @example(body="~~old~~\n~~old~~ Zed.", trailing="", pick=0)
+# and a user's "~~old~~" at the start of a hard-wrapped sentence's second line read as its opener
+@example(body="~~old~~ Zed. alpha\n~~old~~ Zed.", trailing="", pick=3)
 def test_strike_then_unstrike_is_identity(body, trailing, pick):
     body = body + trailing
     matcher = Matcher.for_pref("I know Zed Tea")

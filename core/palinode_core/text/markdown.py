@@ -309,10 +309,22 @@ def _find_opener(body: str, floor: int, closer: int, line_start: int, bullet_ope
     # the walker never strikes across a blank line: look no further back than
     # the paragraph's start, and when no `~~` there opens a sentence (a strike
     # made by hand), take the nearest `~~` on the closer's own line
+    # A user's own ``~~old~~`` inside the struck sentence can sit at a line
+    # start too: prefer the nearest opener whose struck text keeps the user's
+    # ``~~`` pairs whole (an even count), else the nearest at all.
     para = max(floor, _paragraph_start(body, floor, closer))
+    first = -1
+    inside = 0  # `~~` starts in body[p + 2 : closer], kept as p walks back (linear)
     for p in range(closer - 2, para - 1, -1):
+        if p + 2 <= closer - 2 and body.startswith("~~", p + 2):
+            inside += 1
         if body.startswith("~~", p) and _is_sentence_start(body, p, floor):
-            return p
+            if inside % 2 == 0:
+                return p
+            if first < 0:
+                first = p
+    if first >= 0:
+        return first
     nearest = body.rfind("~~", max(para, line_start), closer - 1)
     return nearest if nearest >= 0 and nearest + 2 <= closer else -1
 
