@@ -9,7 +9,7 @@ from typing import Literal
 from textual.binding import Binding
 
 
-Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity"]
+Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity", "view"]
 
 
 # The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
@@ -41,6 +41,9 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("main.next_pane", "tab", "next_pane", "Next pane", "main", "Move to the next pane", show=False),
     ActionSpec("main.previous_pane", "shift+tab", "next_pane(-1)", "Previous pane", "main", show=False),
     ActionSpec("app.rescan", "ctrl+r", "rescan", "Rescan", "app", "Re-read the store from disk", show=False),
+    ActionSpec("app.as_of", "at", "time_travel", "As of…", "app",
+               "Show the store as of a date or a commit (read-only); empty returns to now", show=False),
+    ActionSpec("app.now", "ctrl+n", "back_to_now", "Now", "app", "Back to the store as it is now", show=False),
     ActionSpec("browse.search", "slash", "focus_search", "Search", "browse", "Filter by text; Enter runs hybrid search"),
     ActionSpec("browse.status", "s", "cycle_status", "Status", "browse", "All / active / archived / struck / history / unparseable"),
     ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
@@ -62,6 +65,8 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this region with a note", mutates=True),
     ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
     ActionSpec("trace.close", "escape", "close", "Back", "trace"),
+    ActionSpec("view.close", "escape", "close", "Back", "view"),
+    ActionSpec("view.trace", "t", "trace", "Trace", "view", "Why this memory is as it is"),
 )
 
 

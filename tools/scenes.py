@@ -114,6 +114,19 @@ async def activity(pilot: Pilot) -> None:
     await settle(pilot)
 
 
+async def as_of(pilot: Pilot) -> None:
+    """Browse as of the evening the gym preference was archived (restored since)."""
+    await settle(pilot)
+    await pilot.press("at")
+    await settle(pilot)
+    pilot.app.screen.query_one("#as-of", Input).value = "2031-05-12"
+    await pilot.press("enter")
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "insights/pref-gym.md")
+    await settle(pilot)
+
+
 async def help_screen(pilot: Pilot) -> None:
     await review(pilot)
     await pilot.press("f1")
@@ -122,7 +135,7 @@ async def help_screen(pilot: Pilot) -> None:
 
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "browse": browse, "review": review, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
-    "trace": trace, "activity": activity, "help": help_screen,
+    "trace": trace, "activity": activity, "help": help_screen, "as_of": as_of,
 }
 
 

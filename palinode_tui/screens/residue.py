@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Input, Static
 from palinode_core.inspect.residue import Mention
 
 from ..render import plain, safe
-from ..widgets import NoteModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
@@ -28,6 +28,7 @@ class ResidueScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("residue")
+        yield AsOfBanner()
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
                 yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")

@@ -51,6 +51,11 @@ def main() -> None:
         await step("trace back", "escape")
         await step("memory view", "enter")
         await step("memory back", "escape")
+        await step("as-of dialog", "at")
+        app.screen.query_one("#as-of").value = "HEAD"  # the banner names HEAD's hostile subject
+        await step("as of", "enter")
+        await step("as-of refusal", "R")
+        await step("now", "ctrl+n")
         await step("review", "2")
         review = app.screen
         review.query_one("#requests").move_cursor(row=review.request_rows.index(request))
