@@ -9,7 +9,8 @@ from typing import Literal
 from textual.binding import Binding
 
 
-Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity", "view"]
+Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity", "view",
+                "timeline"]
 
 
 # The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
@@ -47,6 +48,7 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("browse.search", "slash", "focus_search", "Search", "browse", "Filter by text; Enter runs hybrid search"),
     ActionSpec("browse.status", "s", "cycle_status", "Status", "browse", "All / active / archived / struck / history / unparseable"),
     ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
+    ActionSpec("browse.timeline", "l", "timeline", "Timeline", "browse", "Each commit that changed this memory"),
     ActionSpec("browse.restore", "R", "restore", "Restore", "browse", "Restore the archived memory (previewed)", mutates=True),
     ActionSpec("review.state", "s", "cycle_state", "States", "review", "Pending / applied / partial / withdrawn / dismissed / all"),
     ActionSpec("review.diff", "d", "open_diff", "Diff", "review", "Exact before/after of the selected target"),
@@ -65,8 +67,12 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this region with a note", mutates=True),
     ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
     ActionSpec("trace.close", "escape", "close", "Back", "trace"),
+    ActionSpec("trace.timeline", "l", "timeline", "Timeline", "trace", "Each commit that changed this memory"),
     ActionSpec("view.close", "escape", "close", "Back", "view"),
     ActionSpec("view.trace", "t", "trace", "Trace", "view", "Why this memory is as it is"),
+    ActionSpec("view.timeline", "l", "timeline", "Timeline", "view", "Each commit that changed this memory"),
+    ActionSpec("timeline.mark", "space", "mark", "Mark", "timeline", "Mark this point; two marks show the diff between"),
+    ActionSpec("timeline.close", "escape", "close", "Back", "timeline"),
 )
 
 

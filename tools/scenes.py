@@ -127,6 +127,20 @@ async def as_of(pilot: Pilot) -> None:
     await settle(pilot)
 
 
+async def timeline(pilot: Pilot) -> None:
+    """The gym preference's timeline with its first save and its archiving marked."""
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "insights/pref-gym.md")
+    await pilot.press("l")
+    await settle(pilot)
+    points = pilot.app.screen.query_one("#points", DataTable)
+    for row in (2, 1):
+        points.move_cursor(row=row)
+        await pilot.press("space")
+    await settle(pilot)
+
+
 async def help_screen(pilot: Pilot) -> None:
     await review(pilot)
     await pilot.press("f1")
@@ -136,6 +150,7 @@ async def help_screen(pilot: Pilot) -> None:
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "browse": browse, "review": review, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
     "trace": trace, "activity": activity, "help": help_screen, "as_of": as_of,
+    "timeline": timeline,
 }
 
 

@@ -330,6 +330,11 @@ class BrowseScreen(ModeScreen):
         if self.selected and self.app.scan and self.selected in self.app.scan.memories:
             self.app.push_screen(TraceScreen(self.selected))
 
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        if self.selected:
+            self.app.push_screen(TimelineScreen(self.selected))
+
     def action_restore(self) -> None:
         rel = self.selected
         if rel is None:

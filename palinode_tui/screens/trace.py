@@ -109,6 +109,10 @@ class TraceScreen(ModeScreen):
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        self.app.push_screen(TimelineScreen(self.path))
+
 
 def explain(trace: Trace) -> Text:
     """The retirement, the strikes and the history lines, in words."""
@@ -191,3 +195,7 @@ class MemoryViewScreen(ModeScreen):
 
     def action_trace(self) -> None:
         self.app.push_screen(TraceScreen(self.path))
+
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        self.app.push_screen(TimelineScreen(self.path))

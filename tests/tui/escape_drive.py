@@ -51,6 +51,9 @@ def main() -> None:
         await step("trace back", "escape")
         await step("memory view", "enter")
         await step("memory back", "escape")
+        await step("timeline", "l")
+        await step("timeline mark", "space")
+        await step("timeline back", "escape")
         await step("as-of dialog", "at")
         app.screen.query_one("#as-of").value = "HEAD"  # the banner names HEAD's hostile subject
         await step("as of", "enter")

@@ -1,6 +1,7 @@
 """Audit across time in the app, on the real demo store: the views as of a
 date or a commit (read from git, worktree untouched, every mutation refused
-with its reason), and back to now."""
+with its reason), back to now, and a memory's timeline with the diff between
+two marked points."""
 from __future__ import annotations
 
 import shutil
@@ -15,6 +16,7 @@ from palinode_core.storage.snapshot import is_memory_path
 from palinode_tui.app import PalinodeApp
 from palinode_tui.screens.browse import BrowseScreen
 from palinode_tui.screens.review import ReviewScreen
+from palinode_tui.screens.timeline import TimelineScreen
 from palinode_tui.widgets import AsOfBanner, ConfirmModal, NoteModal
 from palinode_tui.widgets.asof_modal import AsOfModal
 from tui.conftest import errors, settle, wait_until
@@ -196,4 +198,56 @@ async def test_review_as_of_a_point_lists_the_requests_then_with_their_record(tm
         await settle(app, pilot)
         assert review.record is None and not review.query_one("#knob-floor", Input).is_disabled
         assert {s.path: s.state for s in review.states}["insights/forget-gym.md"] == "withdrawn"
+        assert errors(app) == []
+
+
+async def test_timeline_lists_each_commit_and_diffs_two_marked_points(tmp_path, demo):
+    rel = "insights/pref-gym.md"
+    shas = git(demo, "log", "--format=%H", "--", rel).split()  # newest first
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        _select_row(app, "#memories", app.screen.rows, rel)
+        await settle(app, pilot)
+        await pilot.press("l")
+        await settle(app, pilot)
+        timeline: TimelineScreen = app.screen
+        assert isinstance(timeline, TimelineScreen)
+        table = timeline.query_one("#points")
+        assert table.keys == shas and len(shas) == 3
+        cells = [[str(c) for c in table.get_row(sha)] for sha in shas]
+        assert [row[3] for row in cells] == ["restore", "supersede", "save"]
+        assert [row[4] for row in cells] == ["ours", "Palinode", "Palinode"]
+        assert [row[5] for row in cells] == ["active", "archived", "active"]
+        # the highlighted commit's own change shows at once
+        await wait_until(app, pilot, lambda: "+restored_from: insights/forget-gym.md" in timeline.diff_text)
+        assert f"what {shas[0][:7]} changed" in str(timeline.query_one("#points-head", Static).render())
+        # mark the first save and the supersede: the diff between them, older to newer
+        _select_row(app, "#points", table.keys, shas[2])
+        await pilot.press("space")
+        _select_row(app, "#points", table.keys, shas[1])
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert timeline.marks == [shas[2], shas[1]]
+        assert "+status: archived" in timeline.diff_text
+        assert "+superseded_by: insights/forget-gym.md" in timeline.diff_text
+        assert "insights/pref-gym-history.md" in timeline.diff_text
+        shown = timeline.query_one("#points-diff", Static).render()
+        line = next(span for span in shown.spans if shown.plain[span.start:span.end] == "+status: archived")
+        assert "green" in str(line.style)  # the one diff colourer
+        head = str(timeline.query_one("#points-head", Static).render())
+        assert f"from {shas[2][:7]}" in head and f"to {shas[1][:7]}" in head
+        # a third mark replaces the oldest
+        _select_row(app, "#points", table.keys, shas[0])
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert timeline.marks == [shas[1], shas[0]] and "-status: archived" in timeline.diff_text
+        await pilot.press("escape")
+        await settle(app, pilot)
+        # as of before the restore, the timeline stops there
+        await go_as_of(app, pilot, shas[1])
+        await pilot.press("l")
+        await settle(app, pilot)
+        assert app.screen.query_one("#points").keys == shas[1:]
+        assert "AS OF" in banner(app)
         assert errors(app) == []
