@@ -59,6 +59,8 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower the coverage floor (archive more)", show=False),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
+    ActionSpec("review.export", "e", "export", "Export", "review", "Write this request's audit report (json, md, html)",
+               show=False),  # the footer is full at 80 columns; help and the palette list it
     ActionSpec("diff.toggle", "space", "toggle_span", "Toggle", "diff", "Strike this sentence or leave it"),
     ActionSpec("diff.close", "escape", "close", "Back", "diff"),
     ActionSpec("undo.preview", "enter", "preview_undo", "Preview undo", "undo", "Show what the undo will write", show=False),

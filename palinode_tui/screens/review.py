@@ -389,3 +389,10 @@ class ReviewScreen(ModeScreen):
             return
         self.app.switch_mode("residue")
         self.app.screen.set_pref(pref)
+
+    def action_export(self) -> None:
+        from ..widgets.export_modal import export_report
+        if self.current is None or self.current not in self.request_rows:
+            self.notify("No forget request is selected.", severity="warning")
+            return
+        export_report(self.app, self.current)

@@ -74,6 +74,8 @@ def main() -> None:
         await step("confirm cancel", "escape")
         await step("dismiss dialog", "X")
         await step("dismiss cancel", "escape")
+        await step("export dialog", "e")
+        await step("export cancel", "escape")
         await step("help", "f1")
         await step("help close", "escape")
         await step("undo", "3")

@@ -127,7 +127,7 @@ def test_no_store_text_reaches_the_terminal_as_control_sequences(tmp_path):
     reached = {s.split(":")[1] for s in steps}
     assert {"BrowseScreen", "TraceScreen", "MemoryViewScreen", "ReviewScreen", "DiffScreen", "ConfirmModal",
             "NoteModal", "HelpScreen", "UndoScreen", "ResidueScreen", "ActivityScreen", "ErrorModal", "AsOfModal",
-            "TimelineScreen"} <= reached, steps
+            "TimelineScreen", "ExportModal"} <= reached, steps
     # The hostile text did reach the screen, made visible.
     text = out.decode("utf-8", "replace")
     assert "\\x1b]52;c;UFdORUQ=" in text and "\\x1b]0;PWNED-TITLE" in text and "\\u202e" in text

@@ -1,16 +1,18 @@
 """Audit across time in the app, on the real demo store: the views as of a
 date or a commit (read from git, worktree untouched, every mutation refused
-with its reason), back to now, and a memory's timeline with the diff between
-two marked points."""
+with its reason), back to now, a memory's timeline with the diff between two
+marked points, and the audit report exported as md, html and json."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
+import jsonschema
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Input, RadioButton, Static
 
-from helpers import Clock, git, palinode_file
+from helpers import ROOT, Clock, git, palinode_file
 from palinode_core.demo import build_demo_store
 from palinode_core.storage.snapshot import is_memory_path
 from palinode_tui.app import PalinodeApp
@@ -19,9 +21,11 @@ from palinode_tui.screens.review import ReviewScreen
 from palinode_tui.screens.timeline import TimelineScreen
 from palinode_tui.widgets import AsOfBanner, ConfirmModal, NoteModal
 from palinode_tui.widgets.asof_modal import AsOfModal
+from palinode_tui.widgets.export_modal import ExportModal
 from tui.conftest import errors, settle, wait_until
 
 SIZE = (120, 36)
+SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -250,4 +254,69 @@ async def test_timeline_lists_each_commit_and_diffs_two_marked_points(tmp_path, 
         await settle(app, pilot)
         assert app.screen.query_one("#points").keys == shas[1:]
         assert "AS OF" in banner(app)
+        assert errors(app) == []
+
+
+async def _export(app, pilot, fmt: str) -> ExportModal:
+    await pilot.press("e")
+    await settle(app, pilot)
+    modal = app.screen
+    assert isinstance(modal, ExportModal)
+    if fmt != "md":
+        await pilot.click(next(b for b in modal.query(RadioButton) if b.name == fmt))
+        await settle(app, pilot)
+    await pilot.click("#export")
+    await settle(app, pilot)
+    return modal
+
+
+async def test_export_writes_the_report_in_each_format_and_never_overwrites_silently(tmp_path, demo, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    request = "insights/forget-poker.md"
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "s", "s")  # pending -> partial -> applied
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        assert review.state_filter == "applied"
+        _select_row(app, "#requests", review.request_rows, request)
+        await settle(app, pilot)
+        for fmt in ("md", "html", "json"):
+            await _export(app, pilot, fmt)
+            assert isinstance(app.screen, ReviewScreen), fmt
+            assert any(f"Wrote {out / f'forget-poker-report.{fmt}'}" in n for n in notes(app)), notes(app)
+        data = json.loads((out / "forget-poker-report.json").read_text())
+        validator = jsonschema.Draft202012Validator(SCHEMA)
+        assert not [e.message for e in validator.iter_errors(data)]
+        [row] = data["requests"]
+        targets = [t["path"] for t in row["targets"]]
+        assert row["path"] == request and targets == ["insights/pref-poker.md", "projects/weekly-plan.md"]
+        for fmt in ("md", "html"):
+            text = (out / f"forget-poker-report.{fmt}").read_text()
+            assert all(t in text for t in targets), fmt
+        assert data["as_of"] is None
+
+        # an existing file is kept until the second, explicit press
+        (out / "forget-poker-report.md").write_text("mine")
+        modal = await _export(app, pilot, "md")
+        assert app.screen is modal and "exists: press Overwrite" in str(modal.query_one("#export-line").render())
+        assert (out / "forget-poker-report.md").read_text() == "mine"
+        await pilot.click("#export")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and request in (out / "forget-poker-report.md").read_text()
+
+        # as of a point, the report is of that point
+        sha = git(demo, "log", "-1", "--format=%H", "--grep=retract: projects/weekly-plan.md").strip()
+        await go_as_of(app, pilot, sha)
+        assert review.current == request or review.request_rows
+        _select_row(app, "#requests", review.request_rows, request)
+        await settle(app, pilot)
+        assert review.record is not None and [t["path"] for t in review.record["targets"]] == targets
+        (out / "forget-poker-report.json").unlink()
+        await _export(app, pilot, "json")
+        then = json.loads((out / "forget-poker-report.json").read_text())
+        assert then["as_of"]["commit"] == sha and not list(validator.iter_errors(then))
         assert errors(app) == []
