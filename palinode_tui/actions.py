@@ -9,7 +9,8 @@ from typing import Literal
 from textual.binding import Binding
 
 
-Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity"]
+Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity", "view",
+                "timeline"]
 
 
 # The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
@@ -41,9 +42,13 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("main.next_pane", "tab", "next_pane", "Next pane", "main", "Move to the next pane", show=False),
     ActionSpec("main.previous_pane", "shift+tab", "next_pane(-1)", "Previous pane", "main", show=False),
     ActionSpec("app.rescan", "ctrl+r", "rescan", "Rescan", "app", "Re-read the store from disk", show=False),
+    ActionSpec("app.as_of", "at", "time_travel", "As of…", "app",
+               "Show the store as of a date or a commit (read-only); empty returns to now", show=False),
+    ActionSpec("app.now", "ctrl+n", "back_to_now", "Now", "app", "Back to the store as it is now", show=False),
     ActionSpec("browse.search", "slash", "focus_search", "Search", "browse", "Filter by text; Enter runs hybrid search"),
     ActionSpec("browse.status", "s", "cycle_status", "Status", "browse", "All / active / archived / struck / history / unparseable"),
     ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
+    ActionSpec("browse.timeline", "l", "timeline", "Timeline", "browse", "Each commit that changed this memory"),
     ActionSpec("browse.restore", "R", "restore", "Restore", "browse", "Restore the archived memory (previewed)", mutates=True),
     ActionSpec("review.state", "s", "cycle_state", "States", "review", "Pending / applied / partial / withdrawn / dismissed / all"),
     ActionSpec("review.diff", "d", "open_diff", "Diff", "review", "Exact before/after of the selected target"),
@@ -54,6 +59,8 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower the coverage floor (archive more)", show=False),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
+    ActionSpec("review.export", "e", "export", "Export", "review", "Write this request's audit report (json, md, html)",
+               show=False),  # the footer is full at 80 columns; help and the palette list it
     ActionSpec("diff.toggle", "space", "toggle_span", "Toggle", "diff", "Strike this sentence or leave it"),
     ActionSpec("diff.close", "escape", "close", "Back", "diff"),
     ActionSpec("undo.preview", "enter", "preview_undo", "Preview undo", "undo", "Show what the undo will write", show=False),
@@ -65,6 +72,12 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this mention with a note", mutates=True),
     ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
     ActionSpec("trace.close", "escape", "close", "Back", "trace"),
+    ActionSpec("trace.timeline", "l", "timeline", "Timeline", "trace", "Each commit that changed this memory"),
+    ActionSpec("view.close", "escape", "close", "Back", "view"),
+    ActionSpec("view.trace", "t", "trace", "Trace", "view", "Why this memory is as it is"),
+    ActionSpec("view.timeline", "l", "timeline", "Timeline", "view", "Each commit that changed this memory"),
+    ActionSpec("timeline.mark", "space", "mark", "Mark", "timeline", "Mark this point; two marks show the diff between"),
+    ActionSpec("timeline.close", "escape", "close", "Back", "timeline"),
 )
 
 

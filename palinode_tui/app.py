@@ -27,12 +27,12 @@ from .drafts import DRAFTS_NAME, DraftBook
 from .render import safe
 from .messages import ActivityEntry, ActivityKind, IndexMode, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
+from .timetravel import TimeTravel, counts_note
 from .widgets import ErrorModal, RecoveryModal
 from .workers import BlockingWork
 
 
-
-class PalinodeApp(BlockingWork, App):
+class PalinodeApp(TimeTravel, BlockingWork, App):
     CSS_PATH = "app.tcss"
     TITLE = "palinode-tui"
     BINDINGS = bindings_for("app")
@@ -48,15 +48,21 @@ class PalinodeApp(BlockingWork, App):
         super().__init__()
         # background embedding leaves a core to the UI
         self.embedder = embedder or Embedder(threads=max(1, (os.cpu_count() or 2) - 1))
-        self.session = Session.open(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
-                               cache_dir=cache_dir, embedder=self.embedder, vectors=vectors, resolver=resolver)
-        self.store = self.session.store
+        # The store as it is now; ``session`` (timetravel.py) is what the views show: this, or a point of history.
+        self.live = Session.open(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
+                                 cache_dir=cache_dir, embedder=self.embedder, vectors=vectors, resolver=resolver)
+        self.store = self.live.store
         self.read_only = self.store.read_only
         self.want_vectors = vectors
         self.watch_files = watch
         self.display_name = display_name or str(self.store.root)
         self.demo_store: str | None = None  # a demo store built in a temporary folder, named on close
-        self.scan: ScanResult | None = None
+        self.scan: ScanResult | None = None  # the scan the views show (the live one, or as of a point)
+        self.live_scan: ScanResult | None = None
+        self.live_note = ""
+        self.as_of_session: Session | None = None
+        self.as_of_asked = ""
+        self._recovery_deferred = False
         self.index: SearchIndex | None = None
         self.index_mode: IndexMode = "building"
         self.index_notice: str | None = None
@@ -69,6 +75,7 @@ class PalinodeApp(BlockingWork, App):
         # Published with the set of changed paths (None = everything) after each scan.
         self.store_signal: Signal[object] = Signal(self, "store")
         self.index_signal: Signal[object] = Signal(self, "index")
+        self.time_signal: Signal[object] = Signal(self, "time")  # published with the AsOf shown (None = now)
         self.drafts = DraftBook(self.store.cache_dir / DRAFTS_NAME)  # review drafts: outside the store
         self.settings = Settings.load()
         self.watcher: StoreWatcher | None = None
@@ -95,7 +102,8 @@ class PalinodeApp(BlockingWork, App):
     def on_unmount(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
-        self.session.cancel()  # neither a first scan nor a first index of a huge store may hold up quitting
+        self.live.cancel()  # neither a first scan nor a first index of a huge store may hold up quitting
+        self.close_as_of()
 
     def _remember_theme(self, theme: Any) -> None:
         self.settings.theme = getattr(theme, "name", None) or str(theme)
@@ -131,7 +139,8 @@ class PalinodeApp(BlockingWork, App):
         self.push_screen(ErrorModal(description, reason))
 
     def scan_store(self, changed: set[str] | None = None) -> None:
-        previous = self.scan
+        """Read the live store (again); shown unless the views are as of a point."""
+        previous = self.live_scan
 
         report = self.progress_reporter()
 
@@ -139,21 +148,24 @@ class PalinodeApp(BlockingWork, App):
             report("reading", done, total)
 
         def work() -> tuple[ScanResult, dict]:
-            scan = (self.session.rescan(reading, isolate=True) if previous is None
-                    else self.session.refresh(changed))
+            scan = (self.live.rescan(reading, isolate=True) if previous is None
+                    else self.live.refresh(changed))
             return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
         self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),
                           "read the store", "scan")
 
     def on_scan_done(self, message: ScanDone) -> None:
-        first = self.scan is None
-        self.scan = message.scan
-        self.counts = counts = message.counts
-        self.set_status(f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
-                        + (f" · {counts['errors']} unreadable" if counts["errors"] else ""),
+        first = self.live_scan is None
+        self.live_scan = message.scan
+        self.counts = message.counts
+        self.live_note = counts_note(message.counts)
+        shown = self.as_of is None  # as of a point, the live store is kept current but not shown
+        self.set_status(self.live_note if shown else None,
                         None if self.progress_phase == "reading" else self.progress)
-        self.store_signal.publish(message.changed)
+        if shown:
+            self.scan = message.scan
+            self.store_signal.publish(message.changed)
         if first:
             notice = self.store.scan_cache.notice if self.store.scan_cache else None
             if notice:  # the cache only saves time; say so, then carry on
@@ -165,7 +177,11 @@ class PalinodeApp(BlockingWork, App):
     def check_interrupted(self) -> None:
         """Offer to repair operations a crash left half-done."""
 
-        items = self.session.interrupted()
+        if self.as_of is not None:
+            self._recovery_deferred = True  # recovery writes: offered when the views are back to now
+            return
+        self._recovery_deferred = False
+        items = self.live.interrupted()
         if not items:
             return
 
@@ -174,7 +190,7 @@ class PalinodeApp(BlockingWork, App):
                 self.notify("Interrupted operations remain; Residue lists them under Integrity.",
                             severity="warning", markup=False)
                 return
-            self.run_blocking(lambda: self.session.recover("complete" if how == "complete" else "rollback"),
+            self.run_blocking(lambda: self.live.recover("complete" if how == "complete" else "rollback"),
                               lambda results: (self.record("action", f"recover ({how}): {len(results)} operation(s)",
                                                            [r.get("commit") or "" for r in results]),
                                                self.notify(f"Recovered {len(results)} operation(s) ({how}).",
@@ -204,8 +220,8 @@ class PalinodeApp(BlockingWork, App):
                 while self._index_dirty:
                     self._index_dirty = False
                     if self.index is None:
-                        self.index = self.session.search_index()
-                    self.index.update_lexical(progress, memories=self.session.memories, isolate=True)
+                        self.index = self.live.search_index()
+                    self.index.update_lexical(progress, memories=self.live.memories, isolate=True)
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         self.index.update_vectors(progress)
@@ -219,7 +235,7 @@ class PalinodeApp(BlockingWork, App):
                           "index")
 
     def on_work_progress(self, message: WorkProgress) -> None:
-        if message.phase == "reading" and self.scan is not None:
+        if message.phase == "reading" and self.live_scan is not None:
             return  # a late report from a scan that has finished
         self.progress_phase = message.phase
         label = {"reading": "reading", "lexical": "indexing"}.get(message.phase, "embedding")
@@ -229,7 +245,9 @@ class PalinodeApp(BlockingWork, App):
         self.index_mode, self.index_notice = message.mode, message.notice
         if message.notice and message.mode == "lexical" and self.want_vectors:
             self.notify(message.notice, title="Search is lexical only", severity="warning", markup=False)
-        self.set_status(f"{self.counts.get('memories', 0)} memories · search: {message.mode}", None)
+        if self.as_of is None:
+            self.live_note = f"{self.counts.get('memories', 0)} memories · search: {message.mode}"
+        self.set_status(self.live_note if self.as_of is None else None, None)
         self.index_signal.publish(message.mode)
 
     # -- actions ---------------------------------------------------------------------
@@ -245,6 +263,8 @@ class PalinodeApp(BlockingWork, App):
         spec = next((s for s in REGISTRY if s.action.split("(")[0] == action and s.scope == "app"), None)
         if spec is not None and spec.mutates and self.read_only:
             return False
+        if spec is not None and spec.mutates and self.as_of is not None:
+            return None  # shown, disabled
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -258,7 +278,7 @@ class PalinodeApp(BlockingWork, App):
             target = self if spec.scope == "app" else screen
             if main and spec.id == "main.quit":
                 continue  # the palette has its own Quit
-            if spec.mutates and self.read_only:
+            if spec.mutates and (self.read_only or self.as_of is not None):
                 continue
             if spec.scope != "app" and target.check_action(name, ()) is False:
                 continue
@@ -269,7 +289,7 @@ class PalinodeApp(BlockingWork, App):
 
     @staticmethod
     def _key_word(key: str) -> str:
-        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space"}.get(key, key)
+        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space", "at": "@"}.get(key, key)
 
 
 def default_store() -> str:

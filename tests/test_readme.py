@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from helpers import ROOT
 
@@ -101,7 +100,7 @@ def test_readme_key_table_matches_the_registry():
     bound = {key.strip() for spec in REGISTRY for key in spec.key.split(",")}
     aliases = {"?": "question_mark", "+": "plus", "-": "minus", "/": "slash", "F1": "f1", "Tab": "tab",
                "Esc": "escape", "Ctrl+P": None, "Enter": "enter", "Shift+Tab": "shift+tab", "Ctrl+Q": "ctrl+q",
-               "Ctrl+R": "ctrl+r"}
+               "Ctrl+R": "ctrl+r", "@": "at", "Ctrl+N": "ctrl+n"}
     keys = {k for k in named if len(k) <= 10 and " " not in k and not k.endswith(".md")}
     for key in keys:
         if key in aliases:

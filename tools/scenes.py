@@ -122,6 +122,33 @@ async def activity(pilot: Pilot) -> None:
     await settle(pilot)
 
 
+async def as_of(pilot: Pilot) -> None:
+    """Browse as of the evening the gym preference was archived (restored since)."""
+    await settle(pilot)
+    await pilot.press("at")
+    await settle(pilot)
+    pilot.app.screen.query_one("#as-of", Input).value = "2031-05-12"
+    await pilot.press("enter")
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "insights/pref-gym.md")
+    await settle(pilot)
+
+
+async def timeline(pilot: Pilot) -> None:
+    """The gym preference's timeline with its first save and its archiving marked."""
+    await settle(pilot)
+    screen = pilot.app.screen
+    _select(screen.query_one("#memories", DataTable), screen.rows, "insights/pref-gym.md")
+    await pilot.press("l")
+    await settle(pilot)
+    points = pilot.app.screen.query_one("#points", DataTable)
+    for row in (2, 1):
+        points.move_cursor(row=row)
+        await pilot.press("space")
+    await settle(pilot)
+
+
 async def help_screen(pilot: Pilot) -> None:
     await review(pilot)
     await pilot.press("f1")
@@ -129,8 +156,9 @@ async def help_screen(pilot: Pilot) -> None:
 
 
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
-    "browse": browse, "review": review, "review-unforgotten": review_unforgotten, "diff": diff, "confirm": confirm, "undo": undo, "residue": residue,
-    "trace": trace, "activity": activity, "help": help_screen,
+    "browse": browse, "review": review, "review-unforgotten": review_unforgotten, "diff": diff, "confirm": confirm,
+    "undo": undo, "residue": residue, "trace": trace, "activity": activity, "help": help_screen, "as_of": as_of,
+    "timeline": timeline,
 }
 
 

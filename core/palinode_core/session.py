@@ -396,6 +396,14 @@ class Session:
             self.store, self.memories, request=request, pref=pref, since=since, until=until
         )
 
+    def write_report(
+        self, output: str | os.PathLike[str], fmt: str, *, overwrite: bool = False, request: str | None = None
+    ) -> dict[str, Any]:
+        """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
+        from .inspect.report_out import write_report
+
+        return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
+
     def trace(self, ref: str) -> Trace:
         from .inspect import trace as inspect_trace
 

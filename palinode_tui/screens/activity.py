@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Static
 
 
 from ..render import plain, short_date
-from ..widgets import StatusLine, ModeTabs
+from ..widgets import AsOfBanner, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"action": "bold green", "git": "dim", "error": "bold red", "watch": "cyan"}
@@ -20,6 +20,7 @@ class ActivityScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("activity")
+        yield AsOfBanner()
         with Horizontal(classes="main", id="activity-main"):
             with VerticalScroll(id="activity-log-box", classes="pane"):
                 yield Static(id="activity-log")

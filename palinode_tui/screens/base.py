@@ -1,5 +1,5 @@
-"""What every mode screen shares: tabs, footer, status line, read-only
-checks, and the keys of the main screens (q quits, Tab moves between panes,
+"""What every mode screen shares: tabs, footer, status line, read-only and
+as-of checks, and the keys of the main screens (q quits, Tab moves between panes,
 Esc leaves a text field)."""
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ class ModeScreen(Screen):
     def on_mount(self) -> None:
         self.app.store_signal.subscribe(self, self.store_updated)
         self.app.index_signal.subscribe(self, self.index_updated)
+        self.app.time_signal.subscribe(self, self._time_switched)
+        if self.app.as_of is not None:
+            self.as_of_changed()
         if self.app.scan is not None:
             self.store_updated(None)
 
@@ -34,6 +37,14 @@ class ModeScreen(Screen):
 
     def index_updated(self, mode: object) -> None:
         """Called when the search index gets lexical or hybrid."""
+
+    def _time_switched(self, as_of: object) -> None:
+        self.refresh_bindings()  # mutations show disabled as of a point
+        self.as_of_changed()
+
+    def as_of_changed(self) -> None:
+        """Called when the views move to a point of history or back to now
+        (before ``store_updated`` with everything changed)."""
 
     def panes(self) -> list:
         return [w for w in self.query(".pane") if w.display and w.focusable]
@@ -47,13 +58,13 @@ class ModeScreen(Screen):
         panes[(here + step) % len(panes)].focus()
 
     def on_key(self, event: events.Key) -> None:
-        if self.app.read_only and not isinstance(self.focused, Input):
+        if not isinstance(self.focused, Input):
             spec = self._mutating_spec(event.key)
-            if spec is not None:  # a refused key says so instead of doing nothing
+            refusal = self.app.refusal(spec.description) if spec is not None else None
+            if refusal is not None:  # a refused key says so instead of doing nothing
                 event.stop()
                 event.prevent_default()
-                self.notify(f"Read-only: {spec.description} is not available (opened with --read-only).",
-                            severity="warning")
+                self.notify(refusal, severity="warning")
                 return
         # Esc in a text field gives the keys back to the screen (else "2" types "2").
         if event.key == "escape" and isinstance(self.focused, Input):
@@ -73,6 +84,9 @@ class ModeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         for spec in REGISTRY:
-            if spec.scope == self.SCOPE and spec.action.split("(")[0] == action and spec.mutates and self.app.read_only:
-                return False
+            if spec.scope == self.SCOPE and spec.action.split("(")[0] == action and spec.mutates:
+                if self.app.read_only:
+                    return False
+                if self.app.as_of is not None:
+                    return None  # as of a point: shown, disabled
         return True

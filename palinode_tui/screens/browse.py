@@ -17,7 +17,7 @@ from palinode_core.errors import PalinodeError
 from palinode_core.storage.memory import Memory, ScanResult
 
 from ..render import STATUS_STYLE, body_text, memory_status, plain, plan_preview
-from ..widgets import ConfirmModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 StatusFilter = Literal["all", "active", "archived", "struck", "history", "unparseable"]
@@ -70,6 +70,7 @@ class BrowseScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("browse")
+        yield AsOfBanner()
         with Horizontal(classes="main"):
             with Vertical(id="browse-left"):
                 yield Input(placeholder="filter by text · Enter: hybrid search", id="browse-filter")
@@ -287,6 +288,10 @@ class BrowseScreen(ModeScreen):
             self.search_hits = None
             self._relist()
             return
+        if self.app.as_of is not None:  # the index is of the store now: its hits would not be this point's
+            self.notify(f"Search needs the store as it is now; as of {self.app.as_of_words()} the text filter "
+                        "narrows the list.", severity="warning")
+            return
         index = self.app.index
         if index is None:
             self.notify("The search index is still being built.", severity="warning")
@@ -324,6 +329,11 @@ class BrowseScreen(ModeScreen):
         from .trace import TraceScreen
         if self.selected and self.app.scan and self.selected in self.app.scan.memories:
             self.app.push_screen(TraceScreen(self.selected))
+
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        if self.selected:
+            self.app.push_screen(TimelineScreen(self.selected))
 
     def action_restore(self) -> None:
         rel = self.selected

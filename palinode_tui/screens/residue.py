@@ -17,7 +17,7 @@ from palinode_core.ops.plan import Plan
 from palinode_core.text.words import normalize_pref
 
 from ..render import colour_diff, plain, plan_preview, safe
-from ..widgets import ConfirmModal, NoteModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
@@ -45,6 +45,7 @@ class ResidueScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("residue")
+        yield AsOfBanner()
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
                 yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")

@@ -1,8 +1,9 @@
 """Review: pending forget requests, each request's plan with a what-if on the
-knobs, per-target approval kept in a draft (drafts.py), and a confirmed apply."""
+knobs, per-target approval kept in a draft (drafts.py), and a confirmed apply.
+As of a point of history: the requests then, each with its record (review_record.py)."""
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from rich.text import Text
 from textual import on
@@ -17,8 +18,9 @@ from palinode_core.forget.selection import Choice
 from palinode_core.storage.config import ForgetKnobs
 
 from ..render import STATE_STYLE, plain
-from ..widgets import ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
+from .review_record import record_cells, record_detail, record_header
 from .review_view import (CANDIDATE_COLUMNS, Review, apply_preview, build_review, candidate_cells, candidate_detail,
                           plan_header)
 
@@ -35,6 +37,8 @@ class ReviewScreen(ModeScreen):
         self.states: list[RequestState] = []
         self.current: str | None = None
         self.review: Review | None = None
+        self.record: dict[str, Any] | None = None  # as of a point: the request's report then, not a plan
+        self._replan = False  # plan (or read the record) again once the request list is read
         self.knobs: ForgetKnobs | None = None
 
     @property
@@ -47,6 +51,7 @@ class ReviewScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("review")
+        yield AsOfBanner()
         with Horizontal(classes="main", id="review-main"):
             with Vertical(id="review-left"):
                 yield Static(id="requests-summary")
@@ -84,10 +89,15 @@ class ReviewScreen(ModeScreen):
             self._render_plan()
 
     def index_updated(self, mode: object) -> None:
-        if mode == "lexical-partial":
+        if mode == "lexical-partial" or self.app.as_of is not None:
             return
         if self.current and (self.review is None or self.review.stale or mode == "hybrid"):
             self.plan_current()
+
+    def as_of_changed(self) -> None:
+        self.review, self.record, self._replan = None, None, True
+        self.query_one("#knobs").disabled = self.app.as_of is not None  # no what-if on history
+        self._render_plan()
 
     def _touches(self, changed: object) -> bool:
         assert self.review is not None
@@ -108,12 +118,15 @@ class ReviewScreen(ModeScreen):
         summary.append(" (s) · ", style="dim")
         summary.append(" · ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no forget requests in this store")
         self.query_one("#requests-summary", Static).update(summary)
+        replan, self._replan = self._replan, False
         if self.current not in table.keys:
             # The request shown is no longer listed: nothing may act on it.
             self.current, self.review = None, None
             self._render_plan()
             if table.keys:
                 self.select_request(table.keys[0])
+        elif replan:
+            self.plan_current()
 
     @on(KeyedTable.RowHighlighted, "#requests")
     def _request_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
@@ -122,7 +135,7 @@ class ReviewScreen(ModeScreen):
 
     def select_request(self, path: str) -> None:
         self.current = path
-        self.review = None
+        self.review, self.record = None, None
         self._render_plan()
         self.plan_current()
 
@@ -134,6 +147,11 @@ class ReviewScreen(ModeScreen):
     def plan_current(self, reroute_only: bool = False) -> None:
         path = self.current
         index = self.app.index
+        if path is not None and self.app.as_of is not None:
+            session = self.app.session
+            self.app.run_blocking(lambda: session.report(request=path)["requests"][0], self._record_ready,
+                                  f"read {path} as of {self.app.as_of_words()}", "plan", exclusive=True)
+            return
         if path is None or index is None:
             return
         session, book = self.app.session, self.app.drafts
@@ -160,6 +178,11 @@ class ReviewScreen(ModeScreen):
             self._save_draft()
         self._render_plan()
 
+    def _record_ready(self, record: dict[str, Any]) -> None:
+        if record["path"] == self.current and self.app.as_of is not None:
+            self.record = record
+            self._render_plan()
+
     def _save_draft(self) -> None:
         if self.review is None:
             return
@@ -169,7 +192,12 @@ class ReviewScreen(ModeScreen):
 
     def _render_plan(self) -> None:
         table = self.query_one("#candidates", KeyedTable)
-        review = self.review
+        review, record = self.review, self.record
+        if record is not None:
+            self.query_one("#plan-header", Static).update(record_header(record))
+            table.refill((t["path"], record_cells(record, t)) for t in record["targets"])
+            self._render_detail()
+            return
         self.query_one("#plan-header", Static).update(
             plan_header(review, self.current, self.app.read_only))
         if review is None:
@@ -192,8 +220,11 @@ class ReviewScreen(ModeScreen):
 
     def _render_detail(self) -> None:
         cand = self._selected_candidate()
+        key = self.query_one("#candidates", KeyedTable).selected_key
+        recorded = next((t for t in self.record["targets"] if t["path"] == key), None) if self.record else None
         self.query_one("#candidate-detail", Static).update(
-            candidate_detail(self.review, cand) if cand is not None and self.review is not None else Text())
+            candidate_detail(self.review, cand) if cand is not None and self.review is not None
+            else record_detail(self.record, recorded) if self.record is not None and recorded is not None else Text())
         self.query_one("#candidate-detail-box", VerticalScroll).scroll_home(animate=False)
 
     # -- knobs ------------------------------------------------------------------
@@ -326,10 +357,16 @@ class ReviewScreen(ModeScreen):
                                                                  "recorded in the ledger."), "Dismiss"), save)
 
     def action_residue(self) -> None:
-        if self.review is None:
+        pref = self.review.plan.request.pref if self.review else self.record["pref"] if self.record else None
+        if pref is None:
             self.notify("No forget request is selected.")
             return
-        pref = self.review.plan.request.pref
         self.app.switch_mode("residue")
         self.app.screen.set_pref(pref)
 
+    def action_export(self) -> None:
+        from ..widgets.export_modal import export_report
+        if self.current is None or self.current not in self.request_rows:
+            self.notify("No forget request is selected.", severity="warning")
+            return
+        export_report(self.app, self.current)

@@ -1,19 +1,18 @@
-"""Trace: why a memory is as it is. Also the plain memory viewer residue jumps to."""
+"""Trace: why a memory is as it is. Also the plain memory viewer residue jumps to.
+Both show the store the app shows: now, or as of a point of history."""
 from __future__ import annotations
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from palinode_core.inspect.trace import Pointer, Trace
 
 from ..render import body_text, colour_diff, plain, short_date, short_sha
-from ..widgets import KeyedTable
+from ..widgets import AsOfBanner, KeyedTable
 from .base import ModeScreen, footer
 
 
@@ -27,6 +26,7 @@ class TraceScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AsOfBanner()
         with Horizontal(classes="main"):
             with Vertical(id="trace-left"):
                 yield Tree(plain(self.path, "bold"), id="chain", classes="pane")
@@ -43,7 +43,16 @@ class TraceScreen(ModeScreen):
 
     def store_updated(self, changed: object) -> None:
         session = self.app.session
-        self.app.run_blocking(lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True)
+        self.app.run_blocking(lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True,
+                              on_error=self._untraceable)
+
+    def _untraceable(self, reason: str) -> None:
+        # e.g. as of a point before the memory existed: said in place, the rest emptied
+        self.trace = None
+        self.query_one("#chain", Tree).clear()
+        self.query_one("#trace-why", Static).update(plain(reason, "yellow"))
+        self.query_one("#trace-commits", KeyedTable).refill(())
+        self.query_one("#trace-diff", Static).update("")
 
     def _fill(self, trace: Trace) -> None:
         self.trace = trace
@@ -100,6 +109,10 @@ class TraceScreen(ModeScreen):
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        self.app.push_screen(TimelineScreen(self.path))
+
 
 def explain(trace: Trace) -> Text:
     """The retirement, the strikes and the history lines, in words."""
@@ -131,10 +144,10 @@ def explain(trace: Trace) -> Text:
     return why
 
 
-class MemoryViewScreen(Screen):
+class MemoryViewScreen(ModeScreen):
     """One memory's text with a line marked: where residue's jump lands."""
 
-    BINDINGS = [Binding("escape", "close", "Back"), Binding("t", "trace", "Trace")]
+    SCOPE = "view"
 
     def __init__(self, path: str, line: int) -> None:
         super().__init__()
@@ -142,12 +155,13 @@ class MemoryViewScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield AsOfBanner()
         yield Static(plain(f"{self.path}  line {self.line}", "bold"), id="view-title")
         with VerticalScroll(id="view-box"):
             yield Static(id="view-body")
         yield footer()
 
-    def on_mount(self) -> None:
+    def store_updated(self, changed: object) -> None:
         memory = self.app.scan.memories.get(self.path) if self.app.scan else None
 
         def read() -> tuple[str, str, int] | None:
@@ -162,7 +176,8 @@ class MemoryViewScreen(Screen):
 
     def _show(self, read: tuple[str, str, int] | None) -> None:
         if read is None:
-            self.query_one("#view-body", Static).update(plain("not readable", "red"))
+            where = f" as of {self.app.as_of_words()}" if self.app.as_of is not None else ""
+            self.query_one("#view-body", Static).update(plain(f"not in the store{where}, or not readable", "red"))
             return
         whole, body, offset = read
         text = Text()
@@ -180,3 +195,7 @@ class MemoryViewScreen(Screen):
 
     def action_trace(self) -> None:
         self.app.push_screen(TraceScreen(self.path))
+
+    def action_timeline(self) -> None:
+        from .timeline import TimelineScreen
+        self.app.push_screen(TimelineScreen(self.path))

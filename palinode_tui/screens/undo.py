@@ -15,7 +15,7 @@ from palinode_core.undo.operations import Operation
 from palinode_core.undo.withdraw import WithdrawPlan
 
 from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
-from ..widgets import ConfirmModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, StatusLine, ModeTabs
 from .base import ModeScreen, footer
 
 OP_STYLE = {"archive": "yellow", "supersede": "yellow", "retract": "magenta", "restore": "green",
@@ -33,6 +33,7 @@ class UndoScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("undo")
+        yield AsOfBanner()
         with Horizontal(classes="main", id="undo-main"):
             yield DataTable(id="undo-ops", cursor_type="row", classes="pane")
             with VerticalScroll(id="undo-preview-box", classes="pane"):
@@ -93,6 +94,9 @@ class UndoScreen(ModeScreen):
         kind, item = row
         session = self.app.session
         self.preview, self.preview_kind = None, None
+        if self.app.as_of is not None:  # an undo is planned against the store as it is now
+            self.query_one("#undo-preview", Static).update(plain(self.app.refusal("Undo") or "", "yellow"))
+            return
 
         def work():
             if kind == "request":

@@ -4,9 +4,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import git
-from palinode_core.forget import resolve, review
 from palinode_core.session import Session
-from palinode_core.undo import withdraw
 from palinode_core.demo import build_demo_store
 from palinode_core.search.index import SearchIndex
 from palinode_core.storage.store import Store

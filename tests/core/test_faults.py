@@ -21,7 +21,7 @@ from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import APPLY_STEPS, apply
 from palinode_core.session import Session
 from palinode_core.undo import recover, withdraw
-from palinode_core.errors import GitError, PalinodeError, StalePlan
+from palinode_core.errors import PalinodeError, StalePlan
 from palinode_core.storage.store import Store
 
 ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
-from palinode_core.forget import ledger, review
+from palinode_core.forget import ledger
 from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import apply
 from palinode_core.session import Session

@@ -247,3 +247,21 @@ def test_html_report_renders_in_headless_chromium(reviewed, reports, tmp_path):
             assert "\\x1b[31mred" in text
         if path == "insights/forget-poker.md":
             assert "Fridays are poker nights with friends." in dom.struck
+
+
+def test_written_report_never_overwrites_unless_asked(reviewed, tmp_path):
+    """The app's export writes through Session.write_report: an existing file is kept unless overwrite is asked."""
+    session = Session.open(reviewed, vectors=False)
+    out = tmp_path / "forget-w-report.md"
+    done = session.write_report(out, "md", request="insights/forget-w.md")
+    assert done["written"] == str(out.resolve()) and done["format"] == "md" and done["targets"] >= 1
+    assert "insights/forget-w.md" in out.read_text()
+    out.write_text("mine", encoding="utf-8")
+    with pytest.raises(PalinodeError, match="already exists"):
+        session.write_report(out, "md", request="insights/forget-w.md")
+    assert out.read_text() == "mine"
+    session.write_report(out, "json", overwrite=True, request="insights/forget-w.md")
+    assert json.loads(out.read_text())["requests"][0]["path"] == "insights/forget-w.md"
+    with pytest.raises(PalinodeError, match="unknown report format"):
+        session.write_report(tmp_path / "x.pdf", "pdf", request="insights/forget-w.md")
+    assert not (tmp_path / "x.pdf").exists()

@@ -3,10 +3,8 @@ apply contract: stale plans refused, the user's own work untouched."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

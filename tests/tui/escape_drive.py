@@ -51,6 +51,14 @@ def main() -> None:
         await step("trace back", "escape")
         await step("memory view", "enter")
         await step("memory back", "escape")
+        await step("timeline", "l")
+        await step("timeline mark", "space")
+        await step("timeline back", "escape")
+        await step("as-of dialog", "at")
+        app.screen.query_one("#as-of").value = "HEAD"  # the banner names HEAD's hostile subject
+        await step("as of", "enter")
+        await step("as-of refusal", "R")
+        await step("now", "ctrl+n")
         await step("review", "2")
         review = app.screen
         review.query_one("#requests").move_cursor(row=review.request_rows.index(request))
@@ -66,6 +74,8 @@ def main() -> None:
         await step("confirm cancel", "escape")
         await step("dismiss dialog", "X")
         await step("dismiss cancel", "escape")
+        await step("export dialog", "e")
+        await step("export cancel", "escape")
         await step("help", "f1")
         await step("help close", "escape")
         await step("undo", "3")

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
-from palinode_core.forget import ledger, review
+from palinode_core.forget import ledger
 from palinode_core.forget.selection import Choice
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply

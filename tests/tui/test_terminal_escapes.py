@@ -126,10 +126,12 @@ def test_no_store_text_reaches_the_terminal_as_control_sequences(tmp_path):
     # The drive went everywhere it meant to.
     reached = {s.split(":")[1] for s in steps}
     assert {"BrowseScreen", "TraceScreen", "MemoryViewScreen", "ReviewScreen", "DiffScreen", "ConfirmModal",
-            "NoteModal", "HelpScreen", "UndoScreen", "ResidueScreen", "ActivityScreen", "ErrorModal"} <= reached, steps
+            "NoteModal", "HelpScreen", "UndoScreen", "ResidueScreen", "ActivityScreen", "ErrorModal", "AsOfModal",
+            "TimelineScreen", "ExportModal"} <= reached, steps
     # The hostile text did reach the screen, made visible.
     text = out.decode("utf-8", "replace")
     assert "\\x1b]52;c;UFdORUQ=" in text and "\\x1b]0;PWNED-TITLE" in text and "\\u202e" in text
+    assert "AS OF" in text and "switch back to now" in text  # the as-of banner and a refused key were drawn
     findings = scan_terminal_bytes(out)
     if findings:
         (tmp_path / "terminal.bin").write_bytes(out)

@@ -4,14 +4,9 @@ the report anyone can read (json, md, html)."""
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 from typing import Any
 
-from ..errors import PalinodeError
-from ..inspect.report_html import render_html
-from ..inspect.report_md import render_md
-from ..text.sanitize import safe_json
+from ..inspect.report_out import FORMATS, render_report, write_report
 from .args import open_session, path_arg, require
 from .registry import Command
 
@@ -37,7 +32,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     scope.add_argument("--pref", metavar="TEXT", help="every request for this preference")
     scope.add_argument("--since", metavar="DATE", help="every request filed on or after DATE (with --until)")
     p.add_argument("--until", metavar="DATE", help="every request filed on or before DATE (the whole day)")
-    p.add_argument("--format", choices=("json", "md", "html"), help="default: json with --json, else md")
+    p.add_argument("--format", choices=FORMATS, help="default: json with --json, else md")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of printing it")
 
 
@@ -49,28 +44,9 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
     session = open_session(args)
     report = session.report(request=args.request, pref=args.pref, since=args.since, until=args.until)
     fmt = args.format or ("json" if args.json else "md")
-    text = {
-        "json": lambda: safe_json(report) + "\n",
-        "md": lambda: render_md(report),
-        "html": lambda: render_html(report),
-    }[fmt]()
     if args.output is None:
-        return {"raw": text}
-    out = Path(args.output).expanduser().resolve()
-    root = session.root
-    if out == root or root in out.parents:
-        # inside the store the report would be read as a memory (and committed by Palinode)
-        raise PalinodeError(f"{out} is inside the store; write the report somewhere else")
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise PalinodeError(f"cannot write {out}: {exc.strerror or exc}") from None
-    return {
-        "written": os.fspath(out),
-        "format": fmt,
-        "requests": len(report["requests"]),
-        "targets": sum(len(r["targets"]) for r in report["requests"]),
-    }
+        return {"raw": render_report(report, fmt)}
+    return write_report(session.root, report, fmt, args.output)
 
 
 COMMANDS = (

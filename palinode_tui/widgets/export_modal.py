@@ -1,0 +1,124 @@
+"""Export one request's audit report: a dialog for the format and the file
+(default ``<request-stem>-report.<ext>`` in the current directory), then the
+report written by the core in a worker. An existing file is replaced only
+after a second, explicit press."""
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+
+from palinode_core.inspect.report_out import FORMATS
+
+from ..render import plain, safe
+
+Export = tuple[str, str, bool]  # (format, path, overwrite)
+
+
+def default_name(request: str, fmt: str) -> str:
+    return f"{PurePosixPath(request).stem}-report.{fmt}"
+
+
+class ExportModal(ModalScreen["Export | None"]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    ExportModal { align: center middle; }
+    ExportModal > Vertical { width: 84; max-width: 100%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    ExportModal RadioSet { layout: horizontal; width: auto; height: auto; }
+    ExportModal #export-line { height: auto; min-height: 1; }
+    ExportModal Horizontal { height: auto; align-horizontal: right; }
+    ExportModal Button { margin-left: 2; }
+    """
+
+    def __init__(self, request: str, when: str | None) -> None:
+        super().__init__()
+        self.request, self.when = request, when
+        self.fmt = "md"
+        self.confirmed: Path | None = None  # the existing file a second press replaces
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(plain("Export the audit report", "bold"))
+            yield Static(plain(f"{self.request}" + (f"  as of {self.when}" if self.when else "")
+                               + f"\nrelative paths are in {Path.cwd()}", "dim"))
+            with RadioSet(id="export-format"):
+                for fmt in FORMATS:
+                    yield RadioButton(fmt, value=fmt == self.fmt, name=fmt)
+            yield Input(value=safe(default_name(self.request, self.fmt)), id="export-path")
+            yield Static(id="export-line")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Export", id="export", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    @on(RadioSet.Changed, "#export-format")
+    def _format(self, event: RadioSet.Changed) -> None:
+        fmt = event.pressed.name or "md"
+        field = self.query_one("#export-path", Input)
+        if field.value == default_name(self.request, self.fmt):  # an edited path is the user's: kept
+            field.value = default_name(self.request, fmt)
+        self.fmt = fmt
+
+    @on(Input.Changed, "#export-path")
+    def _path_changed(self) -> None:
+        self.confirmed = None
+        self.query_one("#export", Button).label = "Export"
+        self.query_one("#export-line", Static).update("")
+
+    @on(Button.Pressed, "#export")
+    @on(Input.Submitted, "#export-path")
+    def _export(self) -> None:
+        text = self.query_one("#export-path", Input).value.strip()
+        if not text:
+            self.query_one("#export-line", Static).update(plain("Name the file to write.", "bold red"))
+            return
+        out = Path(text).expanduser()
+        fmt = self.fmt
+
+        def exists() -> Path | None:
+            resolved = out.resolve()
+            return resolved if resolved.exists() else None
+
+        self.app.run_blocking(exists, lambda found: self._checked(fmt, out, found), "check the report file",
+                              "export-check", exclusive=True)
+
+    def _checked(self, fmt: str, out: Path, existing: Path | None) -> None:
+        if existing is not None and existing != self.confirmed:
+            self.confirmed = existing
+            self.query_one("#export", Button).label = "Overwrite"
+            self.query_one("#export-line", Static).update(
+                plain(f"{existing} exists: press Overwrite to replace it, or change the name.", "bold yellow"))
+            return
+        self.dismiss((fmt, str(out), existing is not None))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def export_report(app: Any, request: str) -> None:
+    """Ask for the format and the file, then write the report of ``request``
+    from the session shown (now, or as of a point) in a worker."""
+    session = app.session
+
+    def chosen(choice: Export | None) -> None:
+        if choice is None:
+            return
+        fmt, out, overwrite = choice
+
+        def done(result: dict[str, Any]) -> None:
+            app.record("action", f"export the report of {request} ({fmt}) to {result['written']}")
+            app.notify(f"Wrote {result['written']}: {result['targets']} target(s)", title="Report exported")
+
+        app.run_blocking(lambda: session.write_report(out, fmt, overwrite=overwrite, request=request), done,
+                         f"export the report of {request}", "export")
+
+    app.push_screen(ExportModal(request, app.as_of_words() if app.as_of is not None else None), chosen)
