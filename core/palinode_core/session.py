@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PalinodeError, ReadOnlyError
+from .inspect.views import InspectViews
 from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
@@ -27,10 +28,6 @@ if TYPE_CHECKING:
     from .forget.resolve import ForgetPlan, Resolution
     from .forget.review import ForgetApplied
     from .forget.selection import Selection
-    from .inspect.integrity import Problem
-    from .inspect.residue import Mention
-    from .inspect.timeline import Point
-    from .inspect.trace import Trace
     from .ops.apply import Applied
     from .ops.journal import Interrupted
     from .ops.plan import Plan
@@ -51,7 +48,7 @@ def _config_stamp(root: Path) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-class Session:
+class Session(InspectViews):
     def __init__(
         self, store: Store, *, embedder: Embedder | None = None, vectors: bool = True, resolver: str = "thorough"
     ) -> None:
@@ -276,9 +273,8 @@ class Session:
         from .forget import leak as forget_leak
         from .forget import requests as forget_requests
 
-        request = forget_requests.request_at(self.store, request_path)
-        leaks = forget_leak.leak_check(request, self.refresh().memories, self._index)
-        return forget_leak.record_residue(self.store, request, leaks, note)
+        leaks = self.leak_check(request_path)
+        return forget_leak.record_residue(self.store, forget_requests.request_at(self.store, request_path), leaks, note)
 
     def decisions(self, request_path: str) -> list[dict[str, Any]]:
         """The ledger's records about one request (applies, dismissals, flags), oldest first."""
@@ -359,59 +355,6 @@ class Session:
         from .undo import recover as undo_recover
 
         return undo_recover.recover(self.store, how)
-
-    # -- inspection ----------------------------------------------------------------------------
-    def residue(self, pref: str) -> list[Mention]:
-        from .inspect import residue as inspect_residue
-
-        return inspect_residue.residue(pref, self.memories, inspect_residue.candidates_for(self.store, pref))
-
-    def integrity(self) -> list[Problem]:
-        from .inspect import integrity as inspect_integrity
-
-        return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
-
-    def integrity_history(self) -> dict[str, Any]:
-        """Every strike marker ever written and every commit that broke a chain."""
-        from .inspect import chain_history as inspect_chain_history
-
-        return inspect_chain_history.chain_history(self.store, self.as_of.commit if self.as_of else "HEAD")
-
-    def timeline(self, ref: str) -> list[Point]:
-        from .inspect import timeline as inspect_timeline
-
-        return inspect_timeline.timeline(self.store, ref)
-
-    def diff_between(self, ref: str, old: str, new: str) -> dict[str, Any]:
-        from .inspect import timeline as inspect_timeline
-
-        return inspect_timeline.diff_between(self.store, ref, old, new)
-
-    def report(
-        self, *, request: str | None = None, pref: str | None = None, since: str | None = None, until: str | None = None
-    ) -> dict[str, Any]:
-        from .inspect import report as inspect_report
-
-        return inspect_report.build_report(
-            self.store, self.memories, request=request, pref=pref, since=since, until=until
-        )
-
-    def write_report(
-        self, output: str | os.PathLike[str], fmt: str, *, overwrite: bool = False, request: str | None = None
-    ) -> dict[str, Any]:
-        """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
-        from .inspect.report_out import write_report
-
-        return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
-
-    def trace(self, ref: str) -> Trace:
-        from .inspect import trace as inspect_trace
-
-        return inspect_trace.trace(self.store, ref, self.memories)
-
-    def commit_diff(self, sha: str, path: str | None = None) -> str:
-        """What one commit changed (in ``path`` only, if given), as git shows it."""
-        return self.store.git.diff(sha, path)
 
     def load(self, ref: str) -> Memory:
         return self.store.load(ref)

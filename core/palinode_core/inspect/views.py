@@ -1,0 +1,83 @@
+"""The read-only views a Session offers (mixed into it): residue, integrity,
+the timeline, reports, traces. Each imports what it calls, so a command that
+only scans never loads them; all of them work on a session as of a past point."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..storage.memory import Memory
+    from ..storage.snapshot import AsOf
+    from ..storage.store import Store
+    from .integrity import Problem
+    from .residue import Mention
+    from .timeline import Point
+    from .trace import Trace
+
+
+class InspectViews:
+    store: Store
+
+    if TYPE_CHECKING:  # what the Session provides
+
+        @property
+        def memories(self) -> dict[str, Memory]: ...
+        @property
+        def as_of(self) -> AsOf | None: ...
+        @property
+        def root(self) -> Path: ...
+
+    def residue(self, pref: str) -> list[Mention]:
+        from . import residue as inspect_residue
+
+        return inspect_residue.residue(pref, self.memories, inspect_residue.candidates_for(self.store, pref))
+
+    def integrity(self) -> list[Problem]:
+        from . import integrity as inspect_integrity
+
+        return inspect_integrity.integrity(self.store, self.memories, interrupted=self.as_of is None)
+
+    def integrity_history(self) -> dict[str, Any]:
+        """Every strike marker ever written and every commit that broke a chain."""
+        from . import chain_history as inspect_chain_history
+
+        return inspect_chain_history.chain_history(self.store, self.as_of.commit if self.as_of else "HEAD")
+
+    def timeline(self, ref: str) -> list[Point]:
+        from . import timeline as inspect_timeline
+
+        return inspect_timeline.timeline(self.store, ref)
+
+    def diff_between(self, ref: str, old: str, new: str) -> dict[str, Any]:
+        from . import timeline as inspect_timeline
+
+        return inspect_timeline.diff_between(self.store, ref, old, new)
+
+    def report(
+        self, *, request: str | None = None, pref: str | None = None, since: str | None = None, until: str | None = None
+    ) -> dict[str, Any]:
+        from . import report as inspect_report
+
+        return inspect_report.build_report(
+            self.store, self.memories, request=request, pref=pref, since=since, until=until
+        )
+
+    def write_report(
+        self, output: str | os.PathLike[str], fmt: str, *, overwrite: bool = False, request: str | None = None
+    ) -> dict[str, Any]:
+        """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
+        from .report_out import write_report
+
+        return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
+
+    def trace(self, ref: str) -> Trace:
+        from . import trace as inspect_trace
+
+        return inspect_trace.trace(self.store, ref, self.memories)
+
+    def commit_diff(self, sha: str, path: str | None = None) -> str:
+        """What one commit changed (in ``path`` only, if given), as git shows it."""
+        return self.store.git.diff(sha, path)
