@@ -21,7 +21,7 @@ from palinode_core.ops import journal, lifecycle
 from palinode_core.ops.apply import APPLY_STEPS, apply
 from palinode_core.session import Session
 from palinode_core.undo import recover, withdraw
-from palinode_core.errors import PalinodeError, StalePlan
+from palinode_core.errors import PalinodeError, StalePlan, UncommittedEdits
 from palinode_core.storage.store import Store
 
 ANN = palinode_file({"id": "people-ann"}, "Ann Lee likes tea. She runs on Sundays.")
@@ -92,6 +92,20 @@ def test_killed_apply_is_reported_and_repaired(small, op, step, how):
             "palinode retract: people/ann.md (1 mentions)"
         assert subjects(small)[0] == want
         assert git(small, "status", "--porcelain") == ""
+
+
+def test_an_apply_after_a_killed_one_points_at_recover_not_at_the_persons_edits(small):
+    kill_at(small, "archive", "after_file_write")
+    half_done = (small / "people/ann.md").read_bytes()
+    head = git(small, "rev-parse", "HEAD")
+    store = Store(small)
+    with pytest.raises(UncommittedEdits, match=r"interrupted operation is on record: recover it first"):
+        apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
+    assert (small / "people/ann.md").read_bytes() == half_done and git(small, "rev-parse", "HEAD") == head
+    cli("recover", str(small), "--rollback")
+    (small / "people/ann.md").write_text(ANN + "My own line.\n")  # now truly the person's edit
+    with pytest.raises(UncommittedEdits, match=r"commit or stash your edits to people/ann.md first"):
+        apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
 
 
 @pytest.fixture

@@ -111,6 +111,12 @@ def uncommitted_files(store: Store, plans: list[Plan]) -> list[str]:
 def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
     """Never commit someone's own edits under our subject."""
     dirty = uncommitted_files(store, plans)
+    if dirty and any(not i.live for i in journal.pending(store)):
+        # a cut-short apply left these files half-done: they are ours to repair, not the person's to commit
+        raise UncommittedEdits(
+            f"{', '.join(dirty)} differ from the last commit and an interrupted operation is on record: "
+            "recover it first (palinode-audit recover); nothing was changed"
+        )
     if dirty:
         raise UncommittedEdits(f"commit or stash your edits to {', '.join(dirty)} first; nothing was changed")
 
