@@ -54,12 +54,7 @@ def apply(
     with writer_lock(store):
         refuse_stale(store, [plan])
         refuse_uncommitted(store, [plan])
-        try:
-            history_before, _ = store.read_optional(plan.history_rel)
-        except OSError as exc:
-            raise PalinodeError(
-                f"cannot read {exc.filename or plan.history_rel}: {exc.strerror or exc}; {plan.target} was not changed"
-            ) from None
+        history_before, _ = read_or_refuse(store, plan.history_rel, plan.target)
         history_after = with_entry(history_before, plan.history_line or "")
         files: list[dict[str, Any]] = [
             {"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
@@ -89,15 +84,20 @@ def apply(
     return Applied(plan, sha, plan.history_rel)
 
 
+def read_or_refuse(store: Store, rel: str, target: str) -> tuple[str | None, str | None]:
+    """A file's text and fingerprint (None when absent), or one line saying ``target`` was not changed."""
+    try:
+        return store.read_optional(rel)
+    except OSError as exc:
+        raise PalinodeError(
+            f"cannot read {exc.filename or rel}: {exc.strerror or exc}; {target} was not changed"
+        ) from None
+
+
 def refuse_stale(store: Store, plans: list[Plan]) -> None:
     """Refuse every plan whose file changed since it was made (nothing is written)."""
     for plan in plans:
-        try:
-            _, current_fp = store.read_optional(plan.target)
-        except OSError as exc:
-            raise PalinodeError(
-                f"cannot read {exc.filename or plan.target}: {exc.strerror or exc}; {plan.target} was not changed"
-            ) from None
+        _, current_fp = read_or_refuse(store, plan.target, plan.target)
         if current_fp != plan.fingerprint:
             raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
 
