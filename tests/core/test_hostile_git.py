@@ -240,6 +240,8 @@ def test_partial_clone_fetches_nothing_without_trust(tmp_path):
                               capture_output=True, text=True)
         assert proc.returncode in (0, 1) and len(proc.stderr.strip().splitlines()) <= 1, (command, proc.stderr)
         assert not marker.exists(), (command, marker.read_text())
+        if command[0] == "timeline":  # a blob read that cannot be fetched says why
+            assert "may be missing" in proc.stderr and "partial clone" in proc.stderr, proc.stderr
     assert git(root, "rev-list", "--objects", "--missing=print", "--all").count("?") == 1, "nothing was fetched"
 
 

@@ -114,7 +114,10 @@ class GitObjects:
             self._proc.stdin.flush()
             header = self._proc.stdout.readline()
             if not header:
-                raise GitError("git cat-file stopped unexpectedly")
+                raise GitError(
+                    "git stopped while reading the store's history: an object it needs may be missing "
+                    "(a partial clone holds only what it fetched, and this tool never fetches)"
+                )
             parts = header.split()
             if len(parts) != 3:  # "<name> missing" / "ambiguous"
                 return None
