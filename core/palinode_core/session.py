@@ -250,15 +250,18 @@ class Session(InspectViews):
     def apply_forget(
         self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None, *, residue: bool = True
     ) -> ForgetApplied:
-        """Apply, then (unless ``residue`` is False) run the leak check on the
-        store as it now is and record it in the ledger."""
+        """Apply; unless ``residue`` is False, the leak check on the store as
+        the apply left it goes into the ledger in the same commit as the decision."""
         self._live_only("applying a forget request")
+        from .forget import leak as forget_leak
         from .forget import review as forget_review
 
-        result = forget_review.apply_forget(self.store, fplan, selection, note)
-        if residue and not result.failed:
-            self.record_leaks(fplan.request.path)
-        return result
+        def leak_record() -> dict[str, Any]:
+            return forget_leak.residue_record(fplan.request, self.leak_check(fplan.request.path))
+
+        return forget_review.apply_forget(
+            self.store, fplan, selection, note, leak_record=leak_record if residue else None
+        )
 
     def leak_check(self, request_path: str) -> list[Leak]:
         """Every surviving mention of a request's preference, classified (on demand)."""

@@ -2,9 +2,11 @@
 scan, and the store's config read again when its file changes."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from helpers import make_git_store, palinode_file
+from helpers import git, make_git_store, palinode_file
 
 from palinode_core.errors import PalinodeError
 from palinode_core.session import Session
@@ -57,3 +59,22 @@ def test_an_as_yet_unscanned_session_scans_on_first_use(root):
     assert session.latest is None
     assert set(session.memories) == {"insights/forget-tea.md", "people/me.md"}
     assert session.latest is not None
+
+
+def test_the_leak_check_is_committed_with_the_decision_in_one_ledger_commit(root, tmp_path):
+    """One transaction: the apply's record and the leak check of the store it left land together."""
+    (root / "notes").mkdir()
+    (root / "notes/tea.md").write_text(palinode_file({"id": "tea"}, "# I drink oolong tea\n\nShopping list.\n"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a heading that cannot be struck")
+    session = Session.open(root, vectors=False, cache_dir=tmp_path / "cache")
+    session.update_index()
+    applied = session.apply_forget(session.plan("insights/forget-tea.md"))
+    assert applied.commits and git(root, "rev-parse", "HEAD").strip() == applied.ledger_commit
+    added = [line for line in git(root, "show", "--format=", applied.ledger_commit).splitlines()
+             if line.startswith("+{")]
+    records = [json.loads(line[1:]) for line in added]
+    assert [r["action"] for r in records] == ["apply", "residue"]
+    residue = records[1]
+    assert residue["request"] == "insights/forget-tea.md"
+    assert any(m["path"] == "notes/tea.md" and m["kind"] == "unforgettable" for m in residue["mentions"])

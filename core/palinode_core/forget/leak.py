@@ -153,20 +153,22 @@ def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float
     return [None if i + 1 in gone else float(s) for i, s in enumerate(sims)]
 
 
-def record_residue(store: Store, request: Request, leaks: list[Leak], note: str | None = None) -> str | None:
-    """The leak check as one ledger record (its own commit)."""
+def residue_record(request: Request, leaks: list[Leak], note: str | None = None) -> dict[str, Any]:
+    """The leak check as a ledger record."""
     counts: dict[str, int] = {}
     for leak in leaks:
         counts[leak.kind] = counts.get(leak.kind, 0) + 1
-    return record(
-        store,
-        {
-            "action": "residue",
-            "request": request.path,
-            "pref": request.pref,
-            "rid": request.rid,
-            "counts": counts,
-            "mentions": [leak.to_dict() for leak in leaks],
-            "note": note,
-        },
-    )
+    return {
+        "action": "residue",
+        "request": request.path,
+        "pref": request.pref,
+        "rid": request.rid,
+        "counts": counts,
+        "mentions": [leak.to_dict() for leak in leaks],
+        "note": note,
+    }
+
+
+def record_residue(store: Store, request: Request, leaks: list[Leak], note: str | None = None) -> str | None:
+    """A leak check run on demand, as one ledger record in its own commit."""
+    return record(store, residue_record(request, leaks, note))

@@ -5,7 +5,7 @@ survives a fresh clone (see docs/format.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ops.apply import commit_files
@@ -35,22 +35,31 @@ def parse_ledger(text: str) -> list[dict[str, Any]]:
 
 
 def record(
-    store: Store, entry: dict[str, Any], parent: str | None = None, fault: Callable[[str], None] | None = None
+    store: Store,
+    entry: dict[str, Any],
+    parent: str | None = None,
+    fault: Callable[[str], None] | None = None,
+    also: Sequence[dict[str, Any]] = (),
 ) -> str | None:
-    """Append one decision to the ledger and commit it on its own.
+    """Append one decision (and ``also``, the records that belong with it,
+    such as an apply's leak check) to the ledger in one commit of its own.
 
     The read-append-commit runs under the store's writer lock, so two
     instances never lose each other's decision; it is journaled like any
     commit (``parent`` names the transaction it belongs to)."""
     store.check_writable()
     store.git.preflight()
-    entry = {"at": store.now().isoformat(), **entry}
+    at = store.now().isoformat()
+    entry = {"at": at, **entry}
     with writer_lock(store):
         before = store.read_optional(LEDGER_REL)[0]  # refuses a linked ledger or folder
         head = before or ""
         if head and not head.endswith("\n"):
             head += "\n"
-        after = head + json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+        after = head + "".join(
+            json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
+            for line in (entry, *({"at": at, **a} for a in also))
+        )
         subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
         return commit_files(

@@ -3,6 +3,7 @@ commit each, the decision recorded in the ledger; and dismiss and flag."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +49,12 @@ def apply_forget(
     selection: Selection | None = None,
     note: str | None = None,
     fault: Fault | None = None,
+    leak_record: Callable[[], dict[str, Any]] | None = None,
 ) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order, then the
-    ledger record: one transaction (see txn.py). With no ``selection`` every
+    ledger record: one transaction (see txn.py). ``leak_record``, run once the
+    steps are committed, gives the leak check's record, committed with the
+    decision's own. With no ``selection`` every
     pre-approved actionable target is approved with its chosen spans (a proposal
     that is not pre-approved is deferred to the reviewer); with one, targets it
     does not name are deferred.
@@ -122,6 +126,12 @@ def apply_forget(
             if not txn.run_step(index, plan):
                 break
         out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
+        leak_notice = ""
+        if leak_record is not None and committed(txn.entry):
+            try:
+                txn.attach(leak_record())
+            except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
+                leak_notice = f"; the leak check could not run ({exc})"
         out.ledger_commit = txn.record_ledger()  # none when nothing was committed
         if not committed(txn.entry):
             raise refusal(txn.entry)
@@ -137,7 +147,7 @@ def apply_forget(
                 "commit": done["commit"],
             }
         )
-    out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger"
+    out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger{leak_notice}"
     return out
 
 

@@ -127,6 +127,11 @@ class Transaction:
             return False
         return True
 
+    def attach(self, ledger_record: dict[str, Any]) -> None:
+        """A record committed with the transaction's own (journaled, so recovery writes it too)."""
+        self.entry.setdefault("also_records", []).append(ledger_record)
+        journal.update(self.path, self.entry)
+
     def record_ledger(self) -> str | None:
         """Commit the ledger record, when a step was committed: a run that
         changed nothing leaves the request's state and the ledger as they were."""
@@ -144,6 +149,7 @@ class Transaction:
                     {**self.ledger_of(self.entry), "txn": self.entry["id"]},
                     parent=self.entry["id"],
                     fault=_prefixed(self.fault, "ledger:"),
+                    also=self.entry.get("also_records", ()),
                 )
                 break
             except ReadOnlyError:
