@@ -142,7 +142,9 @@ async def test_past_decisions_show_on_reopen(tmp_path, spec_store, embedder):
         await pilot.click("#confirm")
         await settle(app, pilot, rounds=8)
         assert errors(app) == []
-        assert subjects(spec_store)[:2] == [f"palinode-audit ledger: residue {W}", f"palinode-audit ledger: apply {W}"]
+        # the decision and its leak check in one ledger commit, after the strike's own
+        assert subjects(spec_store)[:2] == [f"palinode-audit ledger: apply {W}",
+                                            "palinode retract: projects/moonrise-closeout.md (2 mentions) <- " + W]
         for _ in range(5):  # pending -> ... -> all
             await pilot.press("s")
         await settle(app, pilot)
