@@ -4,6 +4,7 @@ read from commit subjects (docs/format.md), and the undo of any one of them."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -13,7 +14,9 @@ from ..ops.plan import Plan
 from ..ops.subjects import SUBJECT_RE
 from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.store import Store
+from ..text.document import parse_document
 from ..text.history import parse_entries
+from ..text.markdown import StruckSpan, struck_spans
 from ..text.words import retraction_id
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
@@ -141,6 +144,39 @@ def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract
     return None
 
 
+def body_at(store: Store, rev: str, path: str) -> str:
+    text = store.git.blob_at(rev, path)
+    return "" if text is None else parse_document(text).body
+
+
+def struck_by(store: Store, operation: Operation, rid: str) -> list[StruckSpan]:
+    """The strikes ``operation``'s commit made under ``rid`` (in the file it
+    wrote, in file order): those after it less those already struck before it."""
+    before = Counter(s.text for s in struck_spans(body_at(store, f"{operation.commit}^", operation.path), rid))
+    own = []
+    for span in struck_spans(body_at(store, operation.commit, operation.path), rid):
+        if before[span.text]:
+            before[span.text] -= 1
+        else:
+            own.append(span)
+    return own
+
+
+def _own_strikes(store: Store, operation: Operation, rid: str) -> frozenset[int] | None:
+    """Where the strikes the retract ``operation`` made open in the file now;
+    None when they are all its strikes there (the whole retraction is undone)."""
+    own = Counter(s.text for s in struck_by(store, operation, rid))
+    now = struck_spans(store.load(operation.path).body, rid)
+    if not Counter(s.text for s in now) - own:
+        return None
+    if any(sum(s.text == text for s in now) > count for text, count in own.items()):
+        raise PalinodeError(
+            f"{operation.path} holds the same struck sentence from another commit as well: "
+            f"cannot tell which one {operation.commit[:7]} struck; unretract by hand"
+        )
+    return frozenset(s.start for s in now if s.text in own)
+
+
 def find_operation(found: list[Operation], ref: str) -> Operation:
     """The operation whose commit id starts with ``ref`` (at least 4 hex digits)."""
     if not re.fullmatch(r"[0-9a-f]{4,40}", ref):
@@ -174,6 +210,15 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
         trailers["Retraction-Id"] = retraction_id(pref)
+    if operation.op == "retract":  # only its own strikes: another commit may have struck more under the id
+        return lifecycle.plan_unretract(
+            store,
+            operation.path,
+            pref or "",
+            reason,
+            trailers,
+            _own_strikes(store, operation, retraction_id(pref or "")),
+        )
     return lifecycle.plan_inverse(
         store,
         operation.op,

@@ -5,6 +5,7 @@ no longer holds them where they were, the redo is refused."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from ..errors import PalinodeError, StalePlan
@@ -14,7 +15,7 @@ from ..storage.store import Store
 from ..text.document import parse_document
 from ..text.markdown import Span, struck_spans, unstrike
 from ..text.units import clause_span, memory_units
-from .operations import Operation, pref_for
+from .operations import Operation, body_at, pref_for, struck_by
 
 
 def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
@@ -51,16 +52,11 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
     return plan
 
 
-def _body_at(store: Store, rev: str, path: str) -> str:
-    text = store.git.blob_at(rev, path)
-    return "" if text is None else parse_document(text).body
-
-
 def _rid(store: Store, operation: Operation, new_in: str) -> str:
     """The one retraction id whose markers the commit added (``new_in`` "after")
     or removed ("before"), for a commit that carries no ``Retraction-Id``."""
-    before = {s.rid for s in struck_spans(_body_at(store, f"{operation.commit}^", operation.path))}
-    after = {s.rid for s in struck_spans(_body_at(store, operation.commit, operation.path))}
+    before = {s.rid for s in struck_spans(body_at(store, f"{operation.commit}^", operation.path))}
+    after = {s.rid for s in struck_spans(body_at(store, operation.commit, operation.path))}
     rids = after - before if new_in == "after" else before - after
     if len(rids) != 1:
         raise PalinodeError(f"cannot tell which retraction {operation.commit[:7]} made in {operation.path}")
@@ -73,16 +69,18 @@ def _restrike(store: Store, operation: Operation, trailers: dict[str, str]) -> P
     pref = pref_for(store, operation.path, rid, "retract")
     if pref is None:
         raise PalinodeError(f"cannot tell which preference {short} struck")
-    after = _body_at(store, operation.commit, operation.path)
-    struck = struck_spans(after, rid)
-    texts = [s.text for s in struck]
+    after = body_at(store, operation.commit, operation.path)
+    own = struck_by(store, operation, rid)  # not the strikes of another commit under the same id
+    texts = [s.text for s in own]
     # where each strike opened in the text it was made on (unstrike's exact inverse)
-    original, _ = unstrike(after, rid)
+    original, _ = unstrike(after, rid, {s.start for s in own})
     starts, shift = [], 0
-    for s in struck:
-        starts.append(s.start - shift)
-        shift += (s.end - s.start) - len(s.text)
+    for s in struck_spans(after, rid):
+        if s in own:
+            starts.append(s.start - shift)
+        shift += (s.end - s.start) - len(s.text) if s in own else 0
     body = store.load(operation.path).body
+    earlier = Counter(s.text for s in struck_spans(body, rid))
     units = [u.span for u in memory_units(body, {}) if u.span is not None]
     spans: list[Span] = []
     for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
@@ -106,8 +104,12 @@ def _restrike(store: Store, operation: Operation, trailers: dict[str, str]) -> P
         trailers=trailers,
         spans=tuple(spans),
         regions=(),
+        again=True,
     )
-    if plan.changes and [s.text for s in struck_spans(parse_document(plan.new_text).body, rid)] != texts:
+    struck_now = (
+        Counter(s.text for s in struck_spans(parse_document(plan.new_text).body, rid)) if plan.changes else None
+    )
+    if struck_now is not None and struck_now - earlier != Counter(texts):
         raise PalinodeError(
             f"cannot strike exactly what {short} struck in {operation.path}; re-plan the request instead"
         )
