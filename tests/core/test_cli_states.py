@@ -246,3 +246,19 @@ def test_undoing_one_of_two_strikes_under_the_same_id_unstrikes_only_its_own(tmp
         assert marks[undone.commit].undone and not marks[kept.commit].undone
         run("redo", str(root), undone.commit)
         assert len(struck_spans((root / "people/ann.md").read_text())) == 2
+
+
+def test_a_sentence_struck_by_hand_leaves_an_unapplied_request_partial(tmp_path):
+    """Residue's S strikes one sentence for a pending request: nothing the
+    review planned was approved, so the request is partial, not applied."""
+    root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
+    (root / "notes").mkdir()
+    (root / "notes/b.md").write_text(palinode_file(fm("notes-b", "2031-05-01T00:00:00+00:00"),
+                                                   "Ann Lee called about the fair."))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "another memory")
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    assert [s.state for s in session.request_states()] == ["pending"]
+    line = next(i for i, t in enumerate((root / "people/ann.md").read_text().splitlines(), 1) if "oolong" in t)
+    session.apply(session.plan_strike("insights/forget-ann.md", "people/ann.md", line, "Ann Lee likes oolong tea."))
+    assert [s.state for s in Session(Store(root)).request_states()] == ["partial"]
