@@ -262,3 +262,21 @@ def test_a_sentence_struck_by_hand_leaves_an_unapplied_request_partial(tmp_path)
     line = next(i for i, t in enumerate((root / "people/ann.md").read_text().splitlines(), 1) if "oolong" in t)
     session.apply(session.plan_strike("insights/forget-ann.md", "people/ann.md", line, "Ann Lee likes oolong tea."))
     assert [s.state for s in Session(Store(root)).request_states()] == ["partial"]
+
+
+def test_undoing_an_unretract_strikes_again_only_what_it_unstruck(tmp_path):
+    """One sentence of two approved and struck, then unretracted (Palinode's
+    way, or ours): its undo strikes that sentence again, not every mention."""
+    root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
+    knobs = session.forget_knobs().with_overrides(min_target_coverage=0.9)
+    plan = session.plan("insights/forget-ann.md", knobs, index=session.update_index(), resolver="palinode")
+    first = plan.candidate("people/ann.md").plan.spans[0]
+    session.apply_forget(plan, {"people/ann.md": Choice(spans=frozenset({first.index}))})
+    struck = (root / "people/ann.md").read_text()
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    session.apply(session.plan_op("unretract", "people/ann.md", pref="I know Ann Lee"))
+    unretract = next(o for o in session.operations() if o.op == "unretract")
+    undo = session.plan_undo(unretract)
+    assert undo.mentions == 1
+    session.apply(undo)
+    assert (root / "people/ann.md").read_text() == struck
