@@ -14,10 +14,10 @@ from ..ops.plan import Plan
 from ..ops.subjects import SUBJECT_RE
 from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.store import Store
-from ..text.document import parse_document
 from ..text.history import parse_entries
-from ..text.markdown import StruckSpan, struck_spans
+from ..text.markdown import struck_spans
 from ..text.words import retraction_id
+from .restrike import restrike, struck_by
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
@@ -144,28 +144,10 @@ def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract
     return None
 
 
-def body_at(store: Store, rev: str, path: str) -> str:
-    text = store.git.blob_at(rev, path)
-    return "" if text is None else parse_document(text).body
-
-
-def struck_by(store: Store, operation: Operation, rid: str) -> list[StruckSpan]:
-    """The strikes ``operation``'s commit made under ``rid`` (in the file it
-    wrote, in file order): those after it less those already struck before it."""
-    before = Counter(s.text for s in struck_spans(body_at(store, f"{operation.commit}^", operation.path), rid))
-    own = []
-    for span in struck_spans(body_at(store, operation.commit, operation.path), rid):
-        if before[span.text]:
-            before[span.text] -= 1
-        else:
-            own.append(span)
-    return own
-
-
 def _own_strikes(store: Store, operation: Operation, rid: str) -> frozenset[int] | None:
     """Where the strikes the retract ``operation`` made open in the file now;
     None when they are all its strikes there (the whole retraction is undone)."""
-    own = Counter(s.text for s in struck_by(store, operation, rid))
+    own = Counter(s.text for s in struck_by(store, operation.path, rid, operation.commit, f"{operation.commit}^"))
     now = struck_spans(store.load(operation.path).body, rid)
     if not Counter(s.text for s in now) - own:
         return None
@@ -210,6 +192,17 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
         trailers["Retraction-Id"] = retraction_id(pref)
+    if operation.op == "unretract":  # exactly what it unstruck, not every mention
+        return restrike(
+            store,
+            operation.path,
+            operation.commit,
+            operation.counterpart,
+            trailers,
+            pref or "",
+            f"{operation.commit}^",
+            operation.commit,
+        )
     if operation.op == "retract":  # only its own strikes: another commit may have struck more under the id
         return lifecycle.plan_unretract(
             store,

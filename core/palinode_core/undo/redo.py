@@ -5,17 +5,13 @@ no longer holds them where they were, the redo is refused."""
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import replace
-
-from ..errors import PalinodeError, StalePlan
+from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..storage.store import Store
-from ..text.document import parse_document
-from ..text.markdown import Span, struck_spans, unstrike
-from ..text.units import clause_span, memory_units
-from .operations import Operation, body_at, pref_for, struck_by
+from ..text.markdown import struck_spans
+from .operations import Operation, pref_for
+from .restrike import body_at, restrike
 
 
 def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
@@ -30,7 +26,20 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
     trailers = {k: v for k, v in operation.trailers.items() if k in ("Forget-Request", "Retraction-Id")}
     trailers.update(Redoes=operation.commit, Undoes=operation.undone_by)
     if operation.op == "retract":
-        plan = _restrike(store, operation, trailers)
+        rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
+        pref = pref_for(store, operation.path, rid, "retract")
+        if pref is None:
+            raise PalinodeError(f"cannot tell which preference {short} struck")
+        plan = restrike(
+            store,
+            operation.path,
+            operation.commit,
+            operation.counterpart,
+            trailers,
+            pref,
+            operation.commit,
+            f"{operation.commit}^",
+        )
     else:
         pref = None
         if operation.op == "unretract":
@@ -61,56 +70,3 @@ def _rid(store: Store, operation: Operation, new_in: str) -> str:
     if len(rids) != 1:
         raise PalinodeError(f"cannot tell which retraction {operation.commit[:7]} made in {operation.path}")
     return rids.pop()
-
-
-def _restrike(store: Store, operation: Operation, trailers: dict[str, str]) -> Plan:
-    short = operation.commit[:7]
-    rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
-    pref = pref_for(store, operation.path, rid, "retract")
-    if pref is None:
-        raise PalinodeError(f"cannot tell which preference {short} struck")
-    after = body_at(store, operation.commit, operation.path)
-    own = struck_by(store, operation, rid)  # not the strikes of another commit under the same id
-    texts = [s.text for s in own]
-    # where each strike opened in the text it was made on (unstrike's exact inverse)
-    original, _ = unstrike(after, rid, {s.start for s in own})
-    starts, shift = [], 0
-    for s in struck_spans(after, rid):
-        if s in own:
-            starts.append(s.start - shift)
-        shift += (s.end - s.start) - len(s.text) if s in own else 0
-    body = store.load(operation.path).body
-    earlier = Counter(s.text for s in struck_spans(body, rid))
-    units = [u.span for u in memory_units(body, {}) if u.span is not None]
-    spans: list[Span] = []
-    for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
-        fits = [u for u in units if u.text.startswith(text)]  # the whole unit, or its leading clauses
-        if body == original:  # unchanged since: the very places it struck
-            fits = [u for u in fits if u.start == start]
-        if len(fits) != 1:
-            raise StalePlan(
-                f"{operation.path} changed since {short} was undone: cannot find exactly the sentence it struck "
-                f"({text[:60]!r}); re-plan the request instead"
-            )
-        unit = fits[0]
-        spans.append(
-            replace(unit, index=index, collateral=None) if unit.text == text else clause_span(unit, len(text), index)
-        )
-    plan = lifecycle.plan_retract(
-        store,
-        operation.path,
-        pref,
-        superseded_by=operation.counterpart,
-        trailers=trailers,
-        spans=tuple(spans),
-        regions=(),
-        again=True,
-    )
-    struck_now = (
-        Counter(s.text for s in struck_spans(parse_document(plan.new_text).body, rid)) if plan.changes else None
-    )
-    if struck_now is not None and struck_now - earlier != Counter(texts):
-        raise PalinodeError(
-            f"cannot strike exactly what {short} struck in {operation.path}; re-plan the request instead"
-        )
-    return plan
