@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, TypeVar
 
 from palinode_core.errors import Cancelled, PalinodeError
+from textual.widget import Widget
 
 from .messages import WorkDone, WorkFailed, WorkProgress
 
@@ -51,15 +52,19 @@ class BlockingWork:
 
         app.run_worker(job, thread=True, group=group, exclusive=exclusive, description=description)
 
-    def _current(self, group: str, generation: int | None) -> bool:
+    def _current(self, group: str, generation: int | None, callback: Callable[..., Any] | None) -> bool:
+        # a screen closed while its work ran is no longer in the DOM: its callback would query nothing and raise
+        owner = getattr(callback, "__self__", None)
+        if isinstance(owner, Widget) and not owner.is_attached:
+            return False
         return generation is None or self._generations.get(group) == generation
 
     def on_work_done(self, message: WorkDone) -> None:
-        if self._current(message.group, message.generation):
+        if self._current(message.group, message.generation, message.on_done):
             message.on_done(message.result)
 
     def on_work_failed(self, message: WorkFailed) -> None:
-        if not self._current(message.group, message.generation):
+        if not self._current(message.group, message.generation, message.on_error):
             return
         if message.on_error is not None:
             message.on_error(message.reason)

@@ -218,3 +218,65 @@ def test_redo_strikes_exactly_the_approved_spans(tmp_path, resolver):
     head = git(root, "rev-parse", "HEAD")
     proc = run("redo", str(root), redo.commit, code=1)
     assert "cannot find exactly the sentence it struck" in proc.stderr and git(root, "rev-parse", "HEAD") == head
+
+
+def test_undoing_one_of_two_strikes_under_the_same_id_unstrikes_only_its_own(tmp_path):
+    """A sentence struck by hand (Residue's S: again=True) joins an approved
+    strike under the same id: undoing either commit unstrikes only what that
+    commit struck, and the other stays in force (not silently undone too)."""
+    root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
+    knobs = session.forget_knobs().with_overrides(min_target_coverage=0.9)
+    plan = session.plan("insights/forget-ann.md", knobs, index=session.update_index(), resolver="palinode")
+    first = plan.candidate("people/ann.md").plan.spans[0]
+    session.apply_forget(plan, {"people/ann.md": Choice(spans=frozenset({first.index}))})
+    line = next(i for i, t in enumerate((root / "people/ann.md").read_text().splitlines(), 1) if "oolong" in t)
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    session.apply(session.plan_strike("insights/forget-ann.md", "people/ann.md", line, "Ann Lee likes oolong tea."))
+    by_hand, approved = [o for o in session.operations() if o.op == "retract"]
+    for undone, kept in ((by_hand, approved), (approved, by_hand)):
+        session = Session(Store(root, clock=Clock()), vectors=False)
+        undo = session.plan_undo(session.operation(undone.commit))
+        assert undo.mentions == 1
+        session.apply(undo)
+        text = (root / "people/ann.md").read_text()
+        assert [s.text for s in struck_spans(text)] == [
+            "I met Ann Lee at school." if kept is approved else "Ann Lee likes oolong tea."]
+        assert "- i know ann lee" in text  # the record stays while a strike of the pref does
+        marks = {o.commit: o for o in Session(Store(root)).operations()}
+        assert marks[undone.commit].undone and not marks[kept.commit].undone
+        run("redo", str(root), undone.commit)
+        assert len(struck_spans((root / "people/ann.md").read_text())) == 2
+
+
+def test_a_sentence_struck_by_hand_leaves_an_unapplied_request_partial(tmp_path):
+    """Residue's S strikes one sentence for a pending request: nothing the
+    review planned was approved, so the request is partial, not applied."""
+    root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
+    (root / "notes").mkdir()
+    (root / "notes/b.md").write_text(palinode_file(fm("notes-b", "2031-05-01T00:00:00+00:00"),
+                                                   "Ann Lee called about the fair."))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "another memory")
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    assert [s.state for s in session.request_states()] == ["pending"]
+    line = next(i for i, t in enumerate((root / "people/ann.md").read_text().splitlines(), 1) if "oolong" in t)
+    session.apply(session.plan_strike("insights/forget-ann.md", "people/ann.md", line, "Ann Lee likes oolong tea."))
+    assert [s.state for s in Session(Store(root)).request_states()] == ["partial"]
+
+
+def test_undoing_an_unretract_strikes_again_only_what_it_unstruck(tmp_path):
+    """One sentence of two approved and struck, then unretracted (Palinode's
+    way, or ours): its undo strikes that sentence again, not every mention."""
+    root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
+    knobs = session.forget_knobs().with_overrides(min_target_coverage=0.9)
+    plan = session.plan("insights/forget-ann.md", knobs, index=session.update_index(), resolver="palinode")
+    first = plan.candidate("people/ann.md").plan.spans[0]
+    session.apply_forget(plan, {"people/ann.md": Choice(spans=frozenset({first.index}))})
+    struck = (root / "people/ann.md").read_text()
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    session.apply(session.plan_op("unretract", "people/ann.md", pref="I know Ann Lee"))
+    unretract = next(o for o in session.operations() if o.op == "unretract")
+    undo = session.plan_undo(unretract)
+    assert undo.mentions == 1
+    session.apply(undo)
+    assert (root / "people/ann.md").read_text() == struck

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Static
 
 from palinode_core.errors import PalinodeError
 from palinode_tui.workers import BlockingWork
@@ -70,3 +72,29 @@ async def test_errors_go_in_place_or_to_the_error_modal_as_one_line():
         assert in_place == ["the plan is stale: people/ann.md changed"]
         assert app.failures == [("apply", "KeyError: 'x'")]
         assert app.delivered == []
+
+
+class Panel(Screen):
+    def compose(self):
+        yield Static(id="result")
+
+    def show(self, value: object) -> None:
+        self.query_one("#result", Static).update(str(value))
+
+
+async def test_a_result_for_a_dismissed_screen_is_dropped_not_raised():
+    """Closing a screen while its work runs (a timeline, a diff, a preview):
+    the result arrives after the screen left the DOM and must not raise."""
+    app = WorkApp()
+    release = threading.Event()
+    async with app.run_test() as pilot:
+        panel = Panel()
+        await app.push_screen(panel)
+        app.run_blocking(lambda: (release.wait(10), "late")[1], panel.show, "read", "read", exclusive=True)
+        app.run_blocking(lambda: (release.wait(10), "later")[1], app.take("other"), "read", "other")
+        await app.pop_screen()
+        await wait_until(app, pilot, lambda: not panel.is_attached)
+        release.set()
+        await wait_until(app, pilot, lambda: app.delivered)
+        await settle(app, pilot)
+        assert app.delivered == [("other", "later")] and app.is_running

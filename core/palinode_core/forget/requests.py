@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import NotAForgetRequest
+from ..ops.subjects import parse_subject
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
@@ -99,7 +100,9 @@ class RequestState:
 def request_states(store: Store, memories: Mapping[str, Memory]) -> list[RequestState]:
     ledger = read_ledger(store)
     states = []
-    for request in find_requests(memories):
+    requests = find_requests(memories)
+    by_hand = _struck_by_hand(store) if requests else set()
+    for request in requests:
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
         decisions = [d for d in decisions_for(ledger, request.path) if d.get("action") in _DECIDING]
@@ -108,7 +111,7 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
                 request.path,
                 request.pref,
                 request.rid,
-                _state(request, set(archived) | set(struck), decisions),
+                _state(request, set(archived) | set(struck), decisions, request.path in by_hand),
                 archived,
                 struck,
                 request.memory.created_at,
@@ -119,18 +122,32 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     return states
 
 
+def _struck_by_hand(store: Store) -> set[str]:
+    """Requests a strike of ours was made for outside any apply: a retract
+    commit naming the request that is no undo or redo (Palinode's own commits
+    name none, and an apply's carry a ledger record besides)."""
+    found = set()
+    for commit in store.git.log(limit=500):
+        op = parse_subject(commit.subject, store.config.commit_prefix)
+        if op is not None and op.op == "retract" and not {"Undoes", "Redoes"} & commit.trailers.keys():
+            found.add(commit.trailers.get("Forget-Request", ""))
+    return found
+
+
 # The ledger records that decide a state (a leak check or a flag decides nothing).
 _DECIDING = ("apply", "dismiss", "withdraw")
 
 
-def _state(request: Request, live: set[str], decisions: list[dict[str, Any]]) -> RequestStateName:
+def _state(request: Request, live: set[str], decisions: list[dict[str, Any]], by_hand: bool) -> RequestStateName:
     """What the files say now, read with the reviewer's decisions: ``live`` is
     every memory archived under the request or struck for its preference.
 
     Nothing live is pending, even after an apply whose operations were all
     undone (its record stays the last decision); an operation the reviewer
     approved that is no longer in force (undone), or targets left for later,
-    make it partial."""
+    make it partial. With no apply recorded, what is in force is Palinode's
+    own apply of the whole request, or (``by_hand``) a sentence struck by
+    hand: partial."""
     if request.memory.archived:
         return "withdrawn"
     if decisions and decisions[-1].get("action") == "dismiss":
@@ -140,7 +157,7 @@ def _state(request: Request, live: set[str], decisions: list[dict[str, Any]]) ->
     since = next((i + 1 for i in range(len(decisions) - 1, -1, -1) if decisions[i].get("action") == "withdraw"), 0)
     applies = [d for d in decisions[since:] if d.get("action") == "apply"]
     if not applies:
-        return "applied"  # Palinode applied it: only the files tell
+        return "partial" if by_hand else "applied"  # else Palinode applied it: only the files tell
     latest = applies[-1]
     if latest.get("deferred") or not latest.get("complete", True):
         return "partial"

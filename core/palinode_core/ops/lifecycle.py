@@ -11,7 +11,7 @@ from ..errors import PalinodeError
 from ..storage.paths import history_rel_for, subject_path
 from ..storage.store import Memory, Store
 from ..text.history import history_line
-from ..text.markdown import Matcher, Region, Span, find_mentions, marker_for, strike, unstrike
+from ..text.markdown import Matcher, Region, Span, find_mentions, marker_for, strike, struck_spans, unstrike
 from ..text.words import normalize_pref, retraction_id
 from . import backing
 from .plan import FieldChange, Op, Plan, PlanStatus
@@ -216,17 +216,27 @@ def plan_retract(
 
 
 def plan_unretract(
-    store: Store, ref: str, pref: str, reason: str | None = None, trailers: dict[str, str] | None = None
+    store: Store,
+    ref: str,
+    pref: str,
+    reason: str | None = None,
+    trailers: dict[str, str] | None = None,
+    only: frozenset[int] | None = None,
 ) -> Plan:
+    """Unstrike ``pref``'s strikes in ``ref`` (``only``: just those opening at
+    these offsets; the record then stays while another strike of it does)."""
     memory = store.load(ref)
     norm = normalize_pref(pref)
     rid = retraction_id(pref)
     if norm not in memory.retracted_prefs:
         return _base(store, memory, "unretract", "not_retracted", pref=pref, rid=rid, reason=reason)
-    new_body, count = unstrike(memory.body, rid)
+    new_body, count = unstrike(memory.body, rid, only)
     raw = memory.meta.get("retracted_prefs")
     remaining = [p for p in raw if p != norm] if isinstance(raw, list) else []
-    if remaining:
+    changes: tuple[FieldChange, ...] = (FieldChange("retracted_prefs", raw, remaining or None),)
+    if only is not None and struck_spans(new_body, rid):
+        new_text, changes = memory.doc.edit({}, body=new_body), ()
+    elif remaining:
         new_text = memory.doc.edit({"retracted_prefs": remaining}, body=new_body)
     else:
         new_text = memory.doc.edit(delete_keys=("retracted_prefs",), body=new_body)
@@ -241,7 +251,7 @@ def plan_unretract(
         ),
         commit_subject=_subject(store, f"unretract: {subject_path(memory.rel)} ({count} mentions)"),
         trailers=dict(trailers or {}),
-        field_changes=(FieldChange("retracted_prefs", raw, remaining or None),),
+        field_changes=changes,
         pref=pref,
         rid=rid,
         mentions=count,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -340,10 +341,11 @@ def _paragraph_start(body: str, floor: int, closer: int) -> int:
     return start
 
 
-def unstrike(body: str, rid: str) -> tuple[str, int]:
-    """Undo every strike carrying ``rid``: byte-exact inverse of ``strike``
-    (except the trailing spaces Palinode drops from struck list items)."""
-    spans = struck_spans(body, rid)
+def unstrike(body: str, rid: str, only: Container[int] | None = None) -> tuple[str, int]:
+    """Undo every strike carrying ``rid`` (or those opening at ``only``):
+    byte-exact inverse of ``strike`` (except the trailing spaces Palinode
+    drops from struck list items)."""
+    spans = [s for s in struck_spans(body, rid) if only is None or s.start in only]
     out: list[str] = []
     cursor = 0
     for span in spans:

@@ -4,6 +4,7 @@ read from commit subjects (docs/format.md), and the undo of any one of them."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -14,7 +15,9 @@ from ..ops.subjects import SUBJECT_RE
 from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.store import Store
 from ..text.history import parse_entries
+from ..text.markdown import struck_spans
 from ..text.words import retraction_id
+from .restrike import restrike, struck_by
 
 OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
 
@@ -141,6 +144,21 @@ def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract
     return None
 
 
+def _own_strikes(store: Store, operation: Operation, rid: str) -> frozenset[int] | None:
+    """Where the strikes the retract ``operation`` made open in the file now;
+    None when they are all its strikes there (the whole retraction is undone)."""
+    own = Counter(s.text for s in struck_by(store, operation.path, rid, operation.commit, f"{operation.commit}^"))
+    now = struck_spans(store.load(operation.path).body, rid)
+    if not Counter(s.text for s in now) - own:
+        return None
+    if any(sum(s.text == text for s in now) > count for text, count in own.items()):
+        raise PalinodeError(
+            f"{operation.path} holds the same struck sentence from another commit as well: "
+            f"cannot tell which one {operation.commit[:7]} struck; unretract by hand"
+        )
+    return frozenset(s.start for s in now if s.text in own)
+
+
 def find_operation(found: list[Operation], ref: str) -> Operation:
     """The operation whose commit id starts with ``ref`` (at least 4 hex digits)."""
     if not re.fullmatch(r"[0-9a-f]{4,40}", ref):
@@ -174,6 +192,26 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
         trailers["Retraction-Id"] = retraction_id(pref)
+    if operation.op == "unretract":  # exactly what it unstruck, not every mention
+        return restrike(
+            store,
+            operation.path,
+            operation.commit,
+            operation.counterpart,
+            trailers,
+            pref or "",
+            f"{operation.commit}^",
+            operation.commit,
+        )
+    if operation.op == "retract":  # only its own strikes: another commit may have struck more under the id
+        return lifecycle.plan_unretract(
+            store,
+            operation.path,
+            pref or "",
+            reason,
+            trailers,
+            _own_strikes(store, operation, retraction_id(pref or "")),
+        )
     return lifecycle.plan_inverse(
         store,
         operation.op,

@@ -5,16 +5,13 @@ no longer holds them where they were, the redo is refused."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ..errors import PalinodeError, StalePlan
+from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..storage.store import Store
-from ..text.document import parse_document
-from ..text.markdown import Span, struck_spans, unstrike
-from ..text.units import clause_span, memory_units
+from ..text.markdown import struck_spans
 from .operations import Operation, pref_for
+from .restrike import body_at, restrike
 
 
 def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
@@ -29,7 +26,20 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
     trailers = {k: v for k, v in operation.trailers.items() if k in ("Forget-Request", "Retraction-Id")}
     trailers.update(Redoes=operation.commit, Undoes=operation.undone_by)
     if operation.op == "retract":
-        plan = _restrike(store, operation, trailers)
+        rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
+        pref = pref_for(store, operation.path, rid, "retract")
+        if pref is None:
+            raise PalinodeError(f"cannot tell which preference {short} struck")
+        plan = restrike(
+            store,
+            operation.path,
+            operation.commit,
+            operation.counterpart,
+            trailers,
+            pref,
+            operation.commit,
+            f"{operation.commit}^",
+        )
     else:
         pref = None
         if operation.op == "unretract":
@@ -51,64 +61,12 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
     return plan
 
 
-def _body_at(store: Store, rev: str, path: str) -> str:
-    text = store.git.blob_at(rev, path)
-    return "" if text is None else parse_document(text).body
-
-
 def _rid(store: Store, operation: Operation, new_in: str) -> str:
     """The one retraction id whose markers the commit added (``new_in`` "after")
     or removed ("before"), for a commit that carries no ``Retraction-Id``."""
-    before = {s.rid for s in struck_spans(_body_at(store, f"{operation.commit}^", operation.path))}
-    after = {s.rid for s in struck_spans(_body_at(store, operation.commit, operation.path))}
+    before = {s.rid for s in struck_spans(body_at(store, f"{operation.commit}^", operation.path))}
+    after = {s.rid for s in struck_spans(body_at(store, operation.commit, operation.path))}
     rids = after - before if new_in == "after" else before - after
     if len(rids) != 1:
         raise PalinodeError(f"cannot tell which retraction {operation.commit[:7]} made in {operation.path}")
     return rids.pop()
-
-
-def _restrike(store: Store, operation: Operation, trailers: dict[str, str]) -> Plan:
-    short = operation.commit[:7]
-    rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
-    pref = pref_for(store, operation.path, rid, "retract")
-    if pref is None:
-        raise PalinodeError(f"cannot tell which preference {short} struck")
-    after = _body_at(store, operation.commit, operation.path)
-    struck = struck_spans(after, rid)
-    texts = [s.text for s in struck]
-    # where each strike opened in the text it was made on (unstrike's exact inverse)
-    original, _ = unstrike(after, rid)
-    starts, shift = [], 0
-    for s in struck:
-        starts.append(s.start - shift)
-        shift += (s.end - s.start) - len(s.text)
-    body = store.load(operation.path).body
-    units = [u.span for u in memory_units(body, {}) if u.span is not None]
-    spans: list[Span] = []
-    for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
-        fits = [u for u in units if u.text.startswith(text)]  # the whole unit, or its leading clauses
-        if body == original:  # unchanged since: the very places it struck
-            fits = [u for u in fits if u.start == start]
-        if len(fits) != 1:
-            raise StalePlan(
-                f"{operation.path} changed since {short} was undone: cannot find exactly the sentence it struck "
-                f"({text[:60]!r}); re-plan the request instead"
-            )
-        unit = fits[0]
-        spans.append(
-            replace(unit, index=index, collateral=None) if unit.text == text else clause_span(unit, len(text), index)
-        )
-    plan = lifecycle.plan_retract(
-        store,
-        operation.path,
-        pref,
-        superseded_by=operation.counterpart,
-        trailers=trailers,
-        spans=tuple(spans),
-        regions=(),
-    )
-    if plan.changes and [s.text for s in struck_spans(parse_document(plan.new_text).body, rid)] != texts:
-        raise PalinodeError(
-            f"cannot strike exactly what {short} struck in {operation.path}; re-plan the request instead"
-        )
-    return plan

@@ -1,0 +1,96 @@
+"""Strikes one commit made or took back, read from history and struck again
+exactly: the redo of a retract and the undo of an unretract (never every
+mention of the preference, never another commit's strikes under the id)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from ..errors import PalinodeError, StalePlan
+from ..ops import lifecycle
+from ..ops.plan import Plan
+from ..storage.store import Store
+from ..text.document import parse_document
+from ..text.markdown import Span, StruckSpan, struck_spans, unstrike
+from ..text.units import clause_span, memory_units
+from ..text.words import retraction_id
+
+
+def body_at(store: Store, rev: str, path: str) -> str:
+    text = store.git.blob_at(rev, path)
+    return "" if text is None else parse_document(text).body
+
+
+def struck_by(store: Store, path: str, rid: str, struck: str, base: str) -> list[StruckSpan]:
+    """The strikes under ``rid`` that ``path`` holds at revision ``struck`` and
+    not at ``base`` (in file order): what a retract commit struck (``struck``
+    the commit, ``base`` its parent) or an unretract unstruck (the other way)."""
+    before = Counter(s.text for s in struck_spans(body_at(store, base, path), rid))
+    own = []
+    for span in struck_spans(body_at(store, struck, path), rid):
+        if before[span.text]:
+            before[span.text] -= 1
+        else:
+            own.append(span)
+    return own
+
+
+def restrike(
+    store: Store,
+    path: str,
+    commit: str,
+    counterpart: str | None,
+    trailers: dict[str, str],
+    pref: str,
+    struck: str,
+    base: str,
+) -> Plan:
+    """Strike again, for ``pref``, exactly the sentences ``path`` held struck
+    at revision ``struck`` and not at ``base`` (the redo of a retract, the undo
+    of an unretract); ``commit`` is the operation's, for messages."""
+    short = commit[:7]
+    rid = retraction_id(pref)
+    after = body_at(store, struck, path)
+    own = struck_by(store, path, rid, struck, base)  # not the strikes of another commit under the id
+    texts = [s.text for s in own]
+    # where each strike opened in the text it was made on (unstrike's exact inverse)
+    original, _ = unstrike(after, rid, {s.start for s in own})
+    starts, shift = [], 0
+    for s in struck_spans(after, rid):
+        if s in own:
+            starts.append(s.start - shift)
+        shift += (s.end - s.start) - len(s.text) if s in own else 0
+    body = store.load(path).body
+    earlier = Counter(s.text for s in struck_spans(body, rid))
+    units = [u.span for u in memory_units(body, {}) if u.span is not None]
+    spans: list[Span] = []
+    for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
+        fits = [u for u in units if u.text.startswith(text)]  # the whole unit, or its leading clauses
+        if body == original:  # unchanged since: the very places it struck
+            fits = [u for u in fits if u.start == start]
+        if len(fits) != 1:
+            raise StalePlan(
+                f"{path} changed since {short}: cannot find exactly the sentence it struck "
+                f"({text[:60]!r}); re-plan the request instead"
+            )
+        unit = fits[0]
+        spans.append(
+            replace(unit, index=index, collateral=None) if unit.text == text else clause_span(unit, len(text), index)
+        )
+    plan = lifecycle.plan_retract(
+        store,
+        path,
+        pref,
+        superseded_by=counterpart,
+        trailers=trailers,
+        spans=tuple(spans),
+        regions=(),
+        again=True,
+    )
+    struck_now = (
+        Counter(s.text for s in struck_spans(parse_document(plan.new_text).body, rid)) if plan.changes else None
+    )
+    if struck_now is not None and struck_now - earlier != Counter(texts):
+        raise PalinodeError(f"cannot strike exactly what {short} struck in {path}; re-plan the request instead")
+    return plan
