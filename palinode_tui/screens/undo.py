@@ -42,7 +42,10 @@ class UndoScreen(ModeScreen):
         yield footer()
 
     def on_mount(self) -> None:
-        self.query_one("#undo-ops", DataTable).add_columns("when", "op", "path", "via", "commit")
+        table = self.query_one("#undo-ops", DataTable)
+        # fixed widths: auto widths depended on which refill a repaint caught (a snapshot flake)
+        for label, width in (("when", 16), ("op", 9), ("path", 26), ("via", 26), ("commit", 7)):
+            table.add_column(label, width=width)
         super().on_mount()
         self.query_one("#undo-ops", DataTable).focus()
 
