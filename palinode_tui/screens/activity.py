@@ -29,7 +29,9 @@ class ActivityScreen(ModeScreen):
         yield footer()
 
     def on_mount(self) -> None:
-        self.query_one("#timeline", DataTable).add_columns("date", "op", "path", "via")
+        table = self.query_one("#timeline", DataTable)
+        for label, width in (("date", 16), ("op", 9), ("path", 26), ("via", 26)):  # fixed: see the Undo list
+            table.add_column(label, width=width)
         super().on_mount()
         self.set_interval(1.0, self._render_log)
 
