@@ -34,29 +34,6 @@ _LOCKS_GUARD = threading.Lock()
 _FIELD_SEP = "\x1f"
 _RECORD_SEP = "\x1e"
 _SHA_RE = re.compile(r"[0-9a-f]{4,64}")
-# Variables that would point git somewhere other than this store, or run a program.
-_SCRUBBED_ENV = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_COMMON_DIR",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_CONFIG",
-    "GIT_TRACE",
-    "GIT_ATTR_SOURCE",
-    "GIT_QUARANTINE_PATH",
-)
 
 
 class GitCommandFailed(GitError):
@@ -125,7 +102,7 @@ class GitStore:
 
     # -- the one runner -------------------------------------------------------------
     def _env(self, overrides: list[tuple[str, str]], read: bool) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in trust_mod.SCRUBBED_ENV}
         env.update(
             GIT_DIR=str(self.git_dir),
             GIT_WORK_TREE=str(self.root),

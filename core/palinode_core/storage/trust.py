@@ -24,6 +24,31 @@ from typing import Any
 
 from . import safeio
 
+# Variables that would point git somewhere other than this store, or run a program.
+SCRUBBED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_CONFIG",
+    "GIT_TRACE",
+    "GIT_ATTR_SOURCE",
+    "GIT_QUARANTINE_PATH",
+)
+
+
 # Always off when untrusted: each names or starts a program, or would sign.
 FIXED_OFF: list[tuple[str, str]] = [
     ("core.hooksPath", "/dev/null"),
