@@ -271,13 +271,14 @@ class Session(InspectViews):
         request = forget_requests.request_at(self.store, request_path)
         return forget_leak.leak_check(request, self.refresh().memories, self._index)
 
-    def record_leaks(self, request_path: str, note: str | None = None) -> str | None:
+    def record_leaks(self, request_path: str, leaks: list[Leak] | None = None, note: str | None = None) -> str | None:
+        """Record a leak check in the ledger (``leaks`` when already run, else run now)."""
         self._live_only("recording a leak check")
         from .forget import leak as forget_leak
         from .forget import requests as forget_requests
 
-        leaks = self.leak_check(request_path)
-        return forget_leak.record_residue(self.store, forget_requests.request_at(self.store, request_path), leaks, note)
+        found = self.leak_check(request_path) if leaks is None else leaks
+        return forget_leak.record_residue(self.store, forget_requests.request_at(self.store, request_path), found, note)
 
     def decisions(self, request_path: str) -> list[dict[str, Any]]:
         """The ledger's records about one request (applies, dismissals, flags), oldest first."""

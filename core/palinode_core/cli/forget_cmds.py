@@ -138,6 +138,8 @@ def _leaks_args(p: argparse.ArgumentParser) -> None:
 
 
 def _leaks(args: argparse.Namespace) -> dict[str, Any]:
+    from ..forget.leak import leak_counts
+
     session = open_session(args, lexical=args.lexical)
     if not args.lexical:
         updated_index(session, False)
@@ -145,12 +147,14 @@ def _leaks(args: argparse.Namespace) -> dict[str, Any]:
     checks = []
     for path in paths:
         leaks = session.leak_check(path)
-        counts: dict[str, int] = {}
-        for leak in leaks:
-            counts[leak.kind] = counts.get(leak.kind, 0) + 1
-        commit = session.record_leaks(path) if args.record else None
+        commit = session.record_leaks(path, leaks) if args.record else None  # the check just run, not a second one
         checks.append(
-            {"request": path, "counts": counts, "mentions": [leak.to_dict() for leak in leaks], "ledger_commit": commit}
+            {
+                "request": path,
+                "counts": leak_counts(leaks),
+                "mentions": [leak.to_dict() for leak in leaks],
+                "ledger_commit": commit,
+            }
         )
     return {"checks": checks}
 

@@ -153,17 +153,22 @@ def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float
     return [None if i + 1 in gone else float(s) for i, s in enumerate(sims)]
 
 
-def residue_record(request: Request, leaks: list[Leak], note: str | None = None) -> dict[str, Any]:
-    """The leak check as a ledger record."""
+def leak_counts(leaks: list[Leak]) -> dict[str, int]:
+    """How many surviving mentions of each kind (live, struck, archived, unforgettable)."""
     counts: dict[str, int] = {}
     for leak in leaks:
         counts[leak.kind] = counts.get(leak.kind, 0) + 1
+    return counts
+
+
+def residue_record(request: Request, leaks: list[Leak], note: str | None = None) -> dict[str, Any]:
+    """The leak check as a ledger record."""
     return {
         "action": "residue",
         "request": request.path,
         "pref": request.pref,
         "rid": request.rid,
-        "counts": counts,
+        "counts": leak_counts(leaks),
         "mentions": [leak.to_dict() for leak in leaks],
         "note": note,
     }
