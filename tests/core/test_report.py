@@ -265,3 +265,13 @@ def test_written_report_never_overwrites_unless_asked(reviewed, tmp_path):
     with pytest.raises(PalinodeError, match="unknown report format"):
         session.write_report(tmp_path / "x.pdf", "pdf", request="insights/forget-w.md")
     assert not (tmp_path / "x.pdf").exists()
+
+
+def test_a_report_written_over_a_hard_link_to_a_memory_leaves_the_memory_alone(reviewed, tmp_path):
+    memory = reviewed / "insights/forget-w.md"
+    before = memory.read_bytes()
+    out = tmp_path / "linked.html"
+    os.link(memory, out)
+    Session.open(reviewed, vectors=False).write_report(out, "html", overwrite=True, request="insights/forget-w.md")
+    assert memory.read_bytes() == before and out.read_text().startswith("<!DOCTYPE html>")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".palinode-report-")]

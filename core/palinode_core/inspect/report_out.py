@@ -3,7 +3,9 @@ store. The CLI's ``report -o`` and the app's export share this one path."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -36,13 +38,27 @@ def write_report(
     if out == root or root in out.parents:
         # inside the store the report would be read as a memory (and committed by Palinode)
         raise PalinodeError(f"{out} is inside the store; write the report somewhere else")
+    # A new file renamed (or linked) into place: the old name's inode is never
+    # written to, so an output that is a hard link to a memory cannot reach it.
     try:
-        with open(out, "w" if overwrite else "x", encoding="utf-8") as handle:
-            handle.write(text)
+        handle, tmp = tempfile.mkstemp(prefix=".palinode-report-", dir=out.parent)
+    except OSError as exc:
+        raise PalinodeError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(tmp, 0o644)
+        if overwrite:
+            os.replace(tmp, out)
+        else:
+            os.link(tmp, out)  # fails if the name exists, atomically
     except FileExistsError:
         raise PalinodeError(f"{out} already exists") from None
     except OSError as exc:
         raise PalinodeError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
     return {
         "written": os.fspath(out),
         "format": fmt,
