@@ -78,3 +78,13 @@ def test_the_leak_check_is_committed_with_the_decision_in_one_ledger_commit(root
     residue = records[1]
     assert residue["request"] == "insights/forget-tea.md"
     assert any(m["path"] == "notes/tea.md" and m["kind"] == "unforgettable" for m in residue["mentions"])
+
+
+def test_a_forged_retract_commit_naming_another_file_does_not_change_a_state(root):
+    """Only a strike by hand in a memory struck for the request now makes it partial."""
+    git(root, "commit", "-q", "--allow-empty", "-m",
+        "palinode retract: x.md (1 mentions)\n\nForget-Request: insights/forget-tea.md")
+    session = Session.open(root, vectors=False)
+    session.apply(session.plan_op("retract", "people/me.md", pref="I drink oolong tea"))
+    [state] = Session.open(root, vectors=False).request_states()
+    assert state.struck_targets == ("people/me.md",) and state.state == "applied"

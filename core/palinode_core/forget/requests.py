@@ -101,7 +101,7 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     ledger = read_ledger(store)
     states = []
     requests = find_requests(memories)
-    by_hand = _struck_by_hand(store) if requests else set()
+    by_hand = _struck_by_hand(store) if requests else {}
     for request in requests:
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
@@ -111,7 +111,12 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
                 request.path,
                 request.pref,
                 request.rid,
-                _state(request, set(archived) | set(struck), decisions, request.path in by_hand),
+                _state(
+                    request,
+                    set(archived) | set(struck),
+                    decisions,
+                    bool(by_hand.get(request.path, set()) & set(struck)),
+                ),
                 archived,
                 struck,
                 request.memory.created_at,
@@ -122,15 +127,16 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     return states
 
 
-def _struck_by_hand(store: Store) -> set[str]:
-    """Requests a strike of ours was made for outside any apply: a retract
+def _struck_by_hand(store: Store) -> dict[str, set[str]]:
+    """For each request, the memories a strike of ours was made in outside any apply: a retract
     commit naming the request that is no undo or redo (Palinode's own commits
     name none, and an apply's carry a ledger record besides)."""
-    found = set()
+    found: dict[str, set[str]] = {}
     for commit in store.git.log(limit=500):
         op = parse_subject(commit.subject, store.config.commit_prefix)
         if op is not None and op.op == "retract" and not {"Undoes", "Redoes"} & commit.trailers.keys():
-            found.add(commit.trailers.get("Forget-Request", ""))
+            # by path, so a commit only counts for a memory that is struck for the request now
+            found.setdefault(commit.trailers.get("Forget-Request", ""), set()).add(op.path)
     return found
 
 
