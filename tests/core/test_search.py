@@ -39,7 +39,9 @@ def test_reopen_reembeds_only_the_edited_file(big_store, embedder, tmp_path):
     first = SearchIndex(store, embedder, cache_dir=cache)
     start = embedder.encoded
     first.update()
-    assert embedder.encoded - start == 1000
+    embedded, units = first.units.coverage()
+    assert embedded == units > 1000  # every sentence, not only the 1,000 chunks
+    assert embedder.encoded - start == first._vectors.count()  # each distinct text once
     first.close()
 
     edited = big_store / "insights/note-0007.md"
@@ -47,8 +49,9 @@ def test_reopen_reembeds_only_the_edited_file(big_store, embedder, tmp_path):
     reopened = SearchIndex(Store(big_store), embedder, cache_dir=cache)
     before = embedder.encoded
     reopened.update()
-    assert embedder.encoded - before == 1  # one chunk: the edited file's
+    assert embedder.encoded - before == 1  # one text: the edited file's chunk, which is also its one sentence
     assert reopened.stats.files_reindexed == 1
+    assert reopened.units.stats.added == 1 and reopened.units.stats.dropped == 1  # its new version, its old one
     hits = reopened.search("sourdough starters", 3).hits
     assert hits[0].path == "insights/note-0007.md"
 

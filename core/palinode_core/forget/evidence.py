@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..search.unit_index import SIM_FLOOR
 from ..text.stem import stem_tokens, stems
 from .subject import _TOKEN_RE, Subject
 
@@ -23,7 +24,8 @@ from .subject import _TOKEN_RE, Subject
 # (a store sentence carrying every stem of the preference), and only when it
 # is nearer the preference than any other request's preference by CONTRAST.
 A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
-P_SCALE, P_ZERO, CONTRAST, P_FLOOR = 25.0, 0.47, 0.08, 0.3
+P_SCALE, P_ZERO, CONTRAST = 25.0, 0.47, 0.08
+P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
 PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
 PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)

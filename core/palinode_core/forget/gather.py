@@ -1,7 +1,9 @@
 """Which memories the thorough resolver reads, and the evidence of each of
-their units. Store-wide up to ``STOREWIDE`` active memories; above that the
-index narrows the reading to memories that hold one of the preference's stems
-(any inflection, by term prefix) or whose chunk vectors are nearest to it."""
+their units. The unit index decides what is read, from every unit of the
+store: memories holding one of the preference's stems (any inflection, by term
+prefix) and memories with a unit whose cached vector is near the preference.
+Planning reads cached vectors only and never loads the model: a unit with no
+vector yet has lexical evidence only, and the plan says how many had one."""
 
 from __future__ import annotations
 
@@ -10,18 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
 from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence
-from .sentvec import vector_source
+from .resolve import SemanticCoverage
 from .subject import memory_is_other, subject_of
 
-STOREWIDE = 3000  # read every active memory of a store up to this many memories
-PREFIX_LIMIT = 400  # chunks from the stem-prefix query
-VECTOR_LIMIT = 20  # files from the vector arm
+ANCHOR_SIM = 0.5  # a neighbour (anchor) sentence is at least this near the preference
+SEMANTIC_NEAR = 0.4  # a unit this near the preference or an anchor is read (below P_ZERO nothing is proposed)
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class Read:
     memory: Memory
     units: tuple[Unit, ...]
     evidence: tuple[Evidence, ...]
-    found_via: str  # scan | bm25 | vector | bm25+vector
+    found_via: str  # lexical | semantic | lexical+semantic
 
 
 def eligible(memory: Memory) -> bool:
@@ -44,54 +43,64 @@ def _prefixes(stems: frozenset[str]) -> list[str]:
 
 
 def candidate_paths(
-    index: SearchIndex, pref: str, stems: frozenset[str], memories: Mapping[str, Memory], lexical: bool
-) -> dict[str, str]:
-    if len(memories) <= STOREWIDE:  # eligibility is checked per memory only on this path and for what is found
-        return {rel: "scan" for rel, m in memories.items() if eligible(m)}
+    index: SearchIndex,
+    pref: str,
+    stems: frozenset[str],
+    memories: Mapping[str, Memory],
+    lexical: bool,
+    *,
+    eligible_only: bool = True,
+) -> tuple[dict[str, str], SemanticCoverage | None]:
+    """Every eligible memory with a unit that shares a stem with the
+    preference (any inflection, by term prefix) or, from every unit vector the
+    cache holds, is near it or near one of the store's own sentences stating it.
+    A lookup in the unit index: nothing is read or embedded here."""
+    by_fp: dict[str, list[str]] = {}
+    for rel, memory in memories.items():
+        if eligible(memory) or not (eligible_only or memory.is_history):
+            by_fp.setdefault(memory.fingerprint, []).append(rel)
     found: dict[str, set[str]] = {}
-    ix = getattr(index, "_ix", None)
-    if ix is not None and stems:
-        from whoosh.query import Or, Prefix, Term
-
-        excluded = sorted({s.lower() for s in index.store.config.exclude_status})
-        with index._lock, ix.searcher() as searcher:
-            mask = Or([Term("status", s) for s in excluded]) if excluded else None
-            for hit in searcher.search(
-                Or([Prefix("content", p) for p in _prefixes(stems)]), limit=PREFIX_LIMIT, mask=mask
-            ):
-                found.setdefault(hit["path"], set()).add("bm25")
+    hits = index.units.lexical_hits(_prefixes(stems)) if stems else []
+    for fp, _text in hits:
+        for rel in by_fp.get(fp, ()):
+            found.setdefault(rel, set()).add("lexical")
+    coverage = None
     if not lexical:
-        for rel in _nearest_files(index, pref, VECTOR_LIMIT):
-            found.setdefault(rel, set()).add("vector")
-    return {rel: "+".join(sorted(arms)) for rel, arms in found.items() if rel in memories and eligible(memories[rel])}
+        coverage, near = _semantic_candidates(index, pref, stems, hits)
+        for fp in near:
+            for rel in by_fp.get(fp, ()):
+                found.setdefault(rel, set()).add("semantic")
+    return {rel: "+".join(sorted(arms)) for rel, arms in found.items()}, coverage
 
 
-def _nearest_files(index: SearchIndex, pref: str, limit: int) -> list[str]:
-    """Files of the chunks nearest the preference (its vector from the cache:
-    no second query embedding), active ones only, best first."""
-    table = getattr(index, "_vector_table", None)
-    if table is None:
-        return [h.path for h in index.search(pref, limit=limit, per_file=1).hits if h.vector_rank is not None]
-    try:
-        matrix, rows = table()
-        if not len(rows):
-            return []
-        qvec = vector_source(index).vectors_for([pref])[0][0]
-        if not qvec.any():
-            vector_source(index).embed_missing([pref])
-            qvec = vector_source(index).vectors_for([pref])[0][0]
-    except Exception:
-        return []
-    excluded = {s.lower() for s in index.store.config.exclude_status}
-    out: list[str] = []
-    for i in np.argsort(-(matrix @ qvec), kind="stable"):
-        path, status = rows[i][1], rows[i][3]
-        if status in excluded or path in out:
-            continue
-        out.append(path)
-        if len(out) >= limit:
-            break
-    return out
+def _semantic_candidates(
+    index: SearchIndex, pref: str, stems: frozenset[str], hits: list[tuple[str, str]]
+) -> tuple[SemanticCoverage, set[str]]:
+    import numpy as np  # only with vectors: a lexical plan never imports numpy
+
+    embedded, units = index.units.coverage()
+    qvec, missing = index.vectors_for([pref])
+    if missing or not embedded:
+        return SemanticCoverage(embedded, units, not missing), set()
+    # anchors: the store's sentences carrying every stem of the preference, nearest first
+    full = list(dict.fromkeys(t for _fp, t in hits if lexical_evidence(t, stems, pref)[2] >= 1.0))
+    anchors = np.zeros((0, qvec.shape[1]), dtype=np.float32)
+    if full:
+        avecs, amiss = index.vectors_for(full)
+        embedded_rows = [i for i in range(len(full)) if i not in set(amiss)]
+        sims = avecs[embedded_rows] @ qvec[0] if embedded_rows else np.zeros(0)
+        order = [embedded_rows[j] for j in np.argsort(-sims, kind="stable") if sims[j] >= ANCHOR_SIM][:ANCHORS]
+        anchors = avecs[order]
+    # units near the preference itself (a lookup), kept when they or an anchor are near enough
+    near = index.units.near(pref, qvec[0])
+    keep = {h for h, sim in near.items() if sim >= SEMANTIC_NEAR}
+    doubtful = [h for h, sim in near.items() if sim < SEMANTIC_NEAR]
+    if doubtful and len(anchors):
+        hashes, vecs = index.units.vectors_of(doubtful)
+        if hashes:
+            best = (vecs @ anchors.T).max(axis=1)
+            keep |= {h for h, b in zip(hashes, best, strict=True) if b >= SEMANTIC_NEAR}
+    return SemanticCoverage(embedded, units, True), index.units.fingerprints_of(keep)
 
 
 _UNITS: dict[tuple[str, str], list[Unit]] = {}  # (path, fingerprint) -> units: warm plans do not re-segment
@@ -140,12 +149,15 @@ def read_memories(
         other = memory_is_other(memory.meta, memory.title, memory.category)
         staged.append((memory, units, paths[rel], other))
         texts.extend(u.text for u in units)
-    vecs, notice = _vectors(index, [pref, *others, *texts], lexical)
+    vecs, have, notice = _vectors(index, [pref, *others, *texts], lexical)
     sims = near = contrast = None
     base = 1 + len(others)
     if vecs is not None:
+        import numpy as np
+
         units_v = vecs[base:]
-        sims = units_v @ vecs[0]
+        unit_have = have[base:]
+        sims = np.where(unit_have, units_v @ vecs[0], np.nan)
     probe = _probe(stems)
     lex_rows = []
     cursor = 0
@@ -160,18 +172,19 @@ def read_memories(
     anchor_texts: list[str] = []
     if vecs is not None:
         assert sims is not None  # set with the vectors above
-        contrast = (units_v @ vecs[1:base].T).max(axis=1) if others else None
+        other_rows = [i for i in range(1, base) if have[i]]
+        contrast = (units_v @ vecs[other_rows].T).max(axis=1) if other_rows else None
         # neighbours: the store's own sentences that carry every stem of the preference
         # (one clause only: a compound's other half must not pull its neighbours in)
         strong = [
             i
             for i, (sh, _n, lex, subj) in enumerate(lex_rows)
-            if lex >= 1.0 and subj == "user" and sims[i] >= 0.5 and len(clauses(texts[i])) == 1
+            if lex >= 1.0 and subj == "user" and sims[i] >= ANCHOR_SIM and len(clauses(texts[i])) == 1
         ]
         strong = sorted(strong, key=lambda i: -sims[i])[:ANCHORS]
         if strong:
             near_m = units_v @ units_v[strong].T
-            near = near_m.max(axis=1)
+            near = np.where(unit_have, near_m.max(axis=1), np.nan)
             which = near_m.argmax(axis=1)
             anchor_texts = [texts[strong[j]] for j in which]
     reads: list[Read] = []
@@ -180,8 +193,8 @@ def read_memories(
         evidence = []
         for unit in units:
             shared, names, lex, subj = lex_rows[cursor]
-            sim = None if sims is None else float(sims[cursor])
-            nsim = None if near is None else float(near[cursor])
+            sim = _value(sims, cursor)
+            nsim = _value(near, cursor)
             con = None if contrast is None else float(contrast[cursor])
             score = fuse(lex, sim, bool(names), nsim, con)
             shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
@@ -212,15 +225,22 @@ def _probe(stems: frozenset[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, _prefixes(stems))) + ")", re.IGNORECASE)
 
 
-def _vectors(index: SearchIndex, every: list[str], lexical: bool) -> tuple[Any, str | None]:
+def _value(values: Any, i: int) -> float | None:
+    """One unit's similarity, None when it (or everything) has no vector."""
+    if values is None or values[i] != values[i]:  # NaN: no vector
+        return None
+    return float(values[i])
+
+
+def _vectors(index: SearchIndex, every: list[str], lexical: bool) -> tuple[Any, Any, str | None]:
+    """The cached vectors of ``every`` text and which have one; never embeds."""
     if lexical:
-        return None, "lexical only: no sentence vectors"
-    source = vector_source(index)
-    try:
-        vecs, missing = source.vectors_for(every)
-        if missing:
-            source.embed_missing([every[i] for i in missing])
-            vecs, missing = source.vectors_for(every)
-    except Exception as exc:  # no model: lexical evidence only, said out loud
-        return None, f"lexical only: {exc}"
-    return np.asarray(vecs), None
+        return None, None, "lexical only: no sentence vectors"
+    import numpy as np
+
+    vecs, missing = index.vectors_for(every)
+    if 0 in missing:  # the preference itself: no semantic arm at all
+        return None, None, None
+    have = np.ones(len(every), dtype=bool)
+    have[missing] = False
+    return np.asarray(vecs), have, None

@@ -24,10 +24,9 @@ from ..text.markdown import struck_spans
 from ..text.units import memory_units
 from ..text.words import retraction_id
 from .evidence import Evidence, fuse, lexical_evidence, pref_stems_of
-from .gather import STOREWIDE, candidate_paths
+from .gather import candidate_paths
 from .ledger import record
 from .requests import Request
-from .sentvec import vector_source
 from .subject import memory_is_other, subject_of
 
 LeakKind = Literal["live", "struck", "archived", "unforgettable"]
@@ -60,7 +59,7 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
     only from sentence vectors already cached: a check never loads the model)."""
     stems = pref_stems_of(request.pref)
     rid = retraction_id(request.pref)
-    source = vector_source(index) if index is not None else None
+    source = index
     readable = _worth_reading(request, stems, memories, index)
     out: list[Leak] = []
     for rel, memory in sorted(memories.items()):
@@ -111,13 +110,13 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
 def _worth_reading(
     request: Request, stems: frozenset[str], memories: Mapping[str, Memory], index: SearchIndex | None
 ) -> set[str]:
-    """Every memory up to STOREWIDE; above, the memories the index finds by
-    stem prefix or vector, those with strike markers, and those archived for
-    this request (no file is read to decide)."""
-    if len(memories) <= STOREWIDE or index is None:
+    """The memories the unit index finds by stem prefix or cached vector (any
+    status: an archived mention is residue too), those with strike markers, and
+    those archived for this request; every memory when there is no index."""
+    if index is None:
         return set(memories)
-    lexical = not getattr(index, "vectors_ready", False)
-    found = set(candidate_paths(index, request.pref, stems, memories, lexical))
+    index.units.sync(memories)  # only versions written since (the apply's own, say)
+    found = set(candidate_paths(index, request.pref, stems, memories, False, eligible_only=False)[0])
     found |= {rel for rel, m in memories.items() if m.struck or m.superseded_by == request.path}
     return found
 

@@ -93,6 +93,37 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class SemanticCoverage:
+    """How much of the store's text the semantic arm could read: distinct
+    unit texts with a cached vector, of all the unit index holds."""
+
+    embedded: int
+    units: int
+    query: bool  # the preference itself has a vector
+
+    @property
+    def share(self) -> float:
+        return self.embedded / self.units if self.units else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return self.query and self.embedded >= self.units
+
+    def describe(self) -> str:
+        if not self.query:
+            return "no semantic evidence yet (the preference is not embedded); `palinode-audit index` adds it"
+        if self.complete:
+            return f"semantic evidence for every sentence ({self.units:,})"
+        return (
+            f"semantic evidence for {self.share:.0%} of sentences ({self.embedded:,} of {self.units:,});"
+            " `palinode-audit index` completes it"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"embedded": self.embedded, "units": self.units, "query": self.query, "complete": self.complete}
+
+
+@dataclass(frozen=True)
 class ForgetPlan:
     request: Request
     knobs: ForgetKnobs
@@ -101,6 +132,8 @@ class ForgetPlan:
     resolver: str = "palinode"
     notice: str | None = None  # the thorough resolver's own note (e.g. lexical only)
     uncommitted: tuple[str, ...] = ()  # files the apply would commit that hold the user's own edits
+    semantic: SemanticCoverage | None = None  # the thorough resolver's vectors: how many units had one
+    provisional: tuple[str, ...] = ()  # targets with units not embedded yet: the semantic arm may still change them
 
     @property
     def warnings(self) -> list[str]:
@@ -143,6 +176,8 @@ class ForgetPlan:
             "resolved_before": self.resolution.boundary,
             "prior_requests": list(self.resolution.prior_requests),
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
+            "semantic": None if self.semantic is None else self.semantic.to_dict(),
+            "provisional": list(self.provisional),
             "warnings": self.warnings,
         }
 
@@ -161,7 +196,11 @@ def checked(store: Store, fplan: ForgetPlan) -> ForgetPlan:
 def resolve(
     index: SearchIndex, request: Request, search_k: int, memories: Mapping[str, Memory], lexical: bool = False
 ) -> Resolution:
-    result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical)
+    # never load the model to plan: a preference not embedded yet is searched lexically
+    unembedded = not lexical and not (index.embedder.ready or index.has_vector(request.pref))
+    result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical or unembedded)
+    if unembedded:
+        result = replace(result, notice="lexical search: the preference has no vector yet (`palinode-audit index`)")
     boundary = request.memory.created_at
     priors: list[str] = []
     for hit in result.hits:

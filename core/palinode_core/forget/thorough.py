@@ -45,7 +45,7 @@ def plan_thorough(
     palinode = plan_forget(store, index, request_path, memories, knobs, lexical)
     request = palinode.request
     stems = pref_stems_of(request.pref)
-    paths = candidate_paths(index, request.pref, stems, memories, lexical)
+    paths, semantic = candidate_paths(index, request.pref, stems, memories, lexical)
     skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
     others = tuple(
         sorted(
@@ -87,8 +87,23 @@ def plan_thorough(
                 False,
             )
         )
+    provisional: tuple[str, ...] = ()
+    if semantic is not None and not semantic.complete:
+        notice = notice or semantic.describe()
+        unembedded = {r.memory.rel for r in reads if any(e.similarity is None for e in r.evidence)}
+        provisional = tuple(c.path for c in out if c.path in unembedded and c.route != "skipped")
     return checked(
-        store, ForgetPlan(request, knobs, tuple(out), palinode.resolution, resolver="thorough", notice=notice)
+        store,
+        ForgetPlan(
+            request,
+            knobs,
+            tuple(out),
+            palinode.resolution,
+            resolver="thorough",
+            notice=notice,
+            semantic=semantic,
+            provisional=provisional,
+        ),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+import sys
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from .chunks import Chunk, chunk_memory
 from .embed import DIM, Embedder
 from .rank import Row, fuse, nearest
 from .results import IndexStats, SearchMode, SearchResult
+from .unit_index import UnitIndex
 from .vectors import VectorCache
 
 if TYPE_CHECKING:
@@ -77,7 +79,8 @@ class SearchIndex:
             " status TEXT, hash TEXT, text TEXT);"
             "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
         )
-        self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel)
+        self.units = UnitIndex(self._db, self._lock, self._cancel)
+        self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel, self.units.vectors_added)
         self._ix = self._open_whoosh()
         self._ix.doc_count_all()  # reads the table of contents: a damaged one fails here, not mid-search
 
@@ -196,6 +199,7 @@ class SearchIndex:
             elif not self.stats.chunks:
                 self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             self.stats.files = len(memories)
+        self.units.sync(memories, progress)
 
     def _changed(self, memories: dict[str, Memory]) -> list[Memory]:
         known = self._known_fingerprints()
@@ -258,20 +262,46 @@ class SearchIndex:
 
     # -- vectors -------------------------------------------------------------
     def update_vectors(
-        self, progress: Progress | None = None, limit: int | None = None, texts: Sequence[str] = ()
+        self,
+        progress: Progress | None = None,
+        limit: int | None = None,
+        texts: Sequence[str] = (),
+        on_likely: Callable[[], None] | None = None,
     ) -> bool:
         """Embed every chunk, forget request's preference and extra ``texts``
         with no cached vector (at most ``limit`` chunks, for a budgeted
-        benchmark). The model loads only if something is missing. False (with
+        benchmark), then every unit: those sharing a stem with a request
+        first (``on_likely`` is called when they are done), then the rest.
+        The model loads only if something is missing. False (with
         ``embedder.notice`` set) when it cannot load."""
         return bool(
-            self._guarded(lambda: self._update_vectors(progress, limit, texts), lambda: self.update_lexical(progress))
+            self._guarded(
+                lambda: self._update_vectors(progress, limit, texts, on_likely), lambda: self.update_lexical(progress)
+            )
         )
 
-    def _update_vectors(self, progress: Progress | None, limit: int | None, texts: Sequence[str]) -> bool:
+    def _update_vectors(
+        self,
+        progress: Progress | None,
+        limit: int | None,
+        texts: Sequence[str],
+        on_likely: Callable[[], None] | None = None,
+    ) -> bool:
         missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
         try:
             embedded = self._vectors.embed_pairs(missing, progress)
+            if limit is None:  # then every unit, those sharing a stem with a request first
+                from ..text.stem import stems
+
+                def sentences(_phase: str, done: int, total: int) -> None:
+                    if progress:
+                        progress("sentences", done, total)
+
+                likely, rest = self.units.texts_missing_vectors({s for pref in self._prefs for s in stems(pref)})
+                embedded += self._vectors.embed_pairs(likely, sentences)
+                if on_likely is not None and likely:
+                    on_likely()
+                embedded += self._vectors.embed_pairs(rest, sentences)
         except EmbeddingUnavailable:
             self.vectors_ready = False
             return False
@@ -291,6 +321,16 @@ class SearchIndex:
                 " ORDER BY MIN(c.path) LIKE '%/gen-%', MIN(c.chunk_id)" + (" LIMIT ?" if limit else ""),
                 (DIM * 4, limit) if limit else (DIM * 4,),
             ).fetchall()
+
+    def check_vectors(self) -> bool:
+        """Mark vectors ready when every chunk has one (no model loaded): a
+        store indexed earlier searches hybrid without embedding anything."""
+        if not self.vectors_ready:
+            self.vectors_ready = self._guarded(lambda: not self.missing_vectors(1)) and bool(self.stats.chunks)
+        return self.vectors_ready
+
+    def has_vector(self, text: str) -> bool:
+        return not self._vectors.missing([text])
 
     # the vector cache's API (search.vectors), for any text
     def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
@@ -320,7 +360,7 @@ class SearchIndex:
                     (DIM * 4,),
                 ).fetchall()
                 self._matrix_rows = [r[:5] for r in rows]
-                if len(rows) <= NUMPY_ABOVE:
+                if len(rows) <= NUMPY_ABOVE and "numpy" not in sys.modules:  # numpy loaded anyway: use it
                     self._matrix = [array("f", r[5]) for r in rows]
                 else:
                     import numpy as np

@@ -60,12 +60,20 @@ _IN_LIMIT = 500  # parameters per IN (...) query, under SQLite's limit
 
 class VectorCache:
     def __init__(
-        self, db: sqlite3.Connection, lock: threading.RLock, embedder: Embedder, cancel: threading.Event | None = None
+        self,
+        db: sqlite3.Connection,
+        lock: threading.RLock,
+        embedder: Embedder,
+        cancel: threading.Event | None = None,
+        on_insert: Callable[[list[str], np.ndarray], None] | None = None,
     ) -> None:
         self._db = db
         self._lock = lock
         self.embedder = embedder
         self._cancel = cancel or threading.Event()
+        # called with each batch's hashes and vectors in the transaction that stores them,
+        # so what is derived from new vectors (unit_index's similarities) is never behind them
+        self._on_insert = on_insert
         with lock:
             db.executescript(SCHEMA)
 
@@ -139,6 +147,8 @@ class VectorCache:
                         "INSERT OR REPLACE INTO vectors VALUES (?,?)",
                         [(h, v.tobytes()) for (h, _), v in zip(part, vecs, strict=False)],
                     )
+                    if self._on_insert is not None:
+                        self._on_insert([h for h, _ in part], vecs)
                     self._db.commit()
                 done += len(part)
                 if progress:

@@ -1,0 +1,324 @@
+"""The unit index: every unit a preference can sit in (sentence, list item,
+clause-bearing line, unstrikeable line, frontmatter field) of every memory
+version the store holds now, keyed by the version's content fingerprint, with
+its stems and entity words in an FTS5 table. A plan finds every unit sharing a
+word with a preference by lookup instead of reading and segmenting the store;
+a unit's vector lives in the vector cache (search.vectors) under its text hash,
+like every other vector, so the semantic arm reads every unit that has one.
+
+Tables, in the index's ``index.sqlite3`` (see docs/cache.md)::
+
+    unit_versions(fingerprint PRIMARY KEY, units, strikeable)
+    units(id PRIMARY KEY, fingerprint, seq, kind, field, line, hash, text)
+    unit_terms  FTS5(stems, entities), rowid = units.id
+    unit_texts(hash PRIMARY KEY, refs, embedded)   distinct unit texts: how many units, has a vector
+    pref_scans(pref PRIMARY KEY, vec)      a preference (text hash) and its vector
+    pref_sims(pref, hash, sim)             every vector at least SIM_FLOOR near it
+
+A preference's similarities are computed once, by one scan of every vector
+when it is first planned, and kept current as vectors are added (in the same
+transaction that stores them), so the semantic arm of a plan is a lookup too.
+
+A version is written whole in one transaction, so an interrupted sync resumes
+at the next version; versions no memory has any more are dropped by the sync.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import Cancelled
+from ..storage.memory import Memory
+from ..text.stem import stems
+from ..text.units import memory_units
+from .chunks import text_hash
+from .embed import DIM
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Progress = Callable[[str, int, int], None]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS unit_versions (fingerprint TEXT PRIMARY KEY, units INTEGER, strikeable INTEGER);
+CREATE TABLE IF NOT EXISTS units (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, seq INTEGER, kind TEXT,
+  field TEXT, line INTEGER, hash TEXT, text TEXT);
+CREATE INDEX IF NOT EXISTS units_fingerprint ON units(fingerprint);
+CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, tokenize='unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL)
+  WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pref_scans (pref TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KEY (pref, hash)) WITHOUT ROWID;
+"""
+# A text nearer a preference than this is kept in pref_sims; below it evidence.fuse
+# scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
+SIM_FLOOR = 0.3
+SCHEMA_VERSION = 1  # bump when a unit table or how a unit is derived changes: the tables are rebuilt
+COMMIT_EVERY = 200  # versions per transaction: the unit of resuming an interrupted sync
+BLOCK = 8192  # vectors per block of the semantic scan: memory stays flat at any store size
+_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*")
+
+
+def entity_words(text: str) -> set[str]:
+    """Capitalised words not opening the text: the names a unit mentions."""
+    out = set()
+    for m in _NAME_RE.finditer(text):
+        if m.start() == 0:
+            continue
+        before = text[: m.start()].rstrip()
+        if before.endswith((".", "!", "?", ":", "-", "*", "#", "|")):
+            continue  # a sentence or list-item opener, not a name
+        out.add(m.group().lower())
+    return out
+
+
+def indexable(memory: Memory) -> bool:
+    return not memory.is_history
+
+
+def fts_query(prefixes: Iterable[str]) -> str | None:
+    """An FTS5 query matching any term starting with one of ``prefixes``."""
+    terms = [t for t in (re.sub(r"[^a-z0-9]", "", p.lower()) for p in prefixes) if t]
+    return " OR ".join(f'"{t}"*' for t in sorted(set(terms))) or None
+
+
+@dataclass
+class UnitStats:
+    versions: int = 0  # versions indexed now
+    added: int = 0  # versions segmented by the last sync
+    dropped: int = 0  # versions removed by the last sync
+    units: int = 0
+    unreadable: int = 0
+
+
+class UnitIndex:
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock, cancel: threading.Event) -> None:
+        self._db = db
+        self._lock = lock
+        self._cancel = cancel
+        self.stats = UnitStats()
+        with lock:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                # another layout (an older release): the unit tables are rebuilt from the store
+                db.executescript(
+                    "DROP TABLE IF EXISTS unit_versions; DROP TABLE IF EXISTS units; DROP TABLE IF EXISTS unit_terms;"
+                    "DROP TABLE IF EXISTS unit_texts; DROP TABLE IF EXISTS pref_scans; DROP TABLE IF EXISTS pref_sims;"
+                )
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.executescript(SCHEMA)
+
+    # -- keeping it current ---------------------------------------------------------
+    def known(self) -> set[str]:
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions")}
+
+    def sync(self, memories: Mapping[str, Memory], progress: Progress | None = None) -> UnitStats:
+        """Segment the versions not indexed yet (only those), drop the ones no memory has."""
+        wanted: dict[str, Memory] = {}
+        for memory in memories.values():
+            if indexable(memory):
+                wanted.setdefault(memory.fingerprint, memory)
+        known = self.known()
+        todo = [m for fp, m in wanted.items() if fp not in known]
+        gone = [fp for fp in known if fp not in wanted]
+        self.stats.added = self.stats.dropped = 0
+        if gone:
+            with self._lock:
+                for fp in gone:
+                    self._drop(fp)
+                self._db.commit()
+            self.stats.dropped = len(gone)
+        batch: list[tuple[Memory, list[tuple[str, str | None, int, str, bool]]]] = []
+        for done, memory in enumerate(todo, start=1):
+            if self._cancel.is_set():
+                self._write(batch)
+                raise Cancelled()
+            try:
+                # a memory from the scan cache is read here and not kept: memory stays flat
+                doc = memory.doc if memory.text_read or memory.reload is None else memory.reload().doc
+                units = memory_units(doc.body, doc.meta)
+            except Exception:  # unreadable or changed since the scan: retried by the next sync
+                self.stats.unreadable += 1
+                continue
+            batch.append((memory, [(u.kind, u.field, u.line, u.text, u.strikeable) for u in units]))
+            if len(batch) >= COMMIT_EVERY:
+                self._write(batch)
+                batch = []
+            if progress and (done % 100 == 0 or done == len(todo)):
+                progress("segmenting", done, len(todo))
+        self._write(batch)
+        self.stats.added = len(todo)
+        with self._lock:
+            self.stats.versions = self._db.execute("SELECT COUNT(*) FROM unit_versions").fetchone()[0]
+            self.stats.units = self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0]
+        return self.stats
+
+    def _drop(self, fingerprint: str) -> None:
+        self._db.executemany(
+            "UPDATE unit_texts SET refs = refs - 1 WHERE hash = ?",
+            self._db.execute("SELECT hash FROM units WHERE fingerprint=?", (fingerprint,)).fetchall(),
+        )
+        self._db.execute("DELETE FROM unit_texts WHERE refs <= 0")
+        self._db.execute(
+            "DELETE FROM unit_terms WHERE rowid IN (SELECT id FROM units WHERE fingerprint=?)", (fingerprint,)
+        )
+        self._db.execute("DELETE FROM units WHERE fingerprint=?", (fingerprint,))
+        self._db.execute("DELETE FROM unit_versions WHERE fingerprint=?", (fingerprint,))
+
+    def _write(self, batch: list[tuple[Memory, list[tuple[str, str | None, int, str, bool]]]]) -> None:
+        if not batch:
+            return
+        with self._lock:
+            cur = self._db.cursor()
+            for memory, units in batch:
+                fp = memory.fingerprint
+                self._drop(fp)  # a half-written version (another writer) is replaced whole
+                for seq, (kind, field, line, text, _strikeable) in enumerate(units):
+                    cur.execute(
+                        "INSERT INTO units (fingerprint, seq, kind, field, line, hash, text) VALUES (?,?,?,?,?,?,?)",
+                        (fp, seq, kind, field, line, text_hash(text), text),
+                    )
+                    cur.execute(
+                        "INSERT INTO unit_terms (rowid, stems, entities) VALUES (?,?,?)",
+                        (cur.lastrowid, " ".join(sorted(stems(text))), " ".join(sorted(entity_words(text)))),
+                    )
+                for (h,) in cur.execute("SELECT hash FROM units WHERE fingerprint=?", (fp,)).fetchall():
+                    cur.execute(
+                        "INSERT INTO unit_texts VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
+                        " length(vec) = ?)) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
+                        (h, h, DIM * 4),
+                    )
+                cur.execute(
+                    "INSERT OR REPLACE INTO unit_versions VALUES (?,?,?)",
+                    (fp, len(units), sum(1 for u in units if u[4])),
+                )
+            self._db.commit()
+
+    # -- lookups ------------------------------------------------------------------------
+    def lexical_hits(self, prefixes: Iterable[str]) -> list[tuple[str, str]]:
+        """(fingerprint, unit text) of every unit holding a term that starts with one of ``prefixes``."""
+        query = fts_query(prefixes)
+        if query is None:
+            return []
+        with self._lock:
+            return self._db.execute(
+                "SELECT u.fingerprint, u.text FROM unit_terms JOIN units u ON u.id = unit_terms.rowid"
+                " WHERE unit_terms MATCH ?",
+                (query,),
+            ).fetchall()
+
+    def texts_missing_vectors(self, first: Iterable[str] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """(hash, text) of distinct unit texts with no cached vector, split in
+        those holding a term that starts with one of ``first`` (pending
+        requests' stems), to embed first as the likeliest evidence, and the rest."""
+        query = fts_query(first)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT t.hash, (SELECT text FROM units u WHERE u.hash = t.hash LIMIT 1) FROM unit_texts t"
+                " WHERE NOT t.embedded"
+            ).fetchall()
+            likely: set[str] = set()
+            if query and rows:
+                likely = {
+                    r[0]
+                    for r in self._db.execute(
+                        "SELECT u.hash FROM unit_terms JOIN units u ON u.id = unit_terms.rowid WHERE unit_terms MATCH ?",
+                        (query,),
+                    )
+                }
+        return [r for r in rows if r[0] in likely], [r for r in rows if r[0] not in likely]
+
+    def coverage(self) -> tuple[int, int]:
+        """(distinct unit texts with a vector, distinct unit texts)."""
+        with self._lock:
+            total, embedded = self._db.execute("SELECT COUNT(*), TOTAL(embedded) FROM unit_texts").fetchone()
+        return int(embedded), int(total)
+
+    def _vector_blocks(self) -> Iterator[tuple[list[str], np.ndarray]]:
+        import numpy as np
+
+        cur = self._db.execute("SELECT hash, vec FROM vectors WHERE length(vec) = ?", (DIM * 4,))
+        while True:
+            rows = cur.fetchmany(BLOCK)
+            if not rows:
+                return
+            yield [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(-1, DIM)
+
+    def near(self, pref: str, qvec: np.ndarray) -> dict[str, float]:
+        """Text hash -> similarity of every vector at least SIM_FLOOR near
+        ``pref``: stored ones, or one scan of every vector (a block at a time)
+        the first time this preference is asked for, stored for the next."""
+        import numpy as np
+
+        key = text_hash(pref)
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM pref_scans WHERE pref=?", (key,)).fetchone() is None:
+                self._db.commit()
+                self._db.execute("BEGIN IMMEDIATE")  # no other writer adds vectors mid-scan
+                try:
+                    rows: list[tuple[str, str, float]] = []
+                    for hashes, block in self._vector_blocks():
+                        sims = block @ qvec
+                        rows.extend((key, hashes[i], float(sims[i])) for i in (sims >= SIM_FLOOR).nonzero()[0])
+                    self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO pref_scans VALUES (?,?)", (key, np.asarray(qvec, np.float32).tobytes())
+                    )
+                    self._db.commit()
+                except BaseException:
+                    self._db.rollback()
+                    raise
+            return dict(self._db.execute("SELECT hash, sim FROM pref_sims WHERE pref=?", (key,)).fetchall())
+
+    def vectors_added(self, hashes: list[str], vecs: np.ndarray) -> None:
+        """The vector cache's insert hook (its lock held, its transaction
+        open): similarities of the new vectors to every preference scanned."""
+        import numpy as np
+
+        self._db.executemany("UPDATE unit_texts SET embedded = 1 WHERE hash = ?", [(h,) for h in hashes])
+        prefs = self._db.execute("SELECT pref, vec FROM pref_scans WHERE length(vec) = ?", (DIM * 4,)).fetchall()
+        if not prefs or not len(hashes):
+            return
+        qmat = np.frombuffer(b"".join(p[1] for p in prefs), np.float32).reshape(-1, DIM)
+        sims = np.asarray(vecs, np.float32) @ qmat.T
+        rows = [
+            (prefs[j][0], hashes[i], float(sims[i, j])) for i, j in zip(*(sims >= SIM_FLOOR).nonzero(), strict=True)
+        ]
+        self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
+
+    def vectors_of(self, hashes: list[str]) -> tuple[list[str], np.ndarray]:
+        """The cached vectors of these text hashes (those that have one), in order."""
+        import numpy as np
+
+        found: dict[str, bytes] = {}
+        with self._lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                found.update(
+                    self._db.execute(
+                        f"SELECT hash, vec FROM vectors WHERE length(vec) = ? AND hash IN ({','.join('?' * len(part))})",
+                        [DIM * 4, *part],
+                    ).fetchall()
+                )
+        kept = [h for h in hashes if h in found]
+        return kept, np.frombuffer(b"".join(found[h] for h in kept), np.float32).reshape(-1, DIM)
+
+    def fingerprints_of(self, hashes: Iterable[str]) -> set[str]:
+        wanted = list(dict.fromkeys(hashes))
+        out: set[str] = set()
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                out.update(
+                    r[0]
+                    for r in self._db.execute(
+                        f"SELECT DISTINCT fingerprint FROM units WHERE hash IN ({','.join('?' * len(part))})", part
+                    )
+                )
+        return out

@@ -1,0 +1,159 @@
+"""The unit index (issue 21): a plan is a lookup. A fresh store plans lexically
+without loading the model and says how much semantic evidence it lacks; the
+index keeps every unit of every version, re-segments only what changed,
+resumes after an interrupt, and once vectors exist the semantic arm reads
+every unit through stored similarities that stay current as vectors arrive."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import Clock, git, make_git_store, palinode_file
+
+from palinode_core.errors import Cancelled
+from palinode_core.search.index import SearchIndex
+from palinode_core.search.unit_index import SIM_FLOOR
+from palinode_core.session import Session
+from palinode_core.storage.store import Store
+from palinode_core.text.stem import stems
+
+FILLER = ("The quarterly budget review moved to Thursday afternoon. Finance wants the vendor invoices "
+          "reconciled by Friday. The staging server was rebuilt after the disk failure.")
+
+
+def _files(n_filler: int = 30) -> dict[str, str]:
+    files = {
+        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+                                               "I keep bees in the back garden."),
+        "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2031-05-02T10:00:00+00:00"},
+                                            f"{FILLER} I keep bees in the back garden. The printer was fixed."),
+        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+                                                 "Please forget that I keep bees."),
+    }
+    for i in range(n_filler):
+        files[f"research/note-{i:03d}.md"] = palinode_file(
+            {"id": f"note-{i}", "created_at": "2031-05-03T10:00:00+00:00"}, f"Note {i}. {FILLER}")
+    return files
+
+
+class _NoModel:
+    """An embedder that must never be asked to load: a plan reads cached vectors only."""
+
+    ready = False
+    notice = None
+    encoded = 0
+
+    def load(self) -> bool:
+        raise AssertionError("planning loaded the embedding model")
+
+    def encode(self, texts):  # pragma: no cover - load() fails first
+        raise AssertionError("planning embedded text")
+
+
+def test_a_fresh_store_plans_lexically_without_the_model_and_says_what_is_missing(tmp_path):
+    root = make_git_store(tmp_path / "s", _files())
+    session = Session.open(root, clock=Clock(), embedder=_NoModel())  # type: ignore[arg-type]
+    index = session.search_index()
+    index.update_lexical(memories=session.memories)  # what `plan` does first: no vectors
+    fplan = session.plan("insights/forget-bees.md", index=index)
+    routes = {c.path: c.route for c in fplan.targets}
+    assert routes == {"insights/pref-bees.md": "archive", "projects/weekly.md": "strike"}
+    assert fplan.semantic is not None and not fplan.semantic.complete and not fplan.semantic.query
+    assert "palinode-audit index" in (fplan.notice or "")
+    assert set(fplan.provisional) == set(routes)  # the semantic arm may still change them
+    assert fplan.to_dict()["semantic"]["complete"] is False
+
+
+def test_units_are_kept_per_version_and_only_changed_files_are_segmented_again(tmp_path):
+    root = make_git_store(tmp_path / "s", _files())
+    index = SearchIndex(Store(root), _NoModel(), cache_dir=tmp_path / "c")  # type: ignore[arg-type]
+    index.update_lexical()
+    assert index.units.stats.added == 33 and index.units.stats.versions == 33
+    hits = {t for _fp, t in index.units.lexical_hits(["bee"])}
+    assert hits == {"I keep bees in the back garden.", "Please forget that I keep bees."}
+
+    (root / "research/note-007.md").write_text(palinode_file({"id": "note-7"}, "Note 7. The hives swarmed."))
+    (root / "research/note-008.md").unlink()
+    index.update_lexical()
+    assert (index.units.stats.added, index.units.stats.dropped, index.units.stats.versions) == (1, 2, 32)
+    assert "Note 7." in {t for _fp, t in index.units.lexical_hits(stems("note"))}
+    assert {t for _fp, t in index.units.lexical_hits(stems("hives"))} == {"The hives swarmed."}
+    embedded, total = index.units.coverage()
+    assert embedded == 0 and total > 0
+
+
+def test_an_interrupted_sync_keeps_what_it_did_and_resumes(tmp_path, monkeypatch):
+    from palinode_core.search import unit_index
+
+    monkeypatch.setattr(unit_index, "COMMIT_EVERY", 5)
+    root = make_git_store(tmp_path / "s", _files())
+    store = Store(root)
+    memories = store.scan().memories
+    index = SearchIndex(store, _NoModel(), cache_dir=tmp_path / "c")  # type: ignore[arg-type]
+    seen = []
+
+    def stop_after_twelve(phase: str, done: int, total: int) -> None:
+        seen.append(done)
+
+    real = index.units._write
+
+    def write_then_cancel(batch):
+        real(batch)
+        if len(index.units.known()) >= 10:
+            index._cancel.set()
+
+    monkeypatch.setattr(index.units, "_write", write_then_cancel)
+    with pytest.raises(Cancelled):
+        index.units.sync(memories, stop_after_twelve)
+    kept = len(index.units.known())
+    assert 10 <= kept < 33
+    index._cancel.clear()
+    monkeypatch.setattr(index.units, "_write", real)
+    index.units.sync(memories)
+    assert index.units.stats.added == 33 - kept  # only the rest
+
+
+def test_a_lexical_plan_never_imports_numpy_or_torch(tmp_path):
+    root = make_git_store(tmp_path / "s", _files(5))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    probe = ("import runpy, sys\nsys.argv = ['palinode-audit', '--json', 'plan', sys.argv[1], "
+             "'insights/forget-bees.md', '--lexical']\ntry:\n    runpy.run_module('palinode_core', run_name='__main__')\n"
+             "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'torch', 'sentence_transformers') "
+             "if m in sys.modules), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, env=env,
+                          check=True)
+    assert json.loads(proc.stdout)["candidates"]
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(tmp_path, embedder):
+    files = _files(10)
+    files["people/keeper.md"] = palinode_file(
+        {"id": "keeper", "created_at": "2031-05-04T10:00:00+00:00"},
+        f"{FILLER} Honey from my own hives goes to the neighbours every summer.")
+    root = make_git_store(tmp_path / "s", files)
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()  # every chunk and unit embedded
+    fplan = session.plan("insights/forget-bees.md")
+    assert fplan.semantic is not None and fplan.semantic.complete and not fplan.provisional
+    keeper = next(c for c in fplan.candidates if c.path == "people/keeper.md")  # no shared word: by meaning
+    assert "semantic" in keeper.arms
+    near = session.search_index().units.near("I keep bees", session.search_index().vectors(["I keep bees"])[0])
+    assert near and min(near.values()) >= SIM_FLOOR
+
+    # a new memory embedded later joins the stored similarities in the same transaction
+    (root / "people/apiary.md").write_text(palinode_file(
+        {"id": "apiary", "created_at": "2031-05-05T10:00:00+00:00"},
+        "My apiary of three beehives needs checking before the winter."))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "apiary")
+    session.refresh()
+    session.update_index()
+    again = session.plan("insights/forget-bees.md")
+    assert "people/apiary.md" in {c.path for c in again.candidates}
