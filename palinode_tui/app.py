@@ -224,7 +224,9 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                     self.index.update_lexical(progress, memories=self.live.memories, isolate=True)
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
-                        self.index.update_vectors(progress)
+                        # the sentences sharing a word with a request are embedded first: re-plan then
+                        self.index.update_vectors(progress, on_likely=lambda: self.call_from_thread(
+                            self.index_signal.publish, "hybrid-partial"))
             finally:
                 self._index_running = False
             mode: IndexMode = "hybrid" if self.index.vectors_ready else "lexical"
@@ -238,7 +240,8 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         if message.phase == "reading" and self.live_scan is not None:
             return  # a late report from a scan that has finished
         self.progress_phase = message.phase
-        label = {"reading": "reading", "lexical": "indexing"}.get(message.phase, "embedding")
+        label = {"reading": "reading", "lexical": "indexing", "segmenting": "segmenting sentences",
+                 "sentences": "embedding sentences"}.get(message.phase, "embedding")
         self.set_status(f"{label} {message.done}/{message.total}", (message.done, message.total))
 
     def on_index_ready(self, message: IndexReady) -> None:

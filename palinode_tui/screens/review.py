@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Label, Static
 
 from palinode_core.forget.requests import RequestState
-from palinode_core.forget.resolve import Candidate
+from palinode_core.forget.resolve import Candidate, ForgetPlan
 from palinode_core.forget.review import ForgetApplied
 from palinode_core.forget.selection import Choice
 from palinode_core.storage.config import ForgetKnobs
@@ -89,9 +89,10 @@ class ReviewScreen(ModeScreen):
             self._render_plan()
 
     def index_updated(self, mode: object) -> None:
-        if mode == "lexical-partial" or self.app.as_of is not None:
+        if self.app.as_of is not None or not self.current:
             return
-        if self.current and (self.review is None or self.review.stale or mode == "hybrid"):
+        # lexical: the unit index is current, plan now; hybrid(-partial): vectors arrived, plan again
+        if self.review is None or self.review.stale or mode in ("hybrid", "hybrid-partial"):
             self.plan_current()
 
     def as_of_changed(self) -> None:
@@ -171,12 +172,29 @@ class ReviewScreen(ModeScreen):
     def _plan_ready(self, review: Review) -> None:
         if review.plan.request.path != self.current:
             return
+        before = self.review.plan if self.review is not None else None
         self.review = review
+        if before is not None and before.request.path == review.plan.request.path:
+            self._say_semantic_change(before, review.plan)
         if review.moved:
             self.notify(f"{len(review.moved)} target(s) changed on disk under your sentence choice: "
                         "review them again (d).", severity="warning")
             self._save_draft()
         self._render_plan()
+
+    def _say_semantic_change(self, before: ForgetPlan, after: ForgetPlan) -> None:
+        """When vectors arrived since the last plan, say what they changed."""
+        was, now = before.semantic, after.semantic
+        if was is None or now is None or (was.embedded, was.query) == (now.embedded, now.query):
+            return
+        old_routes = {c.path: c.route for c in before.targets}
+        new_routes = {c.path: c.route for c in after.targets}
+        added = len(new_routes.keys() - old_routes.keys())
+        dropped = len(old_routes.keys() - new_routes.keys())
+        rerouted = sum(1 for p, r in new_routes.items() if p in old_routes and old_routes[p] != r)
+        what = ", ".join(f"{n} {w}" for n, w in ((added, "new target(s)"), (dropped, "target(s) gone"),
+                                                  (rerouted, "route(s) changed")) if n) or "no target changed"
+        self.notify(f"{now.describe()}: {what}.", title="Semantic evidence arrived", markup=False)
 
     def _record_ready(self, record: dict[str, Any]) -> None:
         if record["path"] == self.current and self.app.as_of is not None:

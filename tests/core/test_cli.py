@@ -146,7 +146,8 @@ def test_text_output_never_emits_escape_sequences(tmp_path):
 def test_index_reports_progress_lines_then_the_result(sample, tmp_path):
     proc = run("--json", "index", str(sample), "--lexical", "--progress", "--cache-dir", str(tmp_path / "ix"))
     progress = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith('{"progress"')]
-    assert progress[-1] == {"progress": "lexical", "done": 7, "total": 7}
+    assert {"progress": "lexical", "done": 7, "total": 7} in progress
+    assert progress[-1] == {"progress": "segmenting", "done": 7, "total": 7}  # then the unit index
     result = json.loads(proc.stdout[proc.stdout.index("{\n"):])  # the result follows the progress lines
     assert result["files"] == 7 and result["files_reindexed"] == 7 and result["mode"] == "lexical"
     again = json.loads(run("--json", "index", str(sample), "--lexical", "--cache-dir", str(tmp_path / "ix")).stdout)

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,41 @@ def _say_loading() -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+class TerminalProgress:
+    """Progress on stderr, one updating line per phase with its rate and ETA,
+    when stderr is a terminal (never in a pipe or a log)."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._phase: str | None = None
+        self._start = 0.0
+        self._last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self._phase:
+            if self._phase is not None:
+                print(file=sys.stderr)
+            self._phase, self._start, self._last = phase, now, 0.0
+        if now - self._last < 0.2 and done < total:
+            return
+        self._last = now
+        rate = done / (now - self._start) if now > self._start else 0.0
+        eta = (
+            f"{int((total - done) / rate) // 60}:{int((total - done) / rate) % 60:02d}"
+            if rate and done < total
+            else "-"
+        )
+        print(f"\r{phase}: {done:,}/{total:,}  {rate:,.0f}/s  ETA {eta}   ", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled and self._phase is not None:
+            print(file=sys.stderr)
+            self._phase = None
 
 
 def embedder() -> Embedder:
@@ -111,6 +147,12 @@ def knob_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-shared", type=_count(0), help="min_shared_words")
     p.add_argument("--search-k", type=_count(1))
     p.add_argument("--lexical", action="store_true", help="resolve with BM25 only")
+    p.add_argument(
+        "--wait-vectors",
+        action="store_true",
+        help="embed every sentence not embedded yet first (loads the model; progress on stderr); "
+        "by default a plan uses the vectors already computed and says how many that is",
+    )
     p.add_argument(
         "--resolver",
         choices=("thorough", "palinode"),

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from ..session import Session
-from .args import knob_args, knobs_from, open_for_scan, open_session, require, scan_args
+from .args import TerminalProgress, knob_args, knobs_from, open_for_scan, open_session, require, scan_args
 from .registry import Command
 
 if TYPE_CHECKING:  # imported where used: `requests` needs neither search nor forget selection
@@ -15,17 +14,17 @@ if TYPE_CHECKING:  # imported where used: `requests` needs neither search nor fo
     from ..search.index import SearchIndex
 
 
-def updated_index(session: Session, lexical: bool) -> SearchIndex:
-    """The store's index brought up to date, progress on stderr when it is a terminal."""
-    verbose = sys.stderr.isatty()
-
-    def progress(phase: str, done: int, total: int) -> None:
-        if verbose:
-            print(f"\rindexing {phase}: {done}/{total}", end="", file=sys.stderr, flush=True)
-
-    index = session.update_index(progress, vectors=not lexical)
-    if verbose:
-        print(file=sys.stderr)
+def updated_index(session: Session, lexical: bool, wait_vectors: bool = False) -> SearchIndex:
+    """The store's index brought up to date (changed files only), progress on
+    stderr when it is a terminal. Vectors are embedded only with ``wait_vectors``:
+    a plan or a search uses those already computed and never waits for the model."""
+    progress = TerminalProgress()
+    try:
+        index = session.update_index(progress, vectors=wait_vectors and not lexical)
+    finally:
+        progress.close()
+    if not lexical:
+        index.check_vectors()
     return index
 
 
@@ -36,8 +35,13 @@ def _index_args(p: argparse.ArgumentParser) -> None:
 
 def _index(args: argparse.Namespace) -> dict[str, Any]:
     session, progress = open_for_scan(args, lexical=args.lexical)
-    index = session.update_index(progress)
+    terminal = TerminalProgress()
+    try:
+        index = session.update_index(progress or terminal)
+    finally:
+        terminal.close()
     stats = index.stats
+    embedded, units = index.units.coverage()
     return {
         "files": stats.files,
         "chunks": stats.chunks,
@@ -45,6 +49,9 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
         "vectors": stats.vectors,
         "embedded": stats.embedded_this_session,
         "unreadable": stats.errors,
+        "units": index.units.stats.units,
+        "sentences_embedded": embedded,
+        "sentences": units,
         "mode": "hybrid" if index.vectors_ready else "lexical",
         "notice": index.notice,
     }
@@ -90,7 +97,7 @@ def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
     session = open_session(args, lexical=args.lexical)
     knobs = knobs_from(args, session)
     return session, session.plan(
-        args.request, knobs, index=updated_index(session, args.lexical), resolver=args.resolver
+        args.request, knobs, index=updated_index(session, args.lexical, args.wait_vectors), resolver=args.resolver
     )
 
 
