@@ -57,6 +57,8 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("review.dismiss", "X", "dismiss_request", "Dismiss", "review", "Reject the request with a note", mutates=True),
     ActionSpec("review.floor_up", "plus", "floor(0.05)", "Floor +", "review", "Raise the coverage floor (archive less)", show=False),
     ActionSpec("review.floor_down", "minus", "floor(-0.05)", "Floor −", "review", "Lower the coverage floor (archive more)", show=False),
+    ActionSpec("review.resolver", "r", "switch_resolver", "Resolver", "review",
+               "Switch between the thorough resolver and Palinode's own", show=False),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
     ActionSpec("review.export", "e", "export", "Export", "review", "Write this request's audit report (json, md, html)",

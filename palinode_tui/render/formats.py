@@ -13,18 +13,20 @@ def short_sha(sha: str | None) -> str:
     return (sha or "")[:7]
 
 
-def coverage_gauge(coverage: float | None, floor: float, width: int = 10) -> Text:
-    """A small bar with the floor marked: filled past the floor means archive."""
+def coverage_gauge(coverage: float | None, floor: float | None, width: int = 10) -> Text:
+    """A small bar with the floor marked: filled past the floor means archive.
+    Without a floor (a route the floor does not govern) the bar is only a measure."""
     if coverage is None:
         return Text("—", style="dim")
     filled = min(width, round(coverage * width))
-    mark = min(width - 1, max(0, round(floor * width)))
+    mark = -1 if floor is None else min(width - 1, max(0, round(floor * width)))
+    past = floor is not None and coverage >= floor
     bar = Text()
     for i in range(width):
         char = "█" if i < filled else "░"
-        style = ("yellow" if coverage >= floor else "magenta") if i < filled else "dim"
+        style = ("cyan" if floor is None else "yellow" if past else "magenta") if i < filled else "dim"
         if i == mark:
             style += " underline"
         bar.append(char, style=style)
-    bar.append(f" {coverage:.4f}", style="bold" if coverage >= floor else "")
+    bar.append(f" {coverage:.4f}", style="bold" if past else "")
     return bar

@@ -47,7 +47,9 @@ class ModeScreen(Screen):
         (before ``store_updated`` with everything changed)."""
 
     def panes(self) -> list:
-        return [w for w in self.query(".pane") if w.display and w.focusable]
+        """The Tab stops, in screen order: every pane and every field (".field"),
+        so each input is reachable from the keyboard."""
+        return [w for w in self.query(".pane, .field") if w.display and w.focusable]
 
     def action_next_pane(self, step: int = 1) -> None:
         panes = self.panes()
@@ -70,7 +72,7 @@ class ModeScreen(Screen):
         if event.key == "escape" and isinstance(self.focused, Input):
             event.stop()
             event.prevent_default()
-            panes = self.panes()
+            panes = [p for p in self.panes() if not isinstance(p, Input)]
             if panes:
                 panes[0].focus()
 

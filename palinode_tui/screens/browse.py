@@ -73,7 +73,7 @@ class BrowseScreen(ModeScreen):
         yield AsOfBanner()
         with Horizontal(classes="main"):
             with Vertical(id="browse-left"):
-                yield Input(placeholder="filter by text · Enter: hybrid search", id="browse-filter")
+                yield Input(placeholder="filter by text · Enter: hybrid search", id="browse-filter", classes="field")
                 yield Static(id="browse-summary")
                 yield DataTable(id="memories", cursor_type="row", zebra_stripes=True, classes="pane")
             with VerticalScroll(id="browse-detail", classes="pane"):

@@ -48,7 +48,7 @@ class ResidueScreen(ModeScreen):
         yield AsOfBanner()
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
-                yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref")
+                yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref", classes="field")
             yield Static(id="residue-summary")
             yield DataTable(id="mentions", cursor_type="row", classes="pane")
             yield Static(id="mention-detail")
@@ -66,14 +66,18 @@ class ResidueScreen(ModeScreen):
         problems = self.query_one("#problems", DataTable)
         for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
             problems.add_column(label, width=width)
+        # A pref set before the screen was composed (Review's x on a fresh screen).
+        self.query_one("#residue-pref", Input).value = safe(self.pref)
         super().on_mount()
         self.query_one("#mentions", DataTable).focus()
 
     def set_pref(self, pref: str) -> None:
+        self.pref = pref
+        if not self.is_mounted:
+            return  # on_mount shows it and runs the residue
         # An Input draws its value as it is: only the made-safe text goes in,
         # the real pref stays here.
         self.query_one("#residue-pref", Input).value = safe(pref)
-        self.pref = pref
         self._run()
 
     @on(Input.Submitted, "#residue-pref")

@@ -40,6 +40,7 @@ class ReviewScreen(ModeScreen):
         self.record: dict[str, Any] | None = None  # as of a point: the request's report then, not a plan
         self._replan = False  # plan (or read the record) again once the request list is read
         self.knobs: ForgetKnobs | None = None
+        self.resolver = "thorough"  # the app's at mount; r switches
 
     @property
     def request_rows(self) -> list[str]:
@@ -59,12 +60,13 @@ class ReviewScreen(ModeScreen):
             with Vertical(id="review-right"):
                 yield Static(id="plan-header")
                 with Horizontal(id="knobs"):
+                    yield Label(id="knobs-for")
                     yield Label("floor")
-                    yield Input(id="knob-floor", restrict=r"[0-9.]*", max_length=6)
+                    yield Input(id="knob-floor", classes="field", restrict=r"[0-9.]*", max_length=6)
                     yield Label("max")
-                    yield Input(id="knob-max", restrict=r"[0-9]*", max_length=3)
+                    yield Input(id="knob-max", classes="field", restrict=r"[0-9]*", max_length=3)
                     yield Label("shared")
-                    yield Input(id="knob-shared", restrict=r"[0-9]*", max_length=2)
+                    yield Input(id="knob-shared", classes="field", restrict=r"[0-9]*", max_length=2)
                 yield KeyedTable(id="candidates", classes="pane")
                 with VerticalScroll(id="candidate-detail-box", classes="pane"):
                     yield Static(id="candidate-detail")
@@ -75,6 +77,8 @@ class ReviewScreen(ModeScreen):
         self.query_one("#requests", KeyedTable).add_columns("state", "request", "pref")
         self.query_one("#candidates", KeyedTable).add_columns(*CANDIDATE_COLUMNS)
         self._set_knob_inputs(self.app.store.config.forget)
+        self.resolver = self.app.live.resolver
+        self._label_knobs()
         super().on_mount()
         self.query_one("#requests", KeyedTable).focus()
 
@@ -155,26 +159,27 @@ class ReviewScreen(ModeScreen):
             return
         if path is None or index is None:
             return
-        session, book = self.app.session, self.app.drafts
+        session, book, resolver = self.app.session, self.app.drafts, self.resolver
         knobs = self.knobs or session.forget_knobs()
         previous = self.review if self.review is not None and self.review.plan.request.path == path else None
         draft = previous.draft.copy() if previous is not None else None
 
         def work() -> Review:
-            if reroute_only and previous is not None and previous.plan.knobs.search_k == knobs.search_k:
-                plan = session.reroute(previous.plan.resolution, knobs)
+            if (reroute_only and previous is not None and previous.plan.knobs.search_k == knobs.search_k
+                    and previous.plan.resolver == resolver):
+                plan = session.reroute(previous.plan.resolution, knobs, resolver=resolver)
             else:
-                plan = session.plan(path, knobs, index=index)
+                plan = session.plan(path, knobs, index=index, resolver=resolver)
             return build_review(session, book, plan, draft)
 
         self.app.run_blocking(work, self._plan_ready, f"plan {path}", "plan", exclusive=True)
 
     def _plan_ready(self, review: Review) -> None:
-        if review.plan.request.path != self.current:
-            return
+        if review.plan.request.path != self.current or review.plan.resolver != self.resolver:
+            return  # a plan for another request, or by the resolver switched from
         before = self.review.plan if self.review is not None else None
         self.review = review
-        if before is not None and before.request.path == review.plan.request.path:
+        if before is not None and (before.request.path, before.resolver) == (review.plan.request.path, review.plan.resolver):
             self._say_semantic_change(before, review.plan)
         if review.moved:
             self.notify(f"{len(review.moved)} target(s) changed on disk under your sentence choice: "
@@ -222,7 +227,8 @@ class ReviewScreen(ModeScreen):
             table.refill(())
             self.query_one("#candidate-detail", Static).update("")
             return
-        floor = review.plan.knobs.min_target_coverage
+        # The floor governs Palinode's routes only: the thorough resolver's gauge shows no floor.
+        floor = review.plan.knobs.min_target_coverage if review.plan.resolver == "palinode" else None
         table.refill((cand.path, candidate_cells(review, cand, floor)) for cand in review.targets)
         self._render_detail()
 
@@ -276,6 +282,20 @@ class ReviewScreen(ModeScreen):
         except ValueError:
             current = (self.knobs or self.app.store.config.forget).min_target_coverage
         box.value = f"{max(0.0, min(1.0, round(current + delta, 4))):g}"
+
+    def _label_knobs(self) -> None:
+        # Under the thorough resolver the knobs set only Palinode's plan, compared beside it.
+        self.query_one("#knobs-for", Label).update("Palinode's plan:" if self.resolver == "thorough" else "")
+
+    def action_switch_resolver(self) -> None:
+        self.resolver = "palinode" if self.resolver == "thorough" else "thorough"
+        self._label_knobs()
+        self.notify("Resolver: " + ("thorough (evidence per sentence)" if self.resolver == "thorough"
+                                    else "Palinode's own (exactly what Palinode would do)"))
+        if self.review is not None:
+            self.review = None  # "planning…" until the other resolver's plan is in
+            self._render_plan()
+        self.plan_current()
 
     def action_focus_knobs(self) -> None:
         self.query_one("#knob-floor", Input).focus()

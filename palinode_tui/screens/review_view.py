@@ -114,6 +114,8 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
     if review.stale:
         header.append("   STALE: files changed, re-planning", style="bold reverse yellow")
     header.append("\n")
+    header.append_text(route_rule(plan))
+    header.append("\n")
     header.append_text(comparison_line(plan, review.baseline))
     for warning in plan.warnings:  # e.g. a target holding the user's own edits: apply refuses
         header.append("\n⚠ ", style="bold yellow")
@@ -133,6 +135,20 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
     return header
 
 
+def route_rule(plan: ForgetPlan) -> Text:
+    """What decides each route under the resolver shown, so no knob seems to
+    govern what it does not (under the thorough one the knob row is labelled
+    as Palinode's plan, compared beside it)."""
+    text = Text("routes: ", style="dim")
+    if plan.resolver == "thorough":
+        text.append("thorough", style="bold cyan")
+        text.append(" (r) · archive: most sentences, or the name, carry it", style="dim")
+    else:
+        text.append("Palinode's own", style="bold")
+        text.append(f" (r) · archive: coverage ≥ floor {plan.knobs.min_target_coverage:g}", style="dim")
+    return text
+
+
 def attention(cand: Candidate) -> list[str]:
     """What a reviewer must look at before approving: a compound sentence,
     mentions striking cannot reach, evidence too weak to pre-approve."""
@@ -149,7 +165,7 @@ def attention(cand: Candidate) -> list[str]:
     return notes
 
 
-def candidate_cells(review: Review, cand: Candidate, floor: float) -> tuple[Text, ...]:
+def candidate_cells(review: Review, cand: Candidate, floor: float | None) -> tuple[Text, ...]:
     mark = review.draft.mark(cand)
     symbol, style = MARK_TEXT[mark]
     notes = ["changed, review again"] if mark == "changed" else []

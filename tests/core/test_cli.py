@@ -43,17 +43,17 @@ def test_dry_run_writes_nothing_then_apply_and_undo(sample):
     plan = jrun("retract", str(sample), "people/bob.md", "--pref", "I know Stripe", "--dry-run")
     assert plan["status"] == "would_retract" and plan["applied"] is False and "+- ~~Stripe SDK" in plan["diff"]
     assert (sample / "people/bob.md").read_bytes() == before and len(subjects(sample)) == 1
-    done = jrun("retract", str(sample), "people/bob.md", "--pref", "I know Stripe")
+    done = jrun("retract", str(sample), "people/bob.md", "--pref", "I know Stripe", "--yes")
     assert done["applied"] and len(done["commit"]) == 40
     assert subjects(sample)[0] == "palinode retract: people/bob.md (2 mentions)"
-    undone = jrun("unretract", str(sample), "people/bob.md", "--pref", "I know Stripe")
+    undone = jrun("unretract", str(sample), "people/bob.md", "--pref", "I know Stripe", "--yes")
     assert undone["mentions"] == 2
     assert (sample / "people/bob.md").read_bytes() == before
-    arch = jrun("archive", str(sample), "people/bob.md", "--superseded-by", "people/alice.md", "--reason", "merged")
+    arch = jrun("archive", str(sample), "people/bob.md", "--superseded-by", "people/alice.md", "--reason", "merged", "--yes")
     assert arch["applied"] and subjects(sample)[0] == "palinode supersede: people/bob.md -> people/alice.md"
-    again = jrun("archive", str(sample), "people/bob.md")
+    again = jrun("archive", str(sample), "people/bob.md", "--yes")
     assert again["status"] == "already_archived" and again["applied"] is False
-    rest = jrun("restore", str(sample), "people/bob.md")
+    rest = jrun("restore", str(sample), "people/bob.md", "--yes")
     assert rest["field_changes"][0] == {"key": "status", "before": "archived", "after": "active"}
 
 
@@ -81,7 +81,7 @@ def test_errors_are_one_line(tmp_path, sample):
     assert proc.returncode == 1 and "no store" in proc.stderr
     proc = run("show", str(sample), "people/nobody.md", ok=False)
     assert proc.returncode == 1 and "no memory at people/nobody.md" in proc.stderr
-    proc = run("archive", str(sample), "people/bob.md", ok=False, env={"PALINODE_AUDIT_READ_ONLY": "1"})
+    proc = run("archive", str(sample), "people/bob.md", "--yes", ok=False, env={"PALINODE_AUDIT_READ_ONLY": "1"})
     assert proc.returncode == 1 and "read-only" in proc.stderr
 
 
@@ -118,7 +118,7 @@ def test_forget_commands_lexical(tmp_path):
     assert trace["retractions"][0]["request"] == "insights/forget-w.md"
     dry = jrun("withdraw", s, "insights/forget-w.md", "--dry-run")
     assert [st["op"] for st in dry["steps"]] == ["unretract", "archive"]
-    assert jrun("withdraw", s, "insights/forget-w.md")["status"] == "withdrawn"
+    assert jrun("withdraw", s, "insights/forget-w.md", "--yes")["status"] == "withdrawn"
     assert jrun("requests", s)["requests"][0]["state"] == "withdrawn"
     hits = jrun("search", s, "Moonrise judging", "--lexical")
     assert hits["mode"] == "lexical" and hits["hits"][0]["path"] == "projects/moonrise-closeout.md"
@@ -126,7 +126,7 @@ def test_forget_commands_lexical(tmp_path):
 
 def test_dismiss_records_in_ledger(tmp_path):
     root = make_git_store(tmp_path / "s", {"insights/f.md": palinode_file({"id": "f"}, "Please forget my shoe size.")})
-    out = jrun("dismiss", str(root), "insights/f.md", "--note", "harmless")
+    out = jrun("dismiss", str(root), "insights/f.md", "--note", "harmless", "--yes")
     assert out["dismissed"] and subjects(root)[0] == "palinode-audit ledger: dismiss insights/f.md"
     assert jrun("requests", str(root))["requests"][0]["state"] == "dismissed"
     proc = run("dismiss", str(root), "insights/nothing.md", "--note", "x", ok=False)

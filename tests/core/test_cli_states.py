@@ -122,10 +122,10 @@ def test_every_state_transition_and_what_each_refusal_leaves(store):
 
     # applied -> partial -> pending: undo one operation, then every one
     applied = ops(store)
-    run("undo", s, applied[("retract", MOON)]["commit"][:10])
+    run("undo", s, applied[("retract", MOON)]["commit"][:10], "--yes")
     assert state(store) == "partial"
-    run("undo", s, applied[("supersede", FAIR)]["commit"])
-    run("undo", s, applied[("supersede", NOTE)]["commit"])
+    run("undo", s, applied[("supersede", FAIR)]["commit"], "--yes")
+    run("undo", s, applied[("supersede", NOTE)]["commit"], "--yes")
     [request] = jrun("requests", s)["requests"]
     assert request["state"] == "pending" and request["last_decision"]["action"] == "apply"  # its history stays
     assert request["archived_targets"] == [] and request["struck_targets"] == []
@@ -140,16 +140,16 @@ def test_every_state_transition_and_what_each_refusal_leaves(store):
     refused(store, ["undo", s, applied[("retract", MOON)]["commit"]], 1, "already undone", "redo it instead")
 
     # pending -> partial -> applied: redo re-applies what was approved
-    run("redo", s, applied[("retract", MOON)]["commit"])
+    run("redo", s, applied[("retract", MOON)]["commit"], "--yes")
     assert state(store) == "partial"
-    run("redo", s, applied[("supersede", FAIR)]["commit"])
-    run("redo", s, applied[("supersede", NOTE)]["commit"])
+    run("redo", s, applied[("supersede", FAIR)]["commit"], "--yes")
+    run("redo", s, applied[("supersede", NOTE)]["commit"], "--yes")
     assert state(store) == "applied"
     refused(store, ["redo", s, applied[("supersede", NOTE)]["commit"]], 1, "already redone")
     refused(store, ["redo", s, "abcdef12"], 2, "no archive, restore, retract or unretract in commit abcdef12")
 
     # applied -> withdrawn
-    assert jrun("withdraw", s, REQ)["status"] == "withdrawn"
+    assert jrun("withdraw", s, REQ, "--yes")["status"] == "withdrawn"
     assert state(store) == "withdrawn"
     assert jrun("integrity", s)["ok"] is True and git(store, "status", "--porcelain") == ""
 
@@ -159,7 +159,7 @@ def test_any_state_can_be_dismissed(store, first):
     if first == "part":
         apply(store, "--only", NOTE)
         assert state(store) == "partial"
-    run("dismiss", str(store), REQ, "--note", "not this one")
+    run("dismiss", str(store), REQ, "--note", "not this one", "--yes")
     assert state(store) == "dismissed"
     # a leak check or a flag recorded later decides nothing: still dismissed
     run("leaks", str(store), REQ, "--lexical", "--record")
@@ -203,20 +203,20 @@ def test_redo_strikes_exactly_the_approved_spans(tmp_path, resolver):
     struck_then = [s.text for s in struck_spans(applied_text)]
     assert struck_then == [chosen.text]
     op = next(o for o in session.operations() if o.op == "retract")
-    run("undo", str(root), op.commit)
+    run("undo", str(root), op.commit, "--yes")
     assert "~~" not in (root / "people/ann.md").read_text()
     dry = jrun("redo", str(root), op.commit, "--dry-run")
     assert dry["applied"] is False and dry["mentions"] == 1 and dry["trailers"]["Redoes"] == op.commit
-    run("redo", str(root), op.commit)
+    run("redo", str(root), op.commit, "--yes")
     assert same_but_the_date((root / "people/ann.md").read_text(), applied_text)
     assert {s.path: s.state for s in Session(Store(root)).request_states()}["insights/forget-ann.md"] == "applied"
     # undone again, then the sentence it struck is edited away: the redo is refused, nothing written
     redo = next(o for o in Session(Store(root)).operations() if o.op == "retract")
-    run("undo", str(root), redo.commit)
+    run("undo", str(root), redo.commit, "--yes")
     (root / "people/ann.md").write_text((root / "people/ann.md").read_text().replace(chosen.text[:12], "Someone"))
     git(root, "commit", "-qam", "hand edit")
     head = git(root, "rev-parse", "HEAD")
-    proc = run("redo", str(root), redo.commit, code=1)
+    proc = run("redo", str(root), redo.commit, "--yes", code=1)
     assert "cannot find exactly the sentence it struck" in proc.stderr and git(root, "rev-parse", "HEAD") == head
 
 
@@ -244,7 +244,7 @@ def test_undoing_one_of_two_strikes_under_the_same_id_unstrikes_only_its_own(tmp
         assert "- i know ann lee" in text  # the record stays while a strike of the pref does
         marks = {o.commit: o for o in Session(Store(root)).operations()}
         assert marks[undone.commit].undone and not marks[kept.commit].undone
-        run("redo", str(root), undone.commit)
+        run("redo", str(root), undone.commit, "--yes")
         assert len(struck_spans((root / "people/ann.md").read_text())) == 2
 
 

@@ -80,7 +80,7 @@ def test_killed_apply_is_reported_and_repaired(small, op, step, how):
     assert [p["kind"] for p in problems] == ["interrupted_apply"]
     assert problems[0]["detail"].startswith(f"{op} people/ann.md was interrupted {EXPECTED[step]}")
     assert cli("recover", str(small))["interrupted"][0]["can_" + ("complete" if how == "complete" else "roll_back")]
-    cli("recover", str(small), f"--{how}")
+    cli("recover", str(small), f"--{how}", "--yes")
     assert journal.pending(Store(small)) == []
     assert cli("integrity", str(small))["problems"] == []
     if how == "rollback":
@@ -102,7 +102,7 @@ def test_an_apply_after_a_killed_one_points_at_recover_not_at_the_persons_edits(
     with pytest.raises(UncommittedEdits, match=r"interrupted operation is on record: recover it first"):
         apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
     assert (small / "people/ann.md").read_bytes() == half_done and git(small, "rev-parse", "HEAD") == head
-    cli("recover", str(small), "--rollback")
+    cli("recover", str(small), "--rollback", "--yes")
     (small / "people/ann.md").write_text(ANN + "My own line.\n")  # now truly the person's edit
     with pytest.raises(UncommittedEdits, match=r"commit or stash your edits to people/ann.md first"):
         apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee"))
@@ -129,7 +129,7 @@ def test_withdraw_killed_between_commits(applied, how):
     problems = cli("integrity", str(applied))["problems"]
     assert [p["kind"] for p in problems] == ["interrupted_withdraw"]
     assert "withdraw of insights/forget-ann.md stopped after 1 of 3 step(s)" in problems[0]["detail"]
-    cli("recover", str(applied), f"--{how}")
+    cli("recover", str(applied), f"--{how}", "--yes")
     store = Store(applied)
     assert journal.pending(store) == [] and cli("integrity", str(applied))["problems"] == []
     states = {s.path: s.state for s in Session(store).request_states()}
@@ -192,7 +192,7 @@ def test_disk_full_during_write_keeps_the_original(small, monkeypatch):
 
 def _cli_fails(root, *extra_env, env=None):
     before = {p: p.read_bytes() for p in root.rglob("*.md")}
-    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md"],
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
                           capture_output=True, text=True, env={**os.environ, **(env or {})})
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
@@ -254,7 +254,7 @@ def test_read_only_checkout():
         subprocess.run(["chmod", "-R", "a+rX,a-w", str(root)], check=True)
         env = {**os.environ, "HOME": "/tmp", "GIT_CONFIG_GLOBAL": "/dev/null"}
         proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                               "palinode_core", "archive", str(root), "people/ann.md"],
+                               "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
                               capture_output=True, text=True, env=env)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert "read-only" in proc.stderr or "dubious ownership" in proc.stderr or "not a git repository" in proc.stderr
@@ -290,11 +290,12 @@ def test_every_mutation_refuses_in_read_only_mode(small, monkeypatch):
     for mutate in mutations:
         with pytest.raises(ReadOnlyError):
             mutate()
-    for cmd in (["archive", "people/ann.md"], ["restore", "people/ann.md"],
-                ["retract", "people/ann.md", "--pref", "I know Ann Lee"],
-                ["unretract", "people/ann.md", "--pref", "I know Ann Lee"],
-                ["dismiss", "insights/forget-ann.md", "--note", "x"], ["withdraw", "insights/forget-ann.md"],
-                ["apply", "insights/forget-ann.md", "--lexical", "--yes"], ["recover", "--complete"]):
+    for cmd in (["archive", "people/ann.md", "--yes"], ["restore", "people/ann.md", "--yes"],
+                ["retract", "people/ann.md", "--pref", "I know Ann Lee", "--yes"],
+                ["unretract", "people/ann.md", "--pref", "I know Ann Lee", "--yes"],
+                ["dismiss", "insights/forget-ann.md", "--note", "x", "--yes"],
+                ["withdraw", "insights/forget-ann.md", "--yes"],
+                ["apply", "insights/forget-ann.md", "--lexical", "--yes"], ["recover", "--complete", "--yes"]):
         proc = subprocess.run([sys.executable, "-m", "palinode_core", cmd[0], str(small), *cmd[1:]],
                               capture_output=True, text=True)
         assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, (cmd, proc.stderr)

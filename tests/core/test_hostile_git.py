@@ -298,7 +298,7 @@ def test_store_that_requires_signing_is_refused_in_one_line(store_root, tmp_path
     git(store_root, "config", "commit.gpgSign", "true")
     git(store_root, "config", "gpg.program", str(payload))
     before = (store_root / "people/ann.md").read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(store_root), "people/ann.md"],
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(store_root), "people/ann.md", "--yes"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "commit.gpgsign" in proc.stderr.lower() and "trust" in proc.stderr
@@ -387,8 +387,8 @@ READ_COMMANDS = [["scan"], ["show", "people/ann.md"], ["history", "people/ann.md
                  ["residue", "--pref", "I know Ann Lee"], ["integrity"], ["trace", "people/ann.md"], ["recover"],
                  ["trust", "--show"], ["archive", "people/bob.md", "--dry-run"],
                  ["apply", "insights/forget-ann.md", "--lexical"], ["withdraw", "insights/forget-ann.md", "--dry-run"]]
-REFUSED_COMMANDS = [["archive", "people/bob.md"], ["recover", "--complete"],
-                    ["dismiss", "insights/forget-ann.md", "--note", "x"]]
+REFUSED_COMMANDS = [["archive", "people/bob.md", "--yes"], ["recover", "--complete", "--yes"],
+                    ["dismiss", "insights/forget-ann.md", "--note", "x", "--yes"]]
 
 
 @pytest.mark.parametrize("trusted", [False, True])

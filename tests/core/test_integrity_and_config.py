@@ -183,7 +183,7 @@ def test_recover_refuses_when_the_file_was_changed_by_someone_else(retracted):
     assert git(retracted, "rev-parse", "HEAD") == head
     assert len(journal.pending(Store(retracted))) == 1
     # and the CLI says so in one line
-    proc = subprocess.run([sys.executable, "-m", "palinode_core", "recover", str(retracted), "--rollback"],
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "recover", str(retracted), "--rollback", "--yes"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "resolve it by hand" in proc.stderr

@@ -199,10 +199,11 @@ async def test_keys_esc_leaves_input_q_quits_tab_cycles_panes(tmp_path, spec_sto
         review = app.screen
         review.query_one("#requests").focus()
         seen = []
-        for _ in range(4):
+        for _ in range(7):
             seen.append(app.focused.id)
             await pilot.press("tab")
-        assert seen == ["requests", "candidates", "candidate-detail-box", "requests"]
+        assert seen == ["requests", "knob-floor", "knob-max", "knob-shared", "candidates", "candidate-detail-box",
+                        "requests"]
         await pilot.press("k")  # into the knobs; q there is text, not quit
         await pilot.press("q")
         assert app.is_running

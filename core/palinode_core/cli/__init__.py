@@ -8,8 +8,13 @@ part-way); nothing is ever half-written.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
+import io
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from ..errors import PalinodeError, UsageError
 from . import audit_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
@@ -23,8 +28,13 @@ COMMANDS: dict[str, Command] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="palinode-audit", description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="palinode-audit",
+        description=(__doc__ or "").splitlines()[0],
+        epilog="The store argument may be left out when PALINODE_DIR names the store.",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (the scripting contract)")
+    parser.add_argument("--version", action="version", version=f"palinode-audit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, spec in COMMANDS.items():
         p = sub.add_parser(name, help=spec.help, description=spec.help)
@@ -37,8 +47,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return version("palinode-core")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _command_at(argv: list[str]) -> int | None:
+    """Where the subcommand is: the first word that is not a global option."""
+    return next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
+
+
+def _unknown_command(argv: list[str]) -> str | None:
+    """One line for a mistyped subcommand, with the nearest ones."""
+    at = _command_at(argv)
+    if at is None or argv[at] in COMMANDS:
+        return None
+    near = difflib.get_close_matches(argv[at], list(COMMANDS), n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else "; see palinode-audit --help"
+    return f"unknown command {argv[at]!r}{hint}"
+
+
+def _parses(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | None:
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            return parser.parse_args(argv)
+        except SystemExit:
+            return None
+
+
+def _with_default_store(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``PALINODE_DIR`` stands in for a store argument left out, as for the app:
+    used when the words given do not parse, or parse only by taking some other
+    argument for a store folder that does not exist."""
+    home = os.environ.get("PALINODE_DIR")
+    at = _command_at(argv)
+    if not home or at is None or not COMMANDS[argv[at]].takes_store or "-h" in argv or "--help" in argv:
+        return argv
+    given = _parses(parser, argv)
+    if given is not None and Path(given.store).expanduser().is_dir():
+        return argv
+    filled = [*argv[: at + 1], home, *argv[at + 1 :]]
+    return filled if _parses(parser, filled) is not None else argv
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    unknown = _unknown_command(argv)
+    if unknown is not None:
+        print(error_line(unknown), file=sys.stderr)
+        return 2
+    parser = build_parser()
+    args = parser.parse_args(_with_default_store(parser, argv))
     try:
         data = COMMANDS[args.command].run(args)
     except UsageError as exc:  # arguments that do not fit the store: exit 2, as argparse's own usage errors
@@ -53,6 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
+    if getattr(args, "not_git", None) is not None:
+        print(
+            error_line(
+                f"{args.not_git} is not a git repository: read as plain files; "
+                "no history, so no operation, undo or trace (Palinode's store always is one)"
+            ),
+            file=sys.stderr,
+        )
     if "raw" in data:  # a rendered report: already inert (every store string escaped)
         try:
             sys.stdout.write(data["raw"])

@@ -66,13 +66,21 @@ def embedder() -> Embedder:
     return Embedder(on_load=_say_loading)
 
 
+def _note_if_not_git(args: argparse.Namespace, session: Session) -> Session:
+    """A folder that is no git repository is read as plain files, with no
+    history: main() says so after a read that worked (a write refuses anyway)."""
+    if not session.store.git.available:
+        args.not_git = session.root
+    return session
+
+
 def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
     at, date = getattr(args, "at", None), getattr(args, "as_of", None)
     if at is not None or date is not None:
         session = Session.open_as_of(args.store, at=at, date=date)
         args.as_of_point = session.as_of  # main() prints which commit was read
         return session
-    return Session.open(args.store, vectors=not lexical, embedder=embedder())
+    return _note_if_not_git(args, Session.open(args.store, vectors=not lexical, embedder=embedder()))
 
 
 def as_of_args(p: argparse.ArgumentParser) -> None:
@@ -95,7 +103,17 @@ def path_arg(p: argparse.ArgumentParser) -> None:
 
 
 def dry_run_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dry-run", action="store_true", help="print the plan and its diff; write nothing")
+    """Every writing command previews by default: it writes only with ``--yes``."""
+    p.add_argument("--yes", action="store_true", help="really write it; without it the plan is only shown")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and its diff; write nothing (the default)")
+
+
+NOTHING_WRITTEN = "nothing written; re-run with --yes to apply"
+
+
+def writes(args: argparse.Namespace) -> bool:
+    """Whether a writing command was told to write (``--yes``, and no ``--dry-run``)."""
+    return bool(getattr(args, "yes", False)) and not getattr(args, "dry_run", False)
 
 
 def scan_args(p: argparse.ArgumentParser) -> None:
@@ -110,11 +128,14 @@ def open_for_scan(
     """The session and a progress printer for ``scan_args`` (how a child runs us)."""
     if args.background:
         os.nice(10)
-    session = Session.open(
-        args.store,
-        cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
-        vectors=not lexical,
-        embedder=embedder(),
+    session = _note_if_not_git(
+        args,
+        Session.open(
+            args.store,
+            cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
+            vectors=not lexical,
+            embedder=embedder(),
+        ),
     )
 
     def progress(phase: str, done: int, total: int) -> None:

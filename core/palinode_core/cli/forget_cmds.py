@@ -6,7 +6,18 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..session import Session
-from .args import TerminalProgress, knob_args, knobs_from, open_for_scan, open_session, require, scan_args
+from .args import (
+    NOTHING_WRITTEN,
+    TerminalProgress,
+    dry_run_arg,
+    knob_args,
+    knobs_from,
+    open_for_scan,
+    open_session,
+    require,
+    scan_args,
+    writes,
+)
 from .registry import Command
 
 if TYPE_CHECKING:  # imported where used: `requests` needs neither search nor forget selection
@@ -131,10 +142,16 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
 def _dismiss_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("request")
     p.add_argument("--note", required=True)
+    dry_run_arg(p)
 
 
 def _dismiss(args: argparse.Namespace) -> dict[str, Any]:
     require(bool(args.note.strip()), "a dismissal needs a note saying why")
+    if not writes(args):
+        from ..forget.requests import request_at
+
+        request = request_at(open_session(args).store, args.request)  # refuses a path that holds no request
+        return {"request": request.path, "dismissed": False, "note": args.note, "message": NOTHING_WRITTEN}
     return {"request": args.request, "dismissed": True, "commit": open_session(args).dismiss(args.request, args.note)}
 
 

@@ -184,7 +184,7 @@ def _withdraw(out: Text, data: dict[str, Any]) -> None:
         for step in data["steps"]:
             out.add(f"  {step['op']} {p(step['target'])}")
             out.diff(step["diff"])
-        out.add(f"{len(data['steps'])} step(s), each its own commit; nothing was written.")
+        out.add(f"{len(data['steps'])} step(s), each its own commit; {p(data.get('message') or 'nothing written')}.")
         return
     out.add(out.style(f"{data['status']}: {p(data['request'])}", "head"))
     _commits(out, data, "made")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .args import dry_run_arg, open_session, path_arg
+from .args import NOTHING_WRITTEN, dry_run_arg, open_session, path_arg, writes
 from .registry import Command
 from .store_cmds import run_plan
 
@@ -37,7 +37,7 @@ def _redo(args: argparse.Namespace) -> dict[str, Any]:
 
 def _withdraw_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("request")
-    p.add_argument("--dry-run", action="store_true")
+    dry_run_arg(p)
     p.add_argument(
         "--broad",
         action="store_true",
@@ -48,8 +48,8 @@ def _withdraw_args(p: argparse.ArgumentParser) -> None:
 def _withdraw(args: argparse.Namespace) -> dict[str, Any]:
     session = open_session(args)
     wplan = session.plan_withdraw(args.request, broad=args.broad)
-    if args.dry_run:
-        return {"status": "would_withdraw", **wplan.to_dict()}
+    if not writes(args):
+        return {"status": "would_withdraw", "message": NOTHING_WRITTEN, **wplan.to_dict()}
     return session.apply_withdraw(wplan)
 
 
@@ -57,12 +57,16 @@ def _recover_args(p: argparse.ArgumentParser) -> None:
     how = p.add_mutually_exclusive_group()
     how.add_argument("--complete", action="store_true", help="finish every interrupted operation")
     how.add_argument("--rollback", action="store_true", help="put back what every interrupted operation wrote")
+    dry_run_arg(p)
 
 
 def _recover(args: argparse.Namespace) -> dict[str, Any]:
     session = open_session(args)
-    if not (args.complete or args.rollback):
-        return {"interrupted": [i.to_dict() for i in session.interrupted()]}
+    if not (args.complete or args.rollback) or not writes(args):
+        listed: dict[str, Any] = {"interrupted": [i.to_dict() for i in session.interrupted()]}
+        if args.complete or args.rollback:
+            listed["message"] = NOTHING_WRITTEN
+        return listed
     return {"recovered": session.recover("complete" if args.complete else "rollback")}
 
 

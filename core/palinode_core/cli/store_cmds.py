@@ -11,7 +11,7 @@ from ..session import Session
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..text.history import parse_entries
-from .args import dry_run_arg, open_for_scan, open_session, path_arg, scan_args, wants_as_of
+from .args import NOTHING_WRITTEN, dry_run_arg, open_for_scan, open_session, path_arg, scan_args, wants_as_of, writes
 from .registry import Command
 
 if TYPE_CHECKING:
@@ -50,10 +50,12 @@ def _show(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_plan(args: argparse.Namespace, session: Session, plan: Plan) -> dict[str, Any]:
-    """Print a plan; apply it unless ``--dry-run`` or it changes nothing."""
+    """Print a plan; apply it only with ``--yes`` (and when it changes something)."""
     result = plan.to_dict()
-    if args.dry_run or not plan.changes:
+    if not writes(args) or not plan.changes:
         result["applied"] = False
+        if plan.changes:
+            result["message"] = NOTHING_WRITTEN
         return result
     done = session.apply(plan)
     result.update(applied=True, commit=done.commit)

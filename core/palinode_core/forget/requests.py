@@ -101,11 +101,12 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     ledger = read_ledger(store)
     states = []
     requests = find_requests(memories)
-    by_hand = _struck_by_hand(store) if requests else {}
+    by_hand, undone = _from_history(store) if requests else ({}, {})
     for request in requests:
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
         decisions = [d for d in decisions_for(ledger, request.path) if d.get("action") in _DECIDING]
+        live = set(archived) | set(struck)
         states.append(
             RequestState(
                 request.path,
@@ -113,9 +114,10 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
                 request.rid,
                 _state(
                     request,
-                    set(archived) | set(struck),
+                    live,
                     decisions,
                     bool(by_hand.get(request.path, set()) & set(struck)),
+                    bool((undone.get(request.path, set()) | undone.get(request.rid, set())) - live),
                 ),
                 archived,
                 struck,
@@ -127,24 +129,48 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
     return states
 
 
-def _struck_by_hand(store: Store) -> dict[str, set[str]]:
-    """For each request, the memories a strike of ours was made in outside any apply: a retract
-    commit naming the request that is no undo or redo (Palinode's own commits
-    name none, and an apply's carry a ledger record besides)."""
-    found: dict[str, set[str]] = {}
-    for commit in store.git.log(limit=500):
-        op = parse_subject(commit.subject, store.config.commit_prefix)
-        if op is not None and op.op == "retract" and not {"Undoes", "Redoes"} & commit.trailers.keys():
+def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Two readings of the last 500 commits.
+
+    For each request, the memories a strike of ours was made in outside any
+    apply: a retract commit naming the request that is no undo or redo
+    (Palinode's own commits name none, and an apply's carry a ledger record
+    besides).
+
+    For each request (by path, or by retraction id), the memories an operation
+    of it was undone in: an undo commit (``Undoes:``, no ``Redoes:``) of an
+    archive or supersede pointing at the request, or of a strike under its id.
+    Palinode's own apply records nothing in the ledger, so only this tells
+    that part of it was taken back."""
+    by_hand: dict[str, set[str]] = {}
+    undone: dict[str, set[str]] = {}
+    prefix = store.config.commit_prefix
+    commits = store.git.log(limit=500)
+    by_sha = {c.sha: c for c in commits}
+    for commit in commits:
+        op = parse_subject(commit.subject, prefix)
+        if op is None:
+            continue
+        undoes, redoes = commit.trailers.get("Undoes"), "Redoes" in commit.trailers
+        if op.op == "retract" and not undoes and not redoes:
             # by path, so a commit only counts for a memory that is struck for the request now
-            found.setdefault(commit.trailers.get("Forget-Request", ""), set()).add(op.path)
-    return found
+            by_hand.setdefault(commit.trailers.get("Forget-Request", ""), set()).add(op.path)
+        elif undoes and not redoes and undoes in by_sha:
+            original = parse_subject(by_sha[undoes].subject, prefix)
+            if original is not None:
+                for key in (original.counterpart, commit.trailers.get("Retraction-Id")):
+                    if key:
+                        undone.setdefault(key, set()).add(original.path)
+    return by_hand, undone
 
 
 # The ledger records that decide a state (a leak check or a flag decides nothing).
 _DECIDING = ("apply", "dismiss", "withdraw")
 
 
-def _state(request: Request, live: set[str], decisions: list[dict[str, Any]], by_hand: bool) -> RequestStateName:
+def _state(
+    request: Request, live: set[str], decisions: list[dict[str, Any]], by_hand: bool, undone: bool
+) -> RequestStateName:
     """What the files say now, read with the reviewer's decisions: ``live`` is
     every memory archived under the request or struck for its preference.
 
@@ -152,8 +178,9 @@ def _state(request: Request, live: set[str], decisions: list[dict[str, Any]], by
     undone (its record stays the last decision); an operation the reviewer
     approved that is no longer in force (undone), or targets left for later,
     make it partial. With no apply recorded, what is in force is Palinode's
-    own apply of the whole request, or (``by_hand``) a sentence struck by
-    hand: partial."""
+    own apply of the whole request, or, partial, a sentence struck by hand
+    (``by_hand``) or part of it undone since (``undone``: an operation of the
+    request undone and not in force now)."""
     if request.memory.archived:
         return "withdrawn"
     if decisions and decisions[-1].get("action") == "dismiss":
@@ -163,7 +190,7 @@ def _state(request: Request, live: set[str], decisions: list[dict[str, Any]], by
     since = next((i + 1 for i in range(len(decisions) - 1, -1, -1) if decisions[i].get("action") == "withdraw"), 0)
     applies = [d for d in decisions[since:] if d.get("action") == "apply"]
     if not applies:
-        return "partial" if by_hand else "applied"  # else Palinode applied it: only the files tell
+        return "partial" if by_hand or undone else "applied"  # else Palinode applied it: only the files tell
     latest = applies[-1]
     if latest.get("deferred") or not latest.get("complete", True):
         return "partial"

@@ -1,0 +1,126 @@
+"""A reviewer's day without a stumble (issue 23): each numbered item, keyboard
+only, through Textual's Pilot on real git stores (lexical: no model)."""
+from __future__ import annotations
+
+from helpers import Clock
+from textual.widgets import Input
+from tui.conftest import errors, settle
+
+from palinode_tui.app import PalinodeApp
+from palinode_tui.screens.residue import ResidueScreen
+from palinode_tui.screens.review import ReviewScreen
+
+SIZE = (120, 36)
+PREF = "I know Wilhelmina Cragg"
+
+
+def lexical_app(root, tmp_path, **kw) -> PalinodeApp:
+    kw.setdefault("watch", False)
+    return PalinodeApp(root, embedder=None, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", **kw)
+
+
+async def review_ready(app, pilot) -> ReviewScreen:
+    await settle(app, pilot)
+    await pilot.press("2")
+    await settle(app, pilot)
+    review = app.screen
+    assert isinstance(review, ReviewScreen) and review.review is not None, errors(app)
+    return review
+
+
+async def test_1_residue_for_this_request_opens_on_a_fresh_residue_screen(tmp_path, spec_store):
+    app = lexical_app(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await review_ready(app, pilot)
+        await pilot.press("x")  # Residue was never opened before
+        await settle(app, pilot)
+        residue = app.screen
+        assert isinstance(residue, ResidueScreen)
+        assert residue.pref == PREF and residue.query_one("#residue-pref", Input).value == PREF
+        assert any(m.path == "people/wilhelmina-fair.md" for m in residue.mentions)
+        assert errors(app) == []
+
+
+async def test_3_every_knob_and_the_residue_field_are_reached_by_tab(tmp_path, spec_store):
+    app = lexical_app(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        reached = []
+        for _ in range(8):
+            await pilot.press("tab")
+            reached.append(review.focused.id if review.focused is not None else None)
+        assert {"knob-floor", "knob-max", "knob-shared", "candidates", "requests"} <= set(reached)
+        review.query_one("#knob-max", Input).focus()
+        await pilot.press("escape")  # leaves the field for a pane, not another field
+        assert not isinstance(review.focused, Input)
+        await pilot.press("4")
+        await settle(app, pilot)
+        residue = app.screen
+        for _ in range(4):
+            await pilot.press("tab")
+            if residue.focused is not None and residue.focused.id == "residue-pref":
+                break
+        assert residue.focused is not None and residue.focused.id == "residue-pref"
+
+
+async def test_4_palinode_applied_then_partly_undone_here_is_partial(tmp_path, spec_store):
+    from textual.widgets import DataTable
+
+    from palinode_core.session import Session
+    from palinode_tui.widgets import ConfirmModal
+
+    # Palinode's own apply: its commits, no ledger record of ours
+    session = Session.open(spec_store, vectors=False)
+    session.apply(session.plan_op("archive", "people/wilhelmina-fair.md", superseded_by="insights/forget-w.md"))
+    session.apply(session.plan_op("retract", "projects/moonrise-closeout.md", pref=PREF))
+    assert [s.state for s in session.request_states()] == ["applied"]
+    app = lexical_app(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        undo = app.screen
+        ops = undo.query_one("#undo-ops", DataTable)
+        row = next(i for i, (kind, item) in enumerate(undo.rows) if kind == "op" and item.op == "supersede")
+        ops.move_cursor(row=row)
+        await settle(app, pilot)
+        await pilot.press("U")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert errors(app) == []
+        assert [(st.path, st.state) for st in app.live.request_states()] == [("insights/forget-w.md", "partial")]
+        requests = [item for kind, item in undo.rows if kind == "request"]
+        assert [st.state for st in requests] == ["partial"]
+
+
+def header_text(review: ReviewScreen) -> str:
+    from textual.widgets import Static
+    return str(review.query_one("#plan-header", Static).render())
+
+
+async def test_2_the_resolver_switch_and_knobs_that_mean_what_they_show(tmp_path, spec_store):
+    app = lexical_app(spec_store, tmp_path)  # the thorough resolver, the app's default
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        assert review.review.plan.resolver == "thorough"
+        assert "routes: thorough" in header_text(review)
+        assert str(review.query_one("#knobs-for").render()) == "Palinode's plan:"
+        # the thorough gauge marks no floor: nothing underlined, nothing drawn as past it
+        cells = review.query_one("#candidates").get_row("people/wilhelmina-fair.md")
+        assert not any("underline" in str(span.style) for span in cells[5].spans)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert review.review.plan.resolver == "palinode"
+        assert "archive: coverage ≥ floor 0.05" in header_text(review)
+        routes = {c.path: c.route for c in review.review.plan.targets}
+        assert routes["people/wilhelmina-fair.md"] == "archive"  # 0.2857 ≥ 0.05
+        review.query_one("#knob-floor", Input).value = "0.3"
+        await settle(app, pilot)
+        routes = {c.path: c.route for c in review.review.plan.targets}
+        assert routes["people/wilhelmina-fair.md"] == "strike"  # 0.2857 < 0.3: the floor governs here
+        assert "floor 0.3" in header_text(review)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert review.review.plan.resolver == "thorough" and errors(app) == []
