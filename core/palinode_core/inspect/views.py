@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..storage.memory import Memory
     from ..storage.snapshot import AsOf
     from ..storage.store import Store
+    from .deliveries import DeliveryAudit
     from .integrity import Problem
     from .residue import Mention
     from .timeline import Point
@@ -72,6 +73,25 @@ class InspectViews:
         from .report_out import write_report
 
         return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
+
+    def deliveries(self, *, request: str | None = None, since: str | None = None) -> DeliveryAudit:
+        """The delivery audit of every forget request (or one) over Palinode's
+        retrieval log, not yet run: iterate its ``rows()``, then read its ``summary()``."""
+        from .deliveries import delivery_audit
+        from .report import scope_bounds
+
+        start = scope_bounds(since, None)[0] if since else None
+        return delivery_audit(self.store, self.memories, request=request, since=start.timestamp() if start else None)
+
+    def delivery_counts(self) -> dict[str, int]:
+        """How many logged deliveries name each memory (the log alone, no git)."""
+        from .retrieval_log import LogReport, read_rows
+
+        counts: dict[str, int] = {}
+        for row in read_rows(self.root, LogReport()):
+            if row.rel is not None:
+                counts[row.rel] = counts.get(row.rel, 0) + 1
+        return counts
 
     def trace(self, ref: str) -> Trace:
         from . import trace as inspect_trace
