@@ -11,6 +11,7 @@ Reply:   {"ok": true} or {"ok": false, "error": "..."}
 
 Like driver.py, nothing from this repository is imported here.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,15 +55,27 @@ def handle(req: dict) -> dict:
     results = req["results"]
     receipt = None
     if req.get("receipt") == "file_sha256":
-        digest = {"core_memories": [{"file": os.path.relpath(r["file_path"], root)
-                                     if os.path.isabs(r["file_path"]) else r["file_path"]} for r in results]}
-        receipt = receipt_mod.build_digest_receipt(digest, request={"query": req.get("query")}, memory_dir=root,
-                                                   evaluated_at=_NOW[0], now=_NOW[0])
+        digest = {
+            "core_memories": [
+                {"file": os.path.relpath(r["file_path"], root) if os.path.isabs(r["file_path"]) else r["file_path"]}
+                for r in results
+            ]
+        }
+        receipt = receipt_mod.build_digest_receipt(
+            digest, request={"query": req.get("query")}, memory_dir=root, evaluated_at=_NOW[0], now=_NOW[0]
+        )
     elif req.get("receipt") == "index":
-        receipt = receipt_mod.build_receipt(results, request={"query": req.get("query")}, memory_dir=root,
-                                            evaluated_at=_NOW[0], now=_NOW[0])
-    logger.record_search_results(results, query=req.get("query"), source=req.get("source", "palinode_search"),
-                                 mode=mode, session_id=session, receipt=receipt)
+        receipt = receipt_mod.build_receipt(
+            results, request={"query": req.get("query")}, memory_dir=root, evaluated_at=_NOW[0], now=_NOW[0]
+        )
+    logger.record_search_results(
+        results,
+        query=req.get("query"),
+        source=req.get("source", "palinode_search"),
+        mode=mode,
+        session_id=session,
+        receipt=receipt,
+    )
     return {"ok": True, "bundle_id": receipt.bundle_id if receipt else None}
 
 
