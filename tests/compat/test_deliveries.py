@@ -323,3 +323,48 @@ def test_a_store_palinode_forgot_in(tmp_path, monkeypatch, capsys):
     assert rows["s-window"]["class"] == "exposure_window"
     assert rows["s-struck"]["class"] == "delivered_retracted"
     assert rows["s-stale"]["class"] == "leak" and rows["s-stale"]["sentence"] == SENTENCE
+
+
+def report_of(root: Path, fmt: str, *extra: str, capsys) -> str:
+    args = ["report", str(root), "--request", "insights/forget-sneakers.md", "--format", fmt, *extra]
+    assert main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_report_shows_the_exposure_window_and_the_leaks(forgotten_here, capsys):
+    import jsonschema
+    from helpers import ROOT
+
+    root, _old, _struck = forgotten_here
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
+    report = json.loads(report_of(root, "json", capsys=capsys))
+    jsonschema.Draft202012Validator(schema).validate(report)
+    found = report["requests"][0]["deliveries"]
+    assert found["counts"]["leak"] == 2 and found["counts"]["exposure_window"] == 1
+    assert found["window"]["from"].startswith("2031-06-01T11:00") and found["window"]["to"].startswith(
+        "2031-06-01T13:00"
+    )
+    assert [r["session_id"] for r in found["leaks"]] == ["s-stale", "s-renamed"]
+    assert found["leaks"][0]["sentence"] == SENTENCE and found["leaks"][0]["revision_match"] == "exact"
+    markdown = report_of(root, "md", capsys=capsys)
+    assert "### Deliveries" in markdown and "leak: 2" in markdown and "s-stale" in markdown
+    page = report_of(root, "html", capsys=capsys)
+    assert "<h3>Deliveries" in page and "leak: 2" in page and "s-renamed" in page
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+def test_the_redacted_report_carries_no_preference_text(forgotten_here, capsys, fmt):
+    import jsonschema
+    from helpers import ROOT
+
+    root, _old, _struck = forgotten_here
+    plain = report_of(root, fmt, capsys=capsys)
+    redacted = report_of(root, fmt, "--redact", capsys=capsys)
+    for secret in (PREF, SENTENCE, "vintage sneakers", "what shoes do I like"):
+        assert secret.lower() in plain.lower()  # the check can fail: the plain report carries them
+        assert secret.lower() not in redacted.lower(), secret
+    rid = json.loads(report_of(root, "json", capsys=capsys))["requests"][0]["rid"]
+    assert rid in redacted and "sha256:" in redacted
+    if fmt == "json":
+        schema = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator(schema).validate(json.loads(redacted))

@@ -304,3 +304,36 @@ def delivery_summaries(store: Store, memories: Mapping[str, Memory], requests: l
     return {
         path: {**entry, "log": {k: log[k] for k in ("missing", "rows", "notes")}} for path, entry in summary.items()
     }
+
+
+_REPORT_KEYS = ("timestamp", "session_id", "mode", "source", "query", "path", "chunk_id", "bundle_id")
+
+
+def report_deliveries(store: Store, memories: Mapping[str, Memory], paths: list[str]) -> dict[str, dict[str, Any]]:
+    """For the report: each request's exposure window, counts per class and
+    the leaks and exposure-window deliveries (the first MAX_LISTED of each)."""
+    wanted = set(paths)
+    requests = [r for r in find_requests(memories) if r.path in wanted]
+    out = {}
+    for path, entry in delivery_summaries(store, memories, requests).items():
+
+        def rows(cls: str, entry: dict[str, Any] = entry) -> list[dict[str, Any]]:
+            return [
+                {
+                    **{k: r[k] for k in _REPORT_KEYS},
+                    "version": r["commit"],
+                    "revision_match": r["revision_match"],
+                    "sentence": r["sentence"],
+                    "sentence_sha256": r["sentence_sha256"],
+                }
+                for r in entry[cls]
+            ]
+
+        out[path] = {
+            "window": {k: entry["window"][k] for k in ("from", "to", "applied_commit")},
+            "counts": entry["counts"],
+            "leaks": rows("leaks"),
+            "exposure": rows("exposure"),
+            "log": entry["log"],
+        }
+    return out

@@ -58,21 +58,47 @@ class InspectViews:
         return inspect_timeline.diff_between(self.store, ref, old, new)
 
     def report(
-        self, *, request: str | None = None, pref: str | None = None, since: str | None = None, until: str | None = None
+        self,
+        *,
+        request: str | None = None,
+        pref: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        redacted: bool = False,
     ) -> dict[str, Any]:
+        """The audit report, each request with its delivery record (retrieval
+        log joined with history); ``redacted``: hashes and rule ids, no preference text."""
         from . import report as inspect_report
+        from .deliveries import report_deliveries
 
-        return inspect_report.build_report(
+        report = inspect_report.build_report(
             self.store, self.memories, request=request, pref=pref, since=since, until=until
         )
+        if report["requests"]:
+            found = report_deliveries(self.store, self.memories, [r["path"] for r in report["requests"]])
+            for row in report["requests"]:
+                row["deliveries"] = found.get(row["path"])
+        if redacted:
+            from .report_redact import redact
+
+            report = redact(report)
+        return report
 
     def write_report(
-        self, output: str | os.PathLike[str], fmt: str, *, overwrite: bool = False, request: str | None = None
+        self,
+        output: str | os.PathLike[str],
+        fmt: str,
+        *,
+        overwrite: bool = False,
+        request: str | None = None,
+        redacted: bool = False,
     ) -> dict[str, Any]:
         """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
         from .report_out import write_report
 
-        return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
+        return write_report(
+            self.root, self.report(request=request, redacted=redacted), fmt, output, overwrite=overwrite
+        )
 
     def deliveries(self, *, request: str | None = None, since: str | None = None) -> DeliveryAudit:
         """The delivery audit of every forget request (or one) over Palinode's
