@@ -109,15 +109,17 @@ class InspectViews:
         start = scope_bounds(since, None)[0] if since else None
         return delivery_audit(self.store, self.memories, request=request, since=start.timestamp() if start else None)
 
-    def delivery_counts(self) -> dict[str, int]:
-        """How many logged deliveries name each memory (the log alone, no git)."""
+    def delivery_counts(self) -> dict[str, int] | None:
+        """How many logged deliveries name each memory (the log alone, no git);
+        None when the store has no retrieval log."""
         from .retrieval_log import LogReport, read_rows
 
         counts: dict[str, int] = {}
-        for row in read_rows(self.root, LogReport()):
+        log = LogReport()
+        for row in read_rows(self.root, log):
             if row.rel is not None:
                 counts[row.rel] = counts.get(row.rel, 0) + 1
-        return counts
+        return None if log.missing and not log.files else counts
 
     def trace(self, ref: str) -> Trace:
         from . import trace as inspect_trace
