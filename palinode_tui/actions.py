@@ -10,7 +10,7 @@ from textual.binding import Binding
 
 
 Scope = Literal["app", "main", "browse", "review", "diff", "undo", "residue", "trace", "activity", "view",
-                "timeline"]
+                "timeline", "deliveries"]
 
 
 # The screens a person moves between with 1-5; "main" actions (q, Tab) live on them.
@@ -61,6 +61,9 @@ REGISTRY: tuple[ActionSpec, ...] = (
                "Switch between the thorough resolver and Palinode's own", show=False),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
+    ActionSpec("review.deliveries", "v", "deliveries", "Deliveries", "review",
+               "What Palinode delivered of this preference: before, in the exposure window, after (leaks)",
+               show=False),
     ActionSpec("review.export", "e", "export", "Export", "review", "Write this request's audit report (json, md, html)",
                show=False),  # the footer is full at 80 columns; help and the palette list it
     ActionSpec("diff.toggle", "space", "toggle_span", "Toggle", "diff", "Strike this sentence or leave it"),
@@ -80,6 +83,9 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("view.timeline", "l", "timeline", "Timeline", "view", "Each commit that changed this memory"),
     ActionSpec("timeline.mark", "space", "mark", "Mark", "timeline", "Mark this point; two marks show the diff between"),
     ActionSpec("timeline.close", "escape", "close", "Back", "timeline"),
+    ActionSpec("deliveries.version", "enter", "show_version", "Version", "deliveries",
+               "The delivered version itself; again: its diff against today"),
+    ActionSpec("deliveries.close", "escape", "close", "Back", "deliveries"),
 )
 
 

@@ -402,6 +402,13 @@ class ReviewScreen(ModeScreen):
         self.app.switch_mode("residue")
         self.app.screen.set_pref(pref)
 
+    def action_deliveries(self) -> None:
+        from .deliveries import DeliveriesScreen
+        if self.current is None or self.current not in self.request_rows:
+            self.notify("No forget request is selected.", severity="warning")
+            return
+        self.app.push_screen(DeliveriesScreen(self.current))
+
     def action_export(self) -> None:
         from ..widgets.export_modal import export_report
         if self.current is None or self.current not in self.request_rows:

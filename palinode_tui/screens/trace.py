@@ -30,6 +30,7 @@ class TraceScreen(ModeScreen):
         with Horizontal(classes="main"):
             with Vertical(id="trace-left"):
                 yield Tree(plain(self.path, "bold"), id="chain", classes="pane")
+                yield Static(id="trace-deliveries")
                 yield Static(id="trace-why")
             with Vertical(id="trace-right"):
                 yield KeyedTable(id="trace-commits", classes="pane")
@@ -45,6 +46,14 @@ class TraceScreen(ModeScreen):
         session = self.app.session
         self.app.run_blocking(lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True,
                               on_error=self._untraceable)
+        self.app.run_blocking(session.delivery_counts, self._delivered, "count deliveries", "trace-deliveries",
+                              exclusive=True, on_error=lambda reason: self._delivered(None))
+
+    def _delivered(self, counts: dict[str, int] | None) -> None:
+        count = None if counts is None else counts.get(self.path, 0)
+        words = ("no retrieval log (.audit/retrievals.jsonl): deliveries unknown" if count is None else
+                 f"delivered {count} time(s) by Palinode's retrieval log (v in Review: what, when)")
+        self.query_one("#trace-deliveries", Static).update(plain(words, "bold" if count else "dim"))
 
     def _untraceable(self, reason: str) -> None:
         # e.g. as of a point before the memory existed: said in place, the rest emptied

@@ -17,13 +17,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ..errors import PalinodeError, UsageError
-from . import audit_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
+from . import audit_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
 from .args import as_of_args
 from .output import error_line, render
 from .registry import Command
 
 COMMANDS: dict[str, Command] = {
-    c.name: c for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, trust_cmds) for c in module.COMMANDS
+    c.name: c
+    for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, delivery_cmds, trust_cmds)
+    for c in module.COMMANDS
 }
 
 
@@ -122,12 +124,16 @@ def main(argv: list[str] | None = None) -> int:
             ),
             file=sys.stderr,
         )
-    if "raw" in data:  # a rendered report: already inert (every store string escaped)
+    if "raw" in data or "stream" in data:  # rendered output, already inert (every store string escaped)
         try:
-            sys.stdout.write(data["raw"])
+            for chunk in data["stream"] if "stream" in data else (data["raw"],):
+                sys.stdout.write(chunk)
             sys.stdout.flush()
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (PalinodeError, OSError, ValueError) as exc:  # raised while streaming: what was written stands
+            print(error_line(str(exc) or exc.__class__.__name__), file=sys.stderr)
+            return 1
         return 0
     point = getattr(args, "as_of_point", None)
     if point is not None:

@@ -34,6 +34,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", metavar="DATE", help="every request filed on or before DATE (the whole day)")
     p.add_argument("--format", choices=FORMATS, help="default: json with --json, else md")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of printing it")
+    p.add_argument("--redact", action="store_true", help="rule ids and hashes instead of preference text")
 
 
 def _report(args: argparse.Namespace) -> dict[str, Any]:
@@ -42,7 +43,9 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
         "--until goes with --since (a date range), not with --request or --pref",
     )
     session = open_session(args)
-    report = session.report(request=args.request, pref=args.pref, since=args.since, until=args.until)
+    report = session.report(
+        request=args.request, pref=args.pref, since=args.since, until=args.until, redacted=args.redact
+    )
     fmt = args.format or ("json" if args.json else "md")
     if args.output is None:
         return {"raw": render_report(report, fmt)}

@@ -22,7 +22,6 @@ from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from ..text.words import retraction_id
 from .evidence import Evidence, fuse, lexical_evidence, pref_stems_of
 from .gather import candidate_paths
 from .ledger import record
@@ -58,52 +57,61 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
     """Every surviving mention of the request's preference (semantic evidence
     only from sentence vectors already cached: a check never loads the model)."""
     stems = pref_stems_of(request.pref)
-    rid = retraction_id(request.pref)
     source = index
     readable = _worth_reading(request, stems, memories, index)
     out: list[Leak] = []
     for rel, memory in sorted(memories.items()):
-        if memory.is_history or memory.forget_pref or rel not in readable:
+        if rel in readable:
+            out += memory_leaks(rel, memory, request, stems, source)
+    return out
+
+
+def memory_leaks(rel: str, memory: Memory, request: Request, stems: frozenset[str], source: Any = None) -> list[Leak]:
+    """Every mention of the request's preference in one memory (or one version
+    of it from history): the evidence the leak check and the delivery audit share."""
+    if memory.is_history or memory.forget_pref:
+        return []
+    rid = request.rid
+    out: list[Leak] = []
+    try:
+        body, meta = memory.body, memory.meta
+    except Exception:
+        return []
+    for struck in struck_spans(body, rid):
+        out.append(Leak(rel, struck.line + memory.body_line_offset, "struck", "struck", struck.text, "marker", 1.0))
+    units = memory_units(body, meta)
+    if not units:
+        return out
+    sims = _cached_similarities(source, request.pref, [u.text for u in units])
+    other = memory_is_other(meta, memory.title, memory.category)
+    for i, unit in enumerate(units):
+        shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
+        sim = None if sims is None else sims[i]
+        ev = Evidence(
+            unit.kind,
+            unit.line,
+            unit.text,
+            shared,
+            (),
+            lex,
+            sim,
+            subject_of(unit.text, other, stems),
+            fuse(lex, sim, bool(_names)),
+            unit.field,
+        )
+        if not ev.carries:
             continue
-        try:
-            body, meta = memory.body, memory.meta
-        except Exception:
-            continue
-        for struck in struck_spans(body, rid):
-            out.append(Leak(rel, struck.line + memory.body_line_offset, "struck", "struck", struck.text, "marker", 1.0))
-        units = memory_units(body, meta)
-        if not units:
-            continue
-        sims = _cached_similarities(source, request.pref, [u.text for u in units])
-        other = memory_is_other(meta, memory.title, memory.category)
-        for i, unit in enumerate(units):
-            shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
-            sim = None if sims is None else sims[i]
-            ev = Evidence(
-                unit.kind,
-                unit.line,
-                unit.text,
-                shared,
-                (),
-                lex,
-                sim,
-                subject_of(unit.text, other, stems),
-                fuse(lex, sim, bool(_names)),
-                unit.field,
+        out.append(
+            Leak(
+                rel,
+                _file_line(memory, unit.line, unit.field),
+                _kind(memory, unit.strikeable),
+                "replace_doc" if memory.is_replace_doc else unit.kind,
+                f"{unit.field}: {unit.text}" if unit.field else unit.text,
+                "lexical" if shared else "semantic",
+                ev.score,
             )
-            if not ev.carries:
-                continue
-            out.append(
-                Leak(
-                    rel,
-                    _file_line(memory, unit.line, unit.field),
-                    _kind(memory, unit.strikeable),
-                    "replace_doc" if memory.is_replace_doc else unit.kind,
-                    f"{unit.field}: {unit.text}" if unit.field else unit.text,
-                    "lexical" if shared else "semantic",
-                    ev.score,
-                )
-            )
+        )
     return out
 
 

@@ -187,9 +187,49 @@ def _request(req: dict[str, Any]) -> str:
             _commits(req["undos"], undo=True),
             f"<h3>Surviving mentions now</h3><p>{counts}</p>",
             _table(["where", "kind", "text", "why"], mentions),
+            _deliveries(req.get("deliveries")),
             "</section>",
         ]
     )
+
+
+def _deliveries(found: dict[str, Any] | None) -> str:
+    """What Palinode delivered carrying the preference: the exposure window and the leaks."""
+    if not found:
+        return ""
+    w = found["window"]
+    counts = ", ".join(f"{esc(k)}: {v}" for k, v in found["counts"].items())
+    parts = [
+        "<h3>Deliveries (Palinode's retrieval log)</h3>",
+        _dl(
+            [
+                ("exposure window", f"{esc(w['from'] or 'unknown')} to {esc(w['to'] or 'not applied (still open)')}"),
+                ("deliveries", counts),
+                *[("log", esc(note)) for note in found["log"]["notes"]],
+            ]
+        ),
+    ]
+    for title, rows in (
+        ("Leaks (delivered after the apply)", found["leaks"]),
+        ("In the exposure window", found["exposure"]),
+    ):
+        if rows:
+            parts.append(f"<h4>{title}</h4>")
+            head = ["time", "session", "mode", "query", "memory", "version", "sentence"]
+            cells = [
+                [
+                    esc(r["timestamp"]),
+                    esc(r["session_id"] or ""),
+                    esc(r["mode"] or ""),
+                    esc(r["query"] or ""),
+                    f"<code>{esc(r['path'] or '')}</code>",
+                    esc(f"{r['revision_match']} {(r['version'] or '')[:10]}"),
+                    esc(r["sentence"] or ""),
+                ]
+                for r in rows
+            ]
+            parts.append(_table(head, cells))
+    return "\n".join(parts)
 
 
 def render_html(report: dict[str, Any]) -> str:

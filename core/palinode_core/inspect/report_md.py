@@ -121,7 +121,35 @@ def _request(req: dict[str, Any]) -> list[str]:
     for m in req["residue"]["mentions"]:
         text = f"~~{md(m['text'])}~~" if m["kind"] == "struck" else md(m["text"])
         out.append(f"- {md(m['path'])}:{m['line']} **{md(m['kind'])}**: {text} ({md(m['reason'])})")
-    return [*out, ""]
+    return [*out, "", *_deliveries(req.get("deliveries"))]
+
+
+def _deliveries(found: dict[str, Any] | None) -> list[str]:
+    """What Palinode delivered carrying the preference: the exposure window and the leaks."""
+    if not found:
+        return []
+    w, counts = found["window"], found["counts"]
+    out = [
+        "### Deliveries (Palinode's retrieval log)",
+        "",
+        f"- exposure window: {md(w['from'] or 'unknown')} to {md(w['to'] or 'not applied (still open)')}",
+        "- " + ", ".join(f"{md(k)}: {v}" for k, v in counts.items()),
+        *[f"- {md(note)}" for note in found["log"]["notes"]],
+        "",
+    ]
+    for title, rows in (
+        ("Leaks (delivered after the apply)", found["leaks"]),
+        ("In the exposure window", found["exposure"]),
+    ):
+        if rows:
+            out += [f"#### {title}", "", _row(["time", "session", "mode", "query", "memory", "version", "sentence"])]
+            out.append(_row(["---"] * 7))
+            for r in rows:
+                version = f"{r['revision_match']} {(r['version'] or '')[:10]}".strip()
+                cells = [r["timestamp"], r["session_id"], r["mode"], r["query"], r["path"], version, r["sentence"]]
+                out.append(_row([md(c or "") for c in cells]))
+            out.append("")
+    return out
 
 
 def render_md(report: dict[str, Any]) -> str:

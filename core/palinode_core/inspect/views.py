@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..storage.memory import Memory
     from ..storage.snapshot import AsOf
     from ..storage.store import Store
+    from .deliveries import DeliveryAudit
     from .integrity import Problem
     from .residue import Mention
     from .timeline import Point
@@ -57,21 +58,68 @@ class InspectViews:
         return inspect_timeline.diff_between(self.store, ref, old, new)
 
     def report(
-        self, *, request: str | None = None, pref: str | None = None, since: str | None = None, until: str | None = None
+        self,
+        *,
+        request: str | None = None,
+        pref: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        redacted: bool = False,
     ) -> dict[str, Any]:
+        """The audit report, each request with its delivery record (retrieval
+        log joined with history); ``redacted``: hashes and rule ids, no preference text."""
         from . import report as inspect_report
+        from .deliveries import report_deliveries
 
-        return inspect_report.build_report(
+        report = inspect_report.build_report(
             self.store, self.memories, request=request, pref=pref, since=since, until=until
         )
+        if report["requests"]:
+            found = report_deliveries(self.store, self.memories, [r["path"] for r in report["requests"]])
+            for row in report["requests"]:
+                row["deliveries"] = found.get(row["path"])
+        if redacted:
+            from .report_redact import redact
+
+            report = redact(report)
+        return report
 
     def write_report(
-        self, output: str | os.PathLike[str], fmt: str, *, overwrite: bool = False, request: str | None = None
+        self,
+        output: str | os.PathLike[str],
+        fmt: str,
+        *,
+        overwrite: bool = False,
+        request: str | None = None,
+        redacted: bool = False,
     ) -> dict[str, Any]:
         """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
         from .report_out import write_report
 
-        return write_report(self.root, self.report(request=request), fmt, output, overwrite=overwrite)
+        return write_report(
+            self.root, self.report(request=request, redacted=redacted), fmt, output, overwrite=overwrite
+        )
+
+    def deliveries(self, *, request: str | None = None, since: str | None = None) -> DeliveryAudit:
+        """The delivery audit of every forget request (or one) over Palinode's
+        retrieval log, not yet run: iterate its ``rows()``, then read its ``summary()``."""
+        from .deliveries import delivery_audit
+        from .report import scope_bounds
+
+        start = scope_bounds(since, None)[0] if since else None
+        return delivery_audit(self.store, self.memories, request=request, since=start.timestamp() if start else None)
+
+    def delivery_counts(self) -> dict[str, int] | None:
+        """How many logged deliveries name each memory (the log alone, no git);
+        None when the store has no retrieval log."""
+        from .retrieval_log import LogReport, read_rows
+
+        counts: dict[str, int] = {}
+        log = LogReport()
+        for row in read_rows(self.root, log):
+            if row.rel is not None:
+                counts[row.rel] = counts.get(row.rel, 0) + 1
+        return None if log.missing and not log.files else counts
 
     def trace(self, ref: str) -> Trace:
         from . import trace as inspect_trace

@@ -1,0 +1,79 @@
+"""``deliveries``: was a forgotten preference delivered after it was
+forgotten? Every row of Palinode's retrieval log, classified (see
+inspect/deliveries.py). Rows are streamed as they are judged, so a log of a
+million rows never sits in memory, in JSON or as text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..inspect.deliveries import DeliveryAudit
+from ..text.sanitize import printable
+from .args import open_session
+from .registry import Command
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--request", metavar="PATH", help="only this forget request (default: every request)")
+    p.add_argument("--since", metavar="DATE", help="only rows logged on or after DATE")
+
+
+def _json(audit: DeliveryAudit) -> Iterator[str]:
+    # ensure_ascii: every character outside ASCII (controls, bidi) is a \\u escape, inert in a terminal
+    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+    yield '{"rows":['
+    sep = "\n"
+    for record in audit.rows():
+        yield sep + dumps(record)
+        sep = ",\n"
+    tail = {"requests": audit.summary(), "revision_match": audit.matches, "log": audit.log.to_dict()}
+    yield "\n]," + json.dumps(tail, ensure_ascii=True, indent=2)[1:] + "\n"
+
+
+def _line(r: dict[str, Any]) -> str:
+    where = f"{r['path'] or r['file_path']}" + (f"#{r['chunk_id']}" if r["chunk_id"] else "")
+    who = ", ".join(x for x in (r["session_id"] and f"session {r['session_id']}", r["mode"]) if x)
+    query = f' query "{r["query"]}"' if r["query"] else ""
+    version = f"{r['revision_match']} {r['commit'][:7]}" if r["commit"] else r["revision_match"]
+    text = f"  {r['timestamp']}  {r['class']:<19} {where} ({version}; {who}){query}"
+    if r["sentence"]:
+        text += f"\n      “{r['sentence']}”"
+    return printable(text) + "\n"
+
+
+def _text(audit: DeliveryAudit) -> Iterator[str]:
+    shown = 0
+    for record in audit.rows():
+        if record["class"] != "unrelated":
+            shown += 1
+            yield _line(record)
+    if not shown:
+        yield "no delivery carried a forgotten preference\n"
+    for path, entry in audit.summary().items():
+        w = entry["window"]
+        counts = ", ".join(f"{n} {c}" for c, n in entry["counts"].items())
+        window = f"exposure window {w['from'] or 'unknown'} .. {w['to'] or 'not applied (still open)'}"
+        yield printable(f"{path}: {counts}; {window}") + "\n"
+    matches = ", ".join(f"{n} {k}" for k, n in sorted(audit.matches.items())) or "none"
+    yield f"{audit.log.rows} delivery row(s) read; versions: {matches}\n"
+    for note in audit.log.notes() + audit.log.problems:
+        yield printable(note) + "\n"
+
+
+def _deliveries(args: argparse.Namespace) -> dict[str, Any]:
+    audit = open_session(args).deliveries(request=args.request, since=args.since)
+    return {"stream": _json(audit) if args.json else _text(audit)}
+
+
+COMMANDS = (
+    Command(
+        "deliveries",
+        "each delivery in Palinode's retrieval log: delivered before, during or after a forget (a leak)",
+        _deliveries,
+        _args,
+        as_of=True,
+    ),
+)

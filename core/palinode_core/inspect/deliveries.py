@@ -1,0 +1,339 @@
+"""Was it delivered after it was forgotten? Palinode's retrieval log joined
+with git history: for each delivered row, the exact version delivered (its
+receipt's ``file_sha256`` found among every version of the path, renames
+followed), else the version current at the row's time (``inferred``), else
+``unknown`` (named, never guessed); then, for each forget request, whether
+that version carried the preference, by the evidence the leak check uses
+(forget/leak.py), and when:
+
+- ``before_request``: a live mention delivered before the request was filed,
+- ``exposure_window``: after it was filed, before its apply (or it is not applied),
+- ``leak``: after the apply,
+- ``delivered_retracted``: a struck or archived mention (what the apply left on purpose),
+- ``unrelated``: nothing of any request in scope (or the version is unknown).
+
+A row carrying several requests' preferences takes the gravest class. Each
+distinct delivered version is parsed and judged once, however many rows
+deliver it; rows are streamed, so memory grows with the store, not the log."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..forget.evidence import pref_stems_of
+from ..forget.leak import memory_leaks
+from ..forget.requests import Request, find_requests, request_states
+from ..ops.subjects import parse_subject
+from ..storage.memory import Memory
+from ..storage.snapshot import memory_from_bytes
+from ..storage.store import Store
+from .delivery_versions import Version, Versions
+from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
+from .retrieval_log import LogReport, Row, read_rows
+
+CLASSES = ("before_request", "exposure_window", "leak", "delivered_retracted", "unrelated")
+_GRAVITY = {"leak": 4, "exposure_window": 3, "delivered_retracted": 2, "before_request": 1}
+MAX_LISTED = 50  # rows per class a summary lists (the counts are complete)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A request's timeline: filed, then applied (None: not yet)."""
+
+    request: Request
+    filed: float | None
+    filed_date: str | None
+    applied: float | None
+    applied_date: str | None
+    applied_commit: str | None
+    stems: frozenset[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "request": self.request.path,
+            "rid": self.request.rid,
+            "from": self.filed_date,
+            "to": self.applied_date,
+            "applied_commit": self.applied_commit,
+        }
+
+
+@dataclass(frozen=True)
+class Mention:
+    kind: str  # live | retracted
+    sentence: str
+    line: int
+
+
+def request_windows(store: Store, memories: Mapping[str, Memory], requests: list[Request]) -> list[Window]:
+    """When each request was filed (its first commit, else its created_at) and
+    applied (its first forward operation: one naming it, else one on a memory
+    now archived under it or struck for it, after it was filed)."""
+    as_of = getattr(store, "as_of", None)
+    rev = as_of.commit if as_of else "HEAD"
+    history = list(reversed(_all_commits(store, rev)))  # oldest first
+    added = _first_added(store, rev, [r.path for r in requests]) if history else {}
+    states = {s.path: s for s in request_states(store, memories)}
+    prefix = store.config.commit_prefix
+    out = []
+    for request in requests:
+        filed_date = added[request.path].date if request.path in added else request.memory.created_at
+        filed = _epoch(filed_date)
+        state = states.get(request.path)
+        targets = set(state.archived_targets + state.struck_targets) if state else set()
+        applied: tuple[float, str, str] | None = None
+        for commit in history:
+            op = parse_subject(commit.subject, prefix)
+            if op is None or op.op not in FORWARD_OPS or op.path == request.path:
+                continue
+            names = commit.trailers.get("Forget-Request") == request.path or op.counterpart == request.path
+            when = _epoch(commit.date)
+            if when is None or (filed is not None and when < filed):
+                continue
+            if names or op.path in targets:
+                applied = (when, commit.date, commit.sha)
+                break
+        out.append(
+            Window(
+                request,
+                filed,
+                filed_date,
+                applied[0] if applied else None,
+                applied[1] if applied else None,
+                applied[2] if applied else None,
+                pref_stems_of(request.pref),
+            )
+        )
+    return out
+
+
+def _epoch(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return _parse_when(str(text)).timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass
+class DeliveryAudit:
+    """One pass over the log: ``rows()`` streams each row's record and fills
+    the per-request ``summary()``."""
+
+    store: Store
+    windows: list[Window]
+    since: float | None = None
+    until: float | None = None  # as of a past point: rows after it are not considered
+    log: LogReport = field(default_factory=LogReport)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    listed: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    matches: dict[str, int] = field(default_factory=dict)
+    _judged: dict[tuple[str, str], dict[int, Mention]] = field(default_factory=dict)  # blob, path -> window
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        versions = Versions(self.store, self._rev())
+        if versions.note:
+            self.log.problem("git", versions.note)
+        try:
+            for row in read_rows(self.store.root, self.log, self.since):
+                if self.until is not None and row.epoch > self.until:
+                    self.log.skip("after the point shown")
+                    continue
+                yield self._record(row, versions)
+        finally:
+            versions.close()
+
+    def _rev(self) -> str:
+        as_of = getattr(self.store, "as_of", None)
+        return as_of.commit if as_of else "HEAD"
+
+    def _record(self, row: Row, versions: Versions) -> dict[str, Any]:
+        version, match, note = _locate(row, versions)
+        cls, window, mention = "unrelated", None, None
+        if version is not None:
+            for i, found in self._judge(version, versions).items():
+                w = self.windows[i]
+                c = _class_of(found, row.epoch, w)
+                if _GRAVITY[c] > _GRAVITY.get(cls, 0):
+                    cls, window, mention = c, w, found
+        self.matches[match] = self.matches.get(match, 0) + 1
+        record = {
+            "log": row.log,
+            "line": row.line,
+            "timestamp": row.timestamp,
+            "file_path": row.file_path,
+            "session_id": row.session_id,
+            "bundle_id": row.bundle_id,
+            "chunk_id": row.chunk_id,
+            "mode": row.mode,
+            "source": row.source,
+            "query": row.query,
+            "class": cls,
+            "revision_match": match,
+            "revision_basis": row.revision_basis,
+            "revision": row.revision,
+            "path": version.path if version else row.rel,
+            "commit": version.commit if version else None,
+            "blob": version.blob if version else None,
+            "request": window.request.path if window else None,
+            "rid": window.request.rid if window else None,
+            "sentence": mention.sentence if mention else None,
+            "sentence_line": mention.line if mention else None,
+            "sentence_sha256": hashlib.sha256(mention.sentence.encode()).hexdigest() if mention else None,
+            "note": note,
+        }
+        if window is not None:
+            counts = self.counts.setdefault(window.request.path, {})
+            counts[cls] = counts.get(cls, 0) + 1
+            listed = self.listed.setdefault(window.request.path, {}).setdefault(cls, [])
+            if len(listed) < MAX_LISTED:
+                listed.append(record)
+        return record
+
+    def _judge(self, version: Version, versions: Versions) -> dict[int, Mention]:
+        """For each request (by index), the first mention of its preference in
+        this version; judged once per blob and path."""
+        key = (version.blob, version.path)
+        found = self._judged.get(key)
+        if found is not None:
+            return found
+        judged: dict[int, Mention] = {}
+        data = versions.read(version.blob)
+        lowered = (data or b"").decode("utf-8", "replace").lower()
+        relevant = [
+            i for i, w in enumerate(self.windows) if any(s in lowered for s in w.stems) or w.request.rid in lowered
+        ]
+        memory = None
+        if data is not None and relevant:
+            try:
+                memory = memory_from_bytes(version.path, data)
+            except Exception:  # a version that does not parse carries nothing we can show
+                memory = None
+        if memory is not None:
+            for i in relevant:
+                w = self.windows[i]
+                leaks = memory_leaks(version.path, memory, w.request, w.stems)
+                live = [lk for lk in leaks if lk.kind in ("live", "unforgettable")]
+                chosen = live or leaks
+                if chosen:
+                    first = chosen[0]
+                    judged[i] = Mention("live" if live else "retracted", first.text, first.line)
+        self._judged[key] = judged
+        return judged
+
+    def summary(self) -> dict[str, Any]:
+        """Per request: counts per class, the exposure window, and the first rows of each class."""
+        out: dict[str, Any] = {}
+        for w in self.windows:
+            counts = self.counts.get(w.request.path, {})
+            listed = self.listed.get(w.request.path, {})
+            out[w.request.path] = {
+                "window": w.to_dict(),
+                "counts": {c: counts.get(c, 0) for c in CLASSES if c != "unrelated"},
+                "leaks": listed.get("leak", []),
+                "exposure": listed.get("exposure_window", []),
+                "before_request": listed.get("before_request", []),
+                "delivered_retracted": listed.get("delivered_retracted", []),
+            }
+        return out
+
+
+def _locate(row: Row, versions: Versions) -> tuple[Version | None, str, str | None]:
+    """(the delivered version, exact | inferred | unknown, why when unknown)."""
+    if row.rel is None:
+        return None, "unknown", "file_path names nothing inside the store"
+    path = row.rel if versions.known(row.rel) or not versions.known(row.rel + ".md") else row.rel + ".md"
+    if row.revision_basis == "file_sha256" and row.revision:
+        version = versions.exact(path, row.revision)
+        if version is None:
+            return None, "unknown", f"no version of {path} in history hashes to {row.revision[:16]}…"
+        return version, "exact", None
+    version = versions.at(path, row.epoch)
+    if version is None:
+        why = "never committed" if not versions.known(path) else "not committed yet, or deleted, at that time"
+        return None, "unknown", f"{path}: {why}"
+    return version, "inferred", None
+
+
+def _class_of(found: Mention, epoch: float, w: Window) -> str:
+    if found.kind == "retracted":
+        return "delivered_retracted"
+    if w.filed is not None and epoch < w.filed:
+        return "before_request"
+    if w.applied is None or epoch < w.applied:
+        return "exposure_window"
+    return "leak"
+
+
+def delivery_audit(
+    store: Store,
+    memories: Mapping[str, Memory],
+    *,
+    request: str | None = None,
+    since: float | None = None,
+) -> DeliveryAudit:
+    """The audit of every request (or one, by path), not yet run: iterate ``rows()``."""
+    requests = find_requests(memories)
+    if request is not None:
+        from ..errors import NotAForgetRequest
+
+        rel, _ = store.resolve(request)
+        requests = [r for r in requests if r.path == rel]
+        if not requests:
+            raise NotAForgetRequest(f"{rel} is not a forget request in this store")
+    as_of = getattr(store, "as_of", None)
+    return DeliveryAudit(
+        store, request_windows(store, memories, requests), since=since, until=_epoch(as_of.date) if as_of else None
+    )
+
+
+def delivery_summaries(store: Store, memories: Mapping[str, Memory], requests: list[Request]) -> dict[str, Any]:
+    """Each request's delivery record (for the report): one pass over the log."""
+    as_of = getattr(store, "as_of", None)
+    audit = DeliveryAudit(
+        store, request_windows(store, memories, requests), until=_epoch(as_of.date) if as_of else None
+    )
+    for _ in audit.rows():
+        pass
+    summary = audit.summary()
+    log = audit.log.to_dict()
+    return {
+        path: {**entry, "log": {k: log[k] for k in ("missing", "rows", "notes")}} for path, entry in summary.items()
+    }
+
+
+_REPORT_KEYS = ("timestamp", "session_id", "mode", "source", "query", "path", "chunk_id", "bundle_id")
+
+
+def report_deliveries(store: Store, memories: Mapping[str, Memory], paths: list[str]) -> dict[str, dict[str, Any]]:
+    """For the report: each request's exposure window, counts per class and
+    the leaks and exposure-window deliveries (the first MAX_LISTED of each)."""
+    wanted = set(paths)
+    requests = [r for r in find_requests(memories) if r.path in wanted]
+    out = {}
+    for path, entry in delivery_summaries(store, memories, requests).items():
+
+        def rows(cls: str, entry: dict[str, Any] = entry) -> list[dict[str, Any]]:
+            return [
+                {
+                    **{k: r[k] for k in _REPORT_KEYS},
+                    "version": r["commit"],
+                    "revision_match": r["revision_match"],
+                    "sentence": r["sentence"],
+                    "sentence_sha256": r["sentence_sha256"],
+                }
+                for r in entry[cls]
+            ]
+
+        out[path] = {
+            "window": {k: entry["window"][k] for k in ("from", "to", "applied_commit")},
+            "counts": entry["counts"],
+            "leaks": rows("leaks"),
+            "exposure": rows("exposure"),
+            "log": entry["log"],
+        }
+    return out

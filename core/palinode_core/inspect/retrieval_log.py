@@ -1,0 +1,274 @@
+"""Reading Palinode's retrieval log, ``.audit/retrievals.jsonl``: one JSON
+line per delivered file or chunk (Palinode 0.23's ``RetrievalLogger``), with
+the delivery receipt's ``bundle_id``, ``revision`` and ``revision_basis`` when
+the delivery carried one. Every field but ``timestamp`` and ``file_path`` is
+optional.
+
+The log is read, never written: streamed line by line (a line over
+``MAX_LINE_BYTES`` is skipped without being held), its folder and files opened
+without following a link, rotated siblings (``retrievals.jsonl.1``,
+``retrievals.jsonl-20310601``, ``.gz``) read oldest first and named. A logged
+``file_path`` is only ever a key into git history: nothing it names is opened.
+Each malformed or hostile row is one problem line; the first
+``MAX_PROBLEMS`` are kept, the rest counted."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import json
+import os
+import posixpath
+import re
+import stat as stat_mod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from ..storage import safeio
+
+LOG_DIR = ".audit"
+LOG_NAME = "retrievals.jsonl"
+LOG_REL = f"{LOG_DIR}/{LOG_NAME}"
+MAX_LINE_BYTES = 1 << 20  # a receipt envelope is capped at 256 KiB by Palinode; a delivery row is far smaller
+MAX_PROBLEMS = 200
+_ROTATED_RE = re.compile(r"^retrievals\.jsonl(?:\.(\d+)|[-.]([0-9A-Za-z_-]+))?(\.gz)?$")
+_OPTIONAL = ("mode", "source", "query", "session_id", "bundle_id", "revision", "revision_basis")
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+@dataclass(slots=True)
+class Row:
+    """One delivery row, its fields as logged (a wrong-typed optional field is None)."""
+
+    log: str  # the log file it came from
+    line: int
+    timestamp: str
+    epoch: float
+    file_path: str  # as logged
+    rel: str | None  # store-relative, or None when it names nothing inside the store
+    chunk_id: str | None
+    mode: str | None
+    source: str | None
+    query: str | None
+    session_id: str | None
+    bundle_id: str | None
+    revision: str | None
+    revision_basis: str | None
+
+
+@dataclass
+class LogReport:
+    """What was read, and everything said about it, one line each."""
+
+    files: list[dict[str, Any]] = field(default_factory=list)
+    missing: bool = False
+    rows: int = 0  # delivery rows yielded
+    skipped: dict[str, int] = field(default_factory=dict)  # why rows were not deliveries
+    problems: list[str] = field(default_factory=list)
+    problem_count: int = 0
+    first: str | None = None
+    last: str | None = None
+
+    def problem(self, where: str, what: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{where}: {what}")
+
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def notes(self) -> list[str]:
+        """The log's state in plain sentences."""
+        out = []
+        if self.missing:
+            out.append(
+                f"no retrieval log at {LOG_REL}: never written (Palinode writes it on its first delivery), "
+                "or rotated or deleted since; no delivery can be shown"
+            )
+        rotated = [f["name"] for f in self.files if f["name"] != LOG_NAME]
+        if rotated:
+            out.append(f"rotated logs read too (oldest first): {', '.join(rotated)}")
+        if self.first:
+            out.append(f"the log begins at {self.first}: deliveries before that are not known")
+        if self.problem_count > len(self.problems):
+            out.append(f"{self.problem_count - len(self.problems)} more problem line(s) not shown")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": LOG_REL,
+            "files": self.files,
+            "missing": self.missing,
+            "rows": self.rows,
+            "skipped": self.skipped,
+            "first": self.first,
+            "last": self.last,
+            "notes": self.notes(),
+            "problems": self.problems,
+            "problem_count": self.problem_count,
+        }
+
+
+def _quoted(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (``Z`` allowed); naive times are UTC."""
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def place(file_path: str, root: str) -> tuple[str | None, str | None]:
+    """(the store-relative path a logged ``file_path`` names, or None; why not).
+    Palinode logs a path relative to the store or absolute, as it had it."""
+    if "\x00" in file_path:
+        return None, "file_path holds a NUL byte"
+    text = file_path
+    if text.startswith("/"):
+        prefix = root.rstrip("/") + "/"
+        if not text.startswith(prefix):
+            return None, f"file_path {_quoted(file_path)} is outside the store; not followed"
+        text = text[len(prefix) :]
+    elif text.startswith("~"):
+        return None, f"file_path {_quoted(file_path)} is outside the store; not followed"
+    parts = [p for p in text.split("/") if p and p != "."]
+    if not parts or ".." in parts:
+        return None, f"file_path {_quoted(file_path)} climbs out of the store ('..'); not followed"
+    return posixpath.join(*parts), None
+
+
+def _log_files(dir_fd: int) -> list[str]:
+    """The live log and its rotated siblings, oldest first (higher numbers are older)."""
+    found = []
+    for name in os.listdir(dir_fd):
+        match = _ROTATED_RE.match(name)
+        if match is None:
+            continue
+        number, stamp, _gz = match.groups()
+        if name == LOG_NAME:
+            key: tuple[int, Any] = (2, 0)
+        elif number is not None:
+            key = (1, -int(number))
+        else:
+            key = (0, stamp or name)
+        found.append((key, name))
+    return [name for _key, name in sorted(found)]
+
+
+def _lines(handle: IO[bytes]) -> Iterator[bytes | None]:
+    """Each line (None for one over the limit, skipped without being held)."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(MAX_LINE_BYTES)
+            yield None
+            continue
+        yield line
+
+
+def read_rows(root: str | os.PathLike[str], report: LogReport, since: float | None = None) -> Iterator[Row]:
+    """Every delivery row of the log and its rotated siblings; ``report`` says
+    what was read and what was wrong. ``since``: only rows at or after it (epoch)."""
+    base = os.fspath(root)
+    root_text = os.path.realpath(base)
+    try:
+        with safeio.open_dir(base, [LOG_DIR]) as dir_fd:
+            names = _log_files(dir_fd)
+            if LOG_NAME not in names:
+                report.missing = True
+            for name in names:
+                try:
+                    fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+                except OSError as exc:
+                    report.problem(f"{LOG_DIR}/{name}", f"not read: {exc.strerror or exc}")
+                    continue
+                with os.fdopen(fd, "rb") as raw:
+                    st = os.fstat(raw.fileno())
+                    if not stat_mod.S_ISREG(st.st_mode):
+                        report.problem(f"{LOG_DIR}/{name}", "not a regular file; not read")
+                        continue
+                    entry = {"name": name, "bytes": st.st_size}
+                    report.files.append(entry)
+                    handle: Any = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
+                    try:
+                        yield from _rows_of(handle, f"{LOG_DIR}/{name}", root_text, base, report, since)
+                    except (OSError, EOFError) as exc:  # a damaged .gz: what was read stands
+                        report.problem(f"{LOG_DIR}/{name}", f"stopped reading: {exc}")
+    except FileNotFoundError:
+        report.missing = True
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or isinstance(exc, safeio.LinkRefused):
+            report.problem(LOG_DIR, "is a symbolic link (or not a folder); not followed, no log read")
+        else:
+            report.problem(LOG_DIR, f"not read: {exc.strerror or exc}")
+
+
+def _rows_of(
+    handle: IO[bytes], where: str, root_text: str, base: str, report: LogReport, since: float | None
+) -> Iterator[Row]:
+    loads = json.loads
+    for number, line in enumerate(_lines(handle), start=1):
+        at = f"{where}:{number}"
+        if line is None:
+            report.problem(at, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            continue
+        if not line.strip():
+            continue
+        try:
+            data = loads(line)
+        except ValueError:
+            report.problem(at, "not a JSON line; skipped")
+            continue
+        if not isinstance(data, dict):
+            report.problem(at, f"a JSON {type(data).__name__}, not an object; skipped")
+            continue
+        file_path = data.get("file_path")
+        if data.get("event_type") is not None and file_path is None:
+            report.skip("receipt envelope (no file delivered)")
+            continue
+        if file_path == "":
+            report.skip("search that delivered nothing")
+            continue
+        timestamp = data.get("timestamp")
+        if not isinstance(timestamp, str):
+            report.problem(at, f"timestamp is {_quoted(timestamp)}, not a time; skipped")
+            continue
+        try:
+            epoch = parse_time(timestamp).timestamp()
+        except ValueError:
+            report.problem(at, f"timestamp {_quoted(timestamp)} is not an ISO 8601 time; skipped")
+            continue
+        if not isinstance(file_path, str):
+            report.problem(at, f"file_path is {_quoted(file_path)}, not a path; skipped")
+            continue
+        if since is not None and epoch < since:
+            report.skip("before --since")
+            continue
+        rel, why = place(file_path, root_text)
+        if rel is None and file_path.startswith("/") and base != root_text:
+            rel, why = place(file_path, base)  # logged through the link the store was opened by
+        if why:
+            report.problem(at, why)
+        values = []
+        for key in _OPTIONAL:
+            value = data.get(key)
+            if value is not None and not isinstance(value, str):
+                report.problem(at, f"{key} is {_quoted(value)}, not text; ignored")
+                value = None
+            values.append(value)
+        chunk = data.get("chunk_id")
+        if (chunk is not None and not isinstance(chunk, (str, int))) or isinstance(chunk, bool):
+            report.problem(at, f"chunk_id is {_quoted(chunk)}, not an id; ignored")
+            chunk = None
+        report.rows += 1
+        if report.first is None:
+            report.first = timestamp
+        report.last = timestamp
+        yield Row(where, number, timestamp, epoch, file_path, rel, None if chunk is None else str(chunk), *values)
