@@ -13,7 +13,7 @@ unforgotten survives a clone. Retraction records themselves are not residue."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,9 +66,18 @@ def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIn
     return out
 
 
-def memory_leaks(rel: str, memory: Memory, request: Request, stems: frozenset[str], source: Any = None) -> list[Leak]:
+def memory_leaks(
+    rel: str,
+    memory: Memory,
+    request: Request,
+    stems: frozenset[str],
+    source: Any = None,
+    may_share: Callable[[str], bool] | None = None,
+) -> list[Leak]:
     """Every mention of the request's preference in one memory (or one version
-    of it from history): the evidence the leak check and the delivery audit share."""
+    of it from history): the evidence the leak check and the delivery audit share.
+    ``may_share`` (without vectors only): a cheap test that a unit has a word of
+    the preference's stems; a unit failing it has no lexical evidence, so none at all."""
     if memory.is_history or memory.forget_pref:
         return []
     rid = request.rid
@@ -85,6 +94,8 @@ def memory_leaks(rel: str, memory: Memory, request: Request, stems: frozenset[st
     sims = _cached_similarities(source, request.pref, [u.text for u in units])
     other = memory_is_other(meta, memory.title, memory.category)
     for i, unit in enumerate(units):
+        if sims is None and may_share is not None and not may_share(unit.text):
+            continue
         shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
         sim = None if sims is None else sims[i]
         ev = Evidence(

@@ -18,18 +18,21 @@ deliver it; rows are streamed, so memory grows with the store, not the log."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..forget.evidence import pref_stems_of
+from ..forget.evidence import PROPOSE, fuse, pref_stems_of
 from ..forget.leak import memory_leaks
 from ..forget.requests import Request, find_requests, request_states
 from ..ops.subjects import parse_subject
 from ..storage.memory import Memory
 from ..storage.snapshot import memory_from_bytes
 from ..storage.store import Store
+from ..text.stem import stem
 from .delivery_versions import Version, Versions
 from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
 from .retrieval_log import LogReport, Row, read_rows
@@ -50,6 +53,13 @@ class Window:
     applied_date: str | None
     applied_commit: str | None
     stems: frozenset[str]
+
+    @property
+    def min_shared(self) -> int:
+        """How many of the preference's stems one unit must share to carry it
+        without vectors (fuse grows with the share); more than all: never."""
+        n = len(self.stems)
+        return next((k for k in range(1, n + 1) if fuse(k / n, None) >= PROPOSE), n + 1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +143,7 @@ class DeliveryAudit:
     listed: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     matches: dict[str, int] = field(default_factory=dict)
     _judged: dict[tuple[str, str], dict[int, Mention]] = field(default_factory=dict)  # blob, path -> window
+    _pattern: re.Pattern[str] | None = None
 
     def rows(self) -> Iterator[dict[str, Any]]:
         versions = Versions(self.store, self._rev())
@@ -204,8 +215,12 @@ class DeliveryAudit:
         judged: dict[int, Mention] = {}
         data = versions.read(version.blob)
         lowered = (data or b"").decode("utf-8", "replace").lower()
+        words = self._words()
+        present = {stem(m.group()) for m in words.finditer(lowered)}
         relevant = [
-            i for i, w in enumerate(self.windows) if any(s in lowered for s in w.stems) or w.request.rid in lowered
+            i
+            for i, w in enumerate(self.windows)
+            if len(w.stems & present) >= w.min_shared or f"r:{w.request.rid}" in lowered
         ]
         memory = None
         if data is not None and relevant:
@@ -216,7 +231,13 @@ class DeliveryAudit:
         if memory is not None:
             for i in relevant:
                 w = self.windows[i]
-                leaks = memory_leaks(version.path, memory, w.request, w.stems)
+                leaks = memory_leaks(
+                    version.path,
+                    memory,
+                    w.request,
+                    w.stems,
+                    may_share=functools.partial(_shares, words, w=w),
+                )
                 live = [lk for lk in leaks if lk.kind in ("live", "unforgettable")]
                 chosen = live or leaks
                 if chosen:
@@ -224,6 +245,17 @@ class DeliveryAudit:
                     judged[i] = Mention("live" if live else "retracted", first.text, first.line)
         self._judged[key] = judged
         return judged
+
+    def _words(self) -> re.Pattern[str]:
+        """The words that could stem to a stem of a request in scope: one scan
+        per version finds them (a version sharing no stem carries no mention,
+        lexically, so it is never segmented). A stem is a prefix of its word
+        except for a final "y" (parties -> party)."""
+        if self._pattern is None:
+            prefixes = {st[:-1] if st.endswith("y") else st for w in self.windows for st in w.stems}
+            alternatives = "|".join(sorted((re.escape(p) for p in prefixes if p), key=len, reverse=True))
+            self._pattern = re.compile(f"(?<![a-z])(?:{alternatives})[a-z]*" if alternatives else r"(?!)")
+        return self._pattern
 
     def summary(self) -> dict[str, Any]:
         """Per request: counts per class, the exposure window, and the first rows of each class."""
@@ -240,6 +272,11 @@ class DeliveryAudit:
                 "delivered_retracted": listed.get("delivered_retracted", []),
             }
         return out
+
+
+def _shares(words: re.Pattern[str], text: str, w: Window) -> bool:
+    """Can this unit carry the window's preference lexically (enough of its stems)?"""
+    return len({stem(m.group()) for m in words.finditer(text.lower())} & w.stems) >= w.min_shared
 
 
 def _locate(row: Row, versions: Versions) -> tuple[Version | None, str, str | None]:
