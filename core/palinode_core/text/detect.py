@@ -105,6 +105,12 @@ _REPORTED_RE = re.compile(
     _I,
 )
 _WORD_BEFORE_RE = re.compile(r"(\w+)(?:['’]\w+)?\s+$")
+# A request framed as an example or a supposition is talk about a request, not one.
+_HYPOTHETICAL_RE = re.compile(
+    r"\b(?:suppose|supposing|imagine|pretend|hypothetically|what\s+if|for\s+(?:example|instance)|"
+    r"such\s+as|say\s+something\s+like)\b|\b(?:e\.g|i\.e)\b",
+    _I,
+)
 
 
 def _frame(prefix: str) -> str | None:
@@ -113,7 +119,7 @@ def _frame(prefix: str) -> str | None:
     breaks = list(_CLAUSE_BREAK_RE.finditer(prefix))
     head, clause = (prefix[: breaks[-1].start()], prefix[breaks[-1].end() :]) if breaks else ("", prefix)
     m = _CLAUSE_RE.fullmatch(clause.replace("*", " ").replace("_", " "))  # **Please** forget
-    if not m:
+    if not m or _HYPOTHETICAL_RE.search(head):
         return None
     for r in _REPORTED_RE.finditer(head):
         who = _WORD_BEFORE_RE.search(head, max(0, r.start() - 24), r.start())
@@ -169,6 +175,10 @@ _CORRECTION_RE = re.compile(
     rf"recent|first|few|couple\s+of|two|three|\d{{1,2}})\s+){{1,3}}{_CONVO}\b|{_CONVO}(?=\s*(?:$|[,.;:!?)]|(?:above|earlier|before|there|"
     rf"again|here|and)\b|(?:about|on|regarding)\s+(?!(?:my|me|i)\b))))",
     _I,
+)
+# "forget my wrong answer", "my technically incorrect math": a self-correction.
+_ERROR_RE = re.compile(
+    r"(?:my|the|that|this)\s+(?:[a-z]+\s+)?(?:wrong|incorrect|mistaken|erroneous|garbled|botched)\b", _I
 )
 _I_MEANT_RE = re.compile(r",\s*i\s+meant\b", _I)
 _CAPABILITY_RE = re.compile(
@@ -241,7 +251,9 @@ def _preference(obj: str, frame: str) -> str | None:
     lead = _LEAD_RE.match(obj)
     assert lead is not None  # every part of the pattern is optional: it always matches
     rest = obj[lead.end() :]
-    if _CORRECTION_RE.match(rest) or not (_FP_RE.match(rest) or _WH_RE.match(rest) or lead.group("that")):
+    if _CORRECTION_RE.match(rest) or _ERROR_RE.match(rest):
+        return None
+    if not (_FP_RE.match(rest) or _WH_RE.match(rest) or lead.group("that")):
         return None
     if frame == "bare" and _RHETORIC_RE.search(obj):
         return None  # "forget my diet, let's get pizza": rhetorical, not a request
@@ -275,6 +287,27 @@ def _preference(obj: str, frame: str) -> str | None:
     if lead.group("that") and _FP_HINT_RE.search(head):
         return _bare_or(rest)
     return None
+
+
+def _quoted_mention(line: str, start: int, pos: int) -> bool:
+    """Whether the "forget" at ``pos`` sits in a double-quoted phrase that someone
+    else's sentence mentions ('The button "Forget my device" clears it', 'say
+    "forget that I like churches"'), rather than a quotation that is the whole
+    utterance. Bounded: ``line`` is a window around the token."""
+    straight = line.count('"', start, pos) % 2 == 1
+    opening = line.rfind('"', start, pos) if straight else line.rfind("“", start, pos)
+    if opening < 0 or (not straight and line.rfind("”", start, pos) > opening):
+        return False
+    if re.search(r"\w", line[start:opening]):
+        return True
+    close = line.find('"' if straight else "”", pos)
+    if close < 0 or line[:close].rstrip().endswith((".", "!", "?")):
+        return False  # the quotation is a whole sentence; what follows is another
+    tail = re.split(r"[.!?\n]", line[close + 1 : close + 1 + _TAIL_WINDOW], maxsplit=1)[0]
+    return bool(re.search(r"\w", tail))
+
+
+_TAIL_WINDOW = 160
 
 
 def _bare_or(pref: str) -> str | None:
@@ -312,13 +345,17 @@ def detect_forget_request(text: str) -> str | None:
         ticks, ticks_at = ticks + text.count("`", ticks_at, s), s
         if ticks % 2:
             continue  # inside inline code
-        if s - line_start > _BEFORE and _line_shape(text[line_start : line_start + _BEFORE])[0] != "text":
-            continue  # a long heading, table row or assistant turn
+        if s - line_start > _BEFORE:
+            kind, _, _, quoted = _line_shape(text[line_start : line_start + _BEFORE])
+            if kind != "text" or quoted:
+                continue  # a long heading, table row, assistant turn or block quote
         found = _logical_line(text, s, e)
         if found is None:
             continue
         line, pos, own = found
         start, end = _sentence(line, pos)
+        if _quoted_mention(line, start, pos):
+            continue
         frame = _frame(line[start:pos])
         if frame is None and own > start and not _REPORTED_RE.search(line, start, own):
             frame = _frame(line[own:pos])  # "Notes\nplease forget ...": the join was wrong

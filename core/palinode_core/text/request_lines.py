@@ -153,7 +153,7 @@ def _joins(prev: str, prev_quoted: bool, shape: Shape) -> bool:
 def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
     """The forget token's hard-wrapped line joined into one, the token's index in it
     and where the token's own line starts in it; None when the token sits in a
-    heading, table, assistant turn or code."""
+    heading, table, assistant turn, block quote or code."""
     lo, hi = max(0, s - _BEFORE), min(len(text), e + _AFTER)
     ls = text.rfind("\n", lo, s) + 1 or lo
     le = text.find("\n", e, hi)
@@ -169,8 +169,8 @@ def _logical_line(text: str, s: int, e: int) -> tuple[str, int, int] | None:
             return None  # an indented code block
         shape = _line_shape(line)
         kind, content = shape[:2]
-        if kind != "text":
-            return None
+        if kind != "text" or shape[3]:
+            return None  # a block quote quotes someone else's text (issue 22)
         # Where the content starts: the line's prefix is structure, not text.
         offset = len(line.rstrip()) - len(content) if content else len(line)
     else:
