@@ -219,17 +219,18 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             try:
                 while self._index_dirty:
                     self._index_dirty = False
-                    if self.index is None:
-                        self.index = self.live.search_index()
-                    self.index.update_lexical(progress, memories=self.live.memories, isolate=True)
+                    # published once lexically current: a plan on a half-built index would show too few targets
+                    index = self.index or self.live.search_index()
+                    index.update_lexical(progress, memories=self.live.memories, isolate=True)
+                    self.index = index
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         # the sentences sharing a word with a request are embedded first: re-plan then
-                        self.index.update_vectors(progress, on_likely=lambda: self.call_from_thread(
+                        index.update_vectors(progress, on_likely=lambda: self.call_from_thread(
                             self.index_signal.publish, "hybrid-partial"))
             finally:
                 self._index_running = False
-            mode: IndexMode = "hybrid" if self.index.vectors_ready else "lexical"
+            mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"
             notice = self.embedder.notice if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 

@@ -349,16 +349,14 @@ class SearchIndex:
     def _vector_table(self) -> tuple[np.ndarray | list[array], list[Row]]:
         with self._lock:
             if self._matrix is None:
-                damaged = self._db.execute(
-                    "SELECT COUNT(*) FROM vectors WHERE vec IS NULL OR length(vec) != ?", (DIM * 4,)
-                ).fetchone()[0]
-                if damaged:  # a cache miss, never used: the next update embeds those texts again
-                    self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
-                rows = self._db.execute(
+                # Only the chunks' vectors: the sentences' (tens of thousands) are never read here.
+                joined = self._db.execute(
                     "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
-                    " JOIN vectors v ON v.hash = c.hash WHERE length(v.vec) = ? ORDER BY c.chunk_id",
-                    (DIM * 4,),
+                    " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id"
                 ).fetchall()
+                rows = [r for r in joined if isinstance(r[5], bytes) and len(r[5]) == DIM * 4]
+                if len(rows) != len(joined):  # a cache miss, never used: the next update embeds those texts again
+                    self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
                 self._matrix_rows = [r[:5] for r in rows]
                 if len(rows) <= NUMPY_ABOVE and "numpy" not in sys.modules:  # numpy loaded anyway: use it
                     self._matrix = [array("f", r[5]) for r in rows]

@@ -160,44 +160,45 @@ class UnitIndex:
         return self.stats
 
     def _drop(self, fingerprint: str) -> None:
-        self._db.executemany(
-            "UPDATE unit_texts SET refs = refs - 1 WHERE hash = ?",
-            self._db.execute("SELECT hash FROM units WHERE fingerprint=?", (fingerprint,)).fetchall(),
-        )
-        self._db.execute("DELETE FROM unit_texts WHERE refs <= 0")
-        self._db.execute(
-            "DELETE FROM unit_terms WHERE rowid IN (SELECT id FROM units WHERE fingerprint=?)", (fingerprint,)
-        )
-        self._db.execute("DELETE FROM units WHERE fingerprint=?", (fingerprint,))
+        hashes = self._db.execute("SELECT hash FROM units WHERE fingerprint=?", (fingerprint,)).fetchall()
+        if hashes:
+            self._db.executemany("UPDATE unit_texts SET refs = refs - 1 WHERE hash = ?", hashes)
+            # only the texts this version referenced: a scan of every text per version would be quadratic
+            self._db.executemany("DELETE FROM unit_texts WHERE hash = ? AND refs <= 0", hashes)
+            self._db.execute(
+                "DELETE FROM unit_terms WHERE rowid IN (SELECT id FROM units WHERE fingerprint=?)", (fingerprint,)
+            )
+            self._db.execute("DELETE FROM units WHERE fingerprint=?", (fingerprint,))
         self._db.execute("DELETE FROM unit_versions WHERE fingerprint=?", (fingerprint,))
 
     def _write(self, batch: list[tuple[Memory, list[tuple[str, str | None, int, str, bool]]]]) -> None:
         if not batch:
             return
         with self._lock:
-            cur = self._db.cursor()
+            for memory, _units in batch:
+                self._drop(memory.fingerprint)  # a half-written version (another writer) is replaced whole
+            next_id = (self._db.execute("SELECT MAX(id) FROM units").fetchone()[0] or 0) + 1
+            unit_rows, term_rows, text_rows, version_rows = [], [], [], []
             for memory, units in batch:
                 fp = memory.fingerprint
-                self._drop(fp)  # a half-written version (another writer) is replaced whole
                 for seq, (kind, field, line, text, _strikeable) in enumerate(units):
-                    cur.execute(
-                        "INSERT INTO units (fingerprint, seq, kind, field, line, hash, text) VALUES (?,?,?,?,?,?,?)",
-                        (fp, seq, kind, field, line, text_hash(text), text),
-                    )
-                    cur.execute(
-                        "INSERT INTO unit_terms (rowid, stems, entities) VALUES (?,?,?)",
-                        (cur.lastrowid, " ".join(sorted(stems(text))), " ".join(sorted(entity_words(text)))),
-                    )
-                for (h,) in cur.execute("SELECT hash FROM units WHERE fingerprint=?", (fp,)).fetchall():
-                    cur.execute(
-                        "INSERT INTO unit_texts VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
-                        " length(vec) = ?)) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
-                        (h, h, DIM * 4),
-                    )
-                cur.execute(
-                    "INSERT OR REPLACE INTO unit_versions VALUES (?,?,?)",
-                    (fp, len(units), sum(1 for u in units if u[4])),
-                )
+                    h = text_hash(text)
+                    unit_rows.append((next_id, fp, seq, kind, field, line, h, text))
+                    term_rows.append((next_id, " ".join(sorted(stems(text))), " ".join(sorted(entity_words(text)))))
+                    text_rows.append((h, h, DIM * 4))
+                    next_id += 1
+                version_rows.append((fp, len(units), sum(1 for u in units if u[4])))
+            self._db.executemany(
+                "INSERT INTO units (id, fingerprint, seq, kind, field, line, hash, text) VALUES (?,?,?,?,?,?,?,?)",
+                unit_rows,
+            )
+            self._db.executemany("INSERT INTO unit_terms (rowid, stems, entities) VALUES (?,?,?)", term_rows)
+            self._db.executemany(
+                "INSERT INTO unit_texts VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
+                " length(vec) = ?)) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
+                text_rows,
+            )
+            self._db.executemany("INSERT OR REPLACE INTO unit_versions VALUES (?,?,?)", version_rows)
             self._db.commit()
 
     # -- lookups ------------------------------------------------------------------------
