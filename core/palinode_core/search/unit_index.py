@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS units (id INTEGER PRIMARY KEY, fingerprint TEXT NOT N
   field TEXT, line INTEGER, hash TEXT, text TEXT);
 CREATE INDEX IF NOT EXISTS units_fingerprint ON units(fingerprint);
 CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, detail=none,
+  tokenize='unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL)
   WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pref_scans (pref TEXT PRIMARY KEY, vec BLOB NOT NULL);
@@ -59,7 +60,7 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 # A text nearer a preference than this is kept in pref_sims; below it evidence.fuse
 # scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
 SIM_FLOOR = 0.3
-SCHEMA_VERSION = 1  # bump when a unit table or how a unit is derived changes: the tables are rebuilt
+SCHEMA_VERSION = 2  # bump when a unit table or how a unit is derived changes: the tables are rebuilt
 COMMIT_EVERY = 200  # versions per transaction: the unit of resuming an interrupted sync
 BLOCK = 8192  # vectors per block of the semantic scan: memory stays flat at any store size
 _NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*")
