@@ -89,7 +89,7 @@ def store_of(size: int) -> Path:
     root = WORK / f"store{size}"
     if not (root / ".git").is_dir():
         shutil.rmtree(root, ignore_errors=True)
-        run(AUDIT + ["demo-store", str(root), "--size", str(size), "--seed", "7"], WORK / "xdg-gen")
+        run([*AUDIT, "demo-store", str(root), "--size", str(size), "--seed", "7"], WORK / "xdg-gen")
     return root
 
 
@@ -114,13 +114,13 @@ def bench_size(size: int, py023: str) -> list[dict]:
                     note=f"peak {peak_mib(proc):.0f} MiB (goal <= 200); {plan['resolver_notice']}"))
     rows.append({"name": "first plan peak RSS", "size": size, "ours": peak_mib(proc), "unit": "MiB",
                  "goal": "<= 200", "met": peak_mib(proc) <= 200})
-    lexical = median_cpu(AUDIT + ["plan", str(store), REQUEST, "--lexical"], fresh)
+    lexical = median_cpu([*AUDIT, "plan", str(store), REQUEST, "--lexical"], fresh)
     rows.append(row("warm plan --lexical vs Palinode warm resolve (CPU)", size, lexical, warm023, 1.2))
     if size <= EMBED_MAX:
         indexed = WORK / f"xdg-{size}-indexed"
         shutil.rmtree(indexed, ignore_errors=True)
-        run(AUDIT + ["index", str(store), "--lexical"], indexed)
-        proc, index_cpu = run(AUDIT + ["index", str(store)], indexed)
+        run([*AUDIT, "index", str(store), "--lexical"], indexed)
+        proc, index_cpu = run([*AUDIT, "index", str(store)], indexed)
         db = next(indexed.glob("palinode-tui/*/index.sqlite3"))
         texts = [r[0] for r in sqlite3.connect(db).execute(
             "SELECT text FROM chunks GROUP BY hash UNION SELECT text FROM units GROUP BY hash")]
@@ -134,7 +134,7 @@ def bench_size(size: int, py023: str) -> list[dict]:
         proc, after = run([sys.executable, "-c", _PEAK, "palinode_core", "--json", "plan", str(store), REQUEST],
                           indexed)
         semantic = json.loads(proc.stdout)["semantic"]
-        warm = median_cpu(AUDIT + ["plan", str(store), REQUEST], indexed)
+        warm = median_cpu([*AUDIT, "plan", str(store), REQUEST], indexed)
         rows.append(row("first plan after index vs Palinode warm resolve (CPU)", size, after, warm023, 1.5,
                         note=f"semantic {semantic}; warm again {warm:.3f} s; peak {peak_mib(proc):.0f} MiB"))
     return rows
