@@ -1,5 +1,4 @@
-"""A damaged search index (whoosh segment or table of contents, the chunk
-database, the vector cache) is detected, discarded and rebuilt with one
+"""A damaged search index (the whole database, FTS5's BM25 segments, the vector cache) is detected, discarded and rebuilt with one
 line; never a traceback on this or any later run."""
 from __future__ import annotations
 
@@ -40,17 +39,20 @@ def _search(root: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("damaged", ["segment", "toc", "database", "all"])
+def _garble_terms(path: Path) -> None:
+    import sqlite3
+    db = sqlite3.connect(path)
+    for (block,) in db.execute("SELECT id FROM chunk_terms_data WHERE id > 1").fetchall():  # FTS5's own segments
+        db.execute("UPDATE chunk_terms_data SET block = ? WHERE id = ?", (os.urandom(64), block))
+    db.commit()
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the file itself: the test then drops the WAL
+    db.close()
+
+
+@pytest.mark.parametrize("damaged", ["database", "terms"])
 def test_damaged_index_is_rebuilt_with_one_line(indexed, damaged):
     root, cache = indexed
-    whoosh = cache / "whoosh"
-    targets = {"segment": [p for p in whoosh.iterdir() if p.suffix in (".trm", ".pst")],
-               "toc": list(whoosh.glob("*.toc")),
-               "database": [cache / "index.sqlite3"],
-               "all": [p for p in whoosh.iterdir()] + [cache / "index.sqlite3"]}[damaged]
-    assert targets
-    for path in targets:
-        _garble(path)
+    {"database": _garble, "terms": _garble_terms}[damaged](cache / "index.sqlite3")
     for suffix in ("-wal", "-shm"):
         (cache / f"index.sqlite3{suffix}").unlink(missing_ok=True)
     first = _search(root)
@@ -91,3 +93,20 @@ def test_deeply_nested_folders_scan_without_recursion_error(tmp_path):
         while deep != str(root):
             os.rmdir(deep)
             deep = os.path.dirname(deep)
+
+
+def test_a_cache_from_the_whoosh_release_is_upgraded_in_place(indexed):
+    """A cache written before BM25 moved to FTS5 keeps its chunks and vectors:
+    the terms are indexed from the chunks it holds, the old folder goes."""
+    import sqlite3
+    root, cache = indexed
+    db = sqlite3.connect(cache / "index.sqlite3")
+    db.execute("DROP TABLE chunk_terms")
+    db.commit()
+    db.close()
+    (cache / "whoosh").mkdir()
+    (cache / "whoosh" / "_MAIN_1.toc").write_bytes(b"old")
+    first = _search(root)
+    assert not first["notice"] or "damaged" not in first["notice"]
+    assert first["hits"][0]["path"] == "people/ann.md"
+    assert not (cache / "whoosh").exists()

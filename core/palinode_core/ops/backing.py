@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import MemoryNotFound, PathError, UnreadableMemory
-from ..storage import paths
+from ..storage import paths, walk
 from ..storage.grep import files_containing
 from ..storage.textio import decode_memory, fingerprint, read_bytes_checked
 from ..text.document import parse_document
@@ -76,9 +76,8 @@ def plan_flags(store: Any, source_rel: str, op: str, reason: str) -> tuple[Flag,
     new_entry = entry(refs[-1], op, store.now(), reason)
     flags = []
     citing = files_containing(store, {"backed_by"})  # one git grep instead of reading every memory
-    for rel, abs_path, _st in store.iter_markdown():
-        if citing is not None and rel not in citing:
-            continue
+    listing = store.iter_markdown() if citing is None else walk.listed(str(store.root), citing)
+    for rel, abs_path, _st in listing:
         segments = rel.split("/")[:-1]
         if paths.is_history(rel) or any(seg in _NOT_DEPENDENTS for seg in segments) or normalize_ref(rel) in wanted:
             continue

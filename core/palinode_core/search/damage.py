@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import Cancelled, PalinodeError
 
 INDEX_DB = "index.sqlite3"
-WHOOSH_DIR = "whoosh"
+WHOOSH_DIR = "whoosh"  # the BM25 index of releases before FTS5: removed when found
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -21,13 +21,7 @@ def is_damage(exc: BaseException) -> bool:
     by another process, a cancel, or one of our own deliberate errors)."""
     if not isinstance(exc, Exception) or isinstance(exc, (Cancelled, PalinodeError, MemoryError)):
         return False
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return False
-    try:
-        from whoosh.index import LockError
-    except ImportError:  # pragma: no cover
-        return True
-    return not isinstance(exc, LockError)
+    return not (isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc))
 
 
 def describe(exc: BaseException) -> str:
@@ -39,7 +33,7 @@ def describe(exc: BaseException) -> str:
 
 
 def discard(cache_dir: Path) -> None:
-    """Remove the BM25 segments, the chunk table and the vector cache."""
+    """Remove the index database (chunks, BM25 terms, units, vectors) and any old Whoosh folder."""
     shutil.rmtree(cache_dir / WHOOSH_DIR, ignore_errors=True)
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(OSError):

@@ -1,4 +1,5 @@
-"""The store's own hybrid search: Whoosh BM25 plus MiniLM vectors, fused by
+"""The store's own hybrid search: BM25 over SQLite FTS5 (as Palinode 0.23's own
+keyword arm: unicode61 tokens, content words OR-ed) plus MiniLM vectors, fused by
 reciprocal rank fusion (k=60, equal weights), as Palinode ranks (spec §7).
 
 The index lives in a per-store cache directory outside the store. The BM25
@@ -6,13 +7,12 @@ index updates per changed file; vectors are cached by text hash
 (``search.vectors``: chunks, forget requests' preferences, queries), so
 reopening a store re-embeds only chunks whose text changed, and a search for
 text already embedded (a request's preference) never loads the model.
-numpy and whoosh are imported only when the index is used.
+numpy is imported only when vectors are used.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
 import sys
 import threading
@@ -26,8 +26,8 @@ from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
-from . import damage
-from .chunks import Chunk, chunk_memory
+from . import bm25, damage
+from .chunks import chunk_memory
 from .embed import DIM, Embedder
 from .rank import Row, fuse, nearest
 from .results import IndexStats, SearchMode, SearchResult
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 # Below this many vectors, dot products in plain Python (double precision, ~13 ms
 # per 1,000) cost less than importing numpy (~80 ms): a small store's plan needs no numpy.
 NUMPY_ABOVE = 4096
+RESCORE_POOL = 2000  # chunks a BM25 query ranks at most (FTS5's best first)
+COMMIT_EVERY = 500  # files per transaction while indexing: the unit of resuming an interrupted update
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -76,23 +78,22 @@ class SearchIndex:
         self._db.executescript(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
             "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
-            " status TEXT, hash TEXT, text TEXT);"
+            " status TEXT, hash TEXT, text TEXT, tokens INTEGER);"
             "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);"
         )
+        bm25.open_terms(self._db, self.cache_dir / damage.WHOOSH_DIR)
+        self._db.execute("SELECT COUNT(*) FROM chunk_terms WHERE chunk_terms MATCH 'x'").fetchone()  # damage fails here
         self.units = UnitIndex(self._db, self._lock, self._cancel)
         self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel, self.units.vectors_added)
-        self._ix = self._open_whoosh()
-        self._ix.doc_count_all()  # reads the table of contents: a damaged one fails here, not mid-search
 
     def _discard(self, exc: BaseException) -> None:
         """Throw the damaged index away and open an empty one (the next update refills it)."""
         self.notice = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
-        for closing in (getattr(self, "_db", None), getattr(self, "_ix", None)):
-            try:
-                if closing is not None:
-                    closing.close()
-            except Exception:  # it is being thrown away
-                pass
+        try:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+        except Exception:  # it is being thrown away
+            pass
         damage.discard(self.cache_dir)
         self._known = None
         self._matrix = None
@@ -112,30 +113,6 @@ class SearchIndex:
             return work()
 
     # -- lexical -------------------------------------------------------------
-    def _open_whoosh(self) -> Any:
-        from whoosh import index as windex
-        from whoosh.analysis import LowercaseFilter, RegexTokenizer
-        from whoosh.fields import ID, TEXT, Schema
-
-        path = self.cache_dir / "whoosh"
-        schema = Schema(
-            chunk_id=ID(stored=True, unique=True),
-            path=ID(stored=True),
-            status=ID(stored=True),
-            content=TEXT(analyzer=RegexTokenizer(r"\w+") | LowercaseFilter()),
-        )
-        if path.is_dir() and windex.exists_in(str(path)):
-            try:
-                return windex.open_dir(str(path))
-            except Exception:
-                shutil.rmtree(path, ignore_errors=True)
-                self._db.execute("DELETE FROM files")
-                self._db.commit()
-        path.mkdir(parents=True, exist_ok=True)
-        self._db.execute("DELETE FROM files")
-        self._db.commit()
-        return windex.create_in(str(path), schema)
-
     def update(self, progress: Progress | None = None, memories: dict[str, Memory] | None = None) -> IndexStats:
         """Bring BM25 up to date with the store (changed files only), then vectors."""
         self.update_lexical(progress, memories)
@@ -173,27 +150,7 @@ class SearchIndex:
             total = len(changed) + len(removed)
             self.stats.files_reindexed = total
             if total:
-                indexed = self._write_lexical(changed, removed, progress)
-                cur = self._db.cursor()
-                for rel in removed:
-                    cur.execute("DELETE FROM files WHERE path=?", (rel,))
-                    cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
-                    known.pop(rel, None)
-                for memory, chunks in indexed:
-                    cur.execute("DELETE FROM chunks WHERE path=?", (memory.rel,))
-                    cur.executemany(
-                        "INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?)",
-                        [
-                            (c.chunk_id, memory.rel, c.section, memory.status.lower(), c.content_hash, c.text)
-                            for c in chunks
-                        ],
-                    )
-                    cur.execute(
-                        "INSERT OR REPLACE INTO files VALUES (?,?,?)",
-                        (memory.rel, memory.fingerprint, memory.status.lower()),
-                    )
-                    known[memory.rel] = memory.fingerprint
-                self._db.commit()
+                self._write_lexical(changed, removed, known, progress)
                 self._matrix = None
                 self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             elif not self.stats.chunks:
@@ -221,46 +178,67 @@ class SearchIndex:
             self._matrix = None
 
     def _write_lexical(
-        self, changed: list[Memory], removed: list[str], progress: Progress | None
-    ) -> list[tuple[Memory, list[Chunk]]]:
-        """Write the BM25 side; a file that cannot be read now (changed or gone
-        since the scan) is left out and retried on the next update."""
-        indexed: list[tuple[Memory, list[Chunk]]] = []
-        # timeout: wait for another process's writer (a CLI run) instead of failing
-        # compound=False: whoosh copies a compound segment's whole terms file into
-        # memory on every reader open (~0.5 s per search or update at 100k memories)
-        writer = (
-            self._ix.writer(procs=2, multisegment=True, timeout=30.0, compound=False)
-            if len(changed) > 2000
-            else self._ix.writer(timeout=30.0, compound=False)
-        )
-        try:
-            for rel in removed:
-                writer.delete_by_term("path", rel)
-            for done, memory in enumerate(changed, start=1):
-                if self._cancel.is_set():
-                    raise Cancelled()
-                if self._known is not None and memory.rel in self._known:
-                    writer.delete_by_term("path", memory.rel)
-                try:
-                    chunks = chunk_memory(memory)
-                except PalinodeError as exc:
-                    self.stats.errors.append(f"{memory.rel}: {exc}")
-                    continue
-                for chunk in chunks:
-                    writer.add_document(
-                        chunk_id=chunk.chunk_id, path=memory.rel, status=memory.status.lower(), content=chunk.text
-                    )
-                indexed.append((memory, chunks))
-                if progress and (done % 200 == 0 or done == len(changed)):
-                    progress("lexical", done, len(changed))
-            writer.commit()
-        except BaseException:
-            writer.cancel()
-            raise
-        return indexed
+        self, changed: list[Memory], removed: list[str], known: dict[str, str], progress: Progress | None
+    ) -> None:
+        """Write the chunks and their BM25 terms, a batch of files per
+        transaction (an interrupt keeps the batches done); a file that cannot be
+        read now (changed or gone since the scan) is left out and retried on the
+        next update."""
+        cur = self._db.cursor()
+        for rel in removed:
+            self._drop_chunks(cur, rel)
+            cur.execute("DELETE FROM files WHERE path=?", (rel,))
+            known.pop(rel, None)
+        self._db.commit()
+        next_rowid = (cur.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) + 1
+        for done, memory in enumerate(changed, start=1):
+            if self._cancel.is_set():
+                self._db.commit()
+                raise Cancelled()
+            try:
+                chunks = chunk_memory(memory)
+            except PalinodeError as exc:
+                self.stats.errors.append(f"{memory.rel}: {exc}")
+                continue
+            self._drop_chunks(cur, memory.rel)
+            status = memory.status.lower()
+            rows = [
+                (
+                    next_rowid + i,
+                    c.chunk_id,
+                    memory.rel,
+                    c.section,
+                    status,
+                    c.content_hash,
+                    c.text,
+                    bm25.token_count(c.text),
+                )
+                for i, c in enumerate(chunks)
+            ]
+            next_rowid += len(rows)
+            cur.executemany(
+                "INSERT OR REPLACE INTO chunks (rowid, chunk_id, path, section, status, hash, text, tokens)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            cur.executemany("INSERT INTO chunk_terms (rowid, text) VALUES (?,?)", [(r[0], r[6]) for r in rows])
+            cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (memory.rel, memory.fingerprint, status))
+            known[memory.rel] = memory.fingerprint
+            if done % COMMIT_EVERY == 0:
+                self._db.commit()
+            if progress and (done % 200 == 0 or done == len(changed)):
+                progress("lexical", done, len(changed))
+        self._db.commit()
 
-    # -- vectors -------------------------------------------------------------
+    @staticmethod
+    def _drop_chunks(cur: sqlite3.Cursor, rel: str) -> None:
+        # An external-content FTS5 table forgets a row only when told its old text.
+        cur.execute(
+            "INSERT INTO chunk_terms (chunk_terms, rowid, text) SELECT 'delete', rowid, text FROM chunks WHERE path=?",
+            (rel,),
+        )
+        cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
+
     def update_vectors(
         self,
         progress: Progress | None = None,
@@ -398,21 +376,40 @@ class SearchIndex:
         return SearchResult(fuse(bm25, vector, limit, per_file, daily_penalty), mode, notice)
 
     def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[Row]:
-        from whoosh import scoring
-        from whoosh.query import Or, Term
-
         terms = sorted(content_words(query)) or sorted({t.lower() for t in _TOKEN_RE.findall(query)})
         if not terms:
             return []
-        with self._lock, self._ix.searcher(weighting=scoring.BM25F()) as searcher:
-            mask = Or([Term("status", s) for s in excluded]) if excluded else None
-            results = searcher.search(Or([Term("content", t) for t in terms]), limit=limit, mask=mask)
-            rows = [(r["chunk_id"], r["path"], r.score) for r in results]
-        if not rows:
+
+        def phrase(term: str) -> str:  # quoted: no store or query text is ever FTS5 syntax
+            return '"' + term.replace('"', '""') + '"'
+
+        skip = sorted(excluded)
+        with self._lock:
+            docs, total = self._db.execute("SELECT COUNT(*), SUM(tokens) FROM chunks").fetchone()
+            if not docs:
+                return []
+            weights = {
+                t: bm25.idf(
+                    docs,
+                    self._db.execute(
+                        "SELECT COUNT(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (phrase(t),)
+                    ).fetchone()[0],
+                )
+                for t in terms
+            }
+            # FTS5 finds the chunks (its own order only bounds a huge match); ours ranks them
+            rows = self._db.execute(
+                "SELECT c.chunk_id, c.path, c.text, c.tokens FROM chunk_terms JOIN chunks c"
+                " ON c.rowid = chunk_terms.rowid WHERE chunk_terms MATCH ?"
+                + (f" AND c.status NOT IN ({','.join('?' * len(skip))})" if skip else "")
+                + " ORDER BY bm25(chunk_terms) LIMIT ?",
+                [" OR ".join(map(phrase, terms)), *skip, max(limit, RESCORE_POOL)],
+            ).fetchall()
+        scored = sorted(bm25.scores(rows, weights, (total or 0) / docs), key=lambda r: -r[0])[:limit]
+        if not scored:
             return []
-        top = rows[0][2] or 1.0
-        kept = [(cid, path) for cid, path, score in rows if score >= floor * top]
-        return self._rows(kept)
+        top = scored[0][0] or 1.0
+        return self._rows([(cid, path) for score, cid, path in scored if score >= floor * top])
 
     def _rows(self, pairs: list[tuple[str, str]]) -> list[Row]:
         if not pairs:
@@ -437,4 +434,3 @@ class SearchIndex:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-            self._ix.close()

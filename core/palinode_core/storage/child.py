@@ -67,7 +67,7 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
 
 
 def _end_group(child: subprocess.Popen) -> None:
-    """Kill whatever is left of the child's process group: orphaned whoosh
+    """Kill whatever is left of the child's process group: orphaned
     workers would keep the index's write lock (a flock they inherited) held."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)

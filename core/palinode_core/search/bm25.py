@@ -1,0 +1,68 @@
+"""BM25 scoring of chunks, as Whoosh's BM25F scored them (B 0.75, K1 1.2,
+IDF log(N / (df + 1)) + 1): every term keeps a positive weight, so a small
+store ranks by what a chunk shares with the query. SQLite FTS5 finds the
+chunks; its own ``bm25()`` clamps the IDF of a term in more than half the
+chunks to almost nothing, which on a store of a few memories drops every
+memory sharing the preference's words with the request itself."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+B = 0.75
+K1 = 1.2
+TOKEN_RE = re.compile(r"\w+", re.UNICODE)  # the tokens a chunk's length counts
+
+
+def token_count(text: str) -> int:
+    return len(TOKEN_RE.findall(text))
+
+
+def idf(docs: int, df: int) -> float:
+    return math.log(docs / (df + 1)) + 1
+
+
+def scores(
+    rows: Iterable[tuple[str, str, str, int]], weights: Mapping[str, float], avg_length: float
+) -> list[tuple[float, str, str]]:
+    """(score, chunk id, path) of each (chunk id, path, text, length) row
+    holding a weighted term, in the rows' order; ``weights`` maps each query
+    term (lowercase) to its IDF."""
+    out = []
+    norm = avg_length or 1.0
+    for chunk_id, path, text, length in rows:
+        counts = Counter(w for w in TOKEN_RE.findall(text.lower()) if w in weights)
+        if not counts:
+            continue
+        damp = K1 * ((1 - B) + B * (length or 0) / norm)
+        out.append((sum(weights[t] * tf * (K1 + 1) / (tf + damp) for t, tf in counts.items()), chunk_id, path))
+    return out
+
+
+def open_terms(db: sqlite3.Connection, old_whoosh: Path) -> None:
+    """Create the chunks' FTS5 terms (external content: they index the chunks
+    table's own text, kept in step by rowid); a cache from before FTS5 gains
+    each chunk's token count and its terms from the chunks it already holds,
+    and its Whoosh folder goes."""
+    if "tokens" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
+        db.execute("ALTER TABLE chunks ADD COLUMN tokens INTEGER")
+        db.executemany(
+            "UPDATE chunks SET tokens=? WHERE rowid=?",
+            [(token_count(t or ""), r) for r, t in db.execute("SELECT rowid, text FROM chunks")],
+        )
+        db.commit()
+    had_terms = db.execute("SELECT 1 FROM sqlite_master WHERE name='chunk_terms'").fetchone()
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(text, content='chunks', content_rowid='rowid',"
+        " tokenize='unicode61')"
+    )
+    if not had_terms:
+        db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('rebuild')")
+        db.commit()
+        shutil.rmtree(old_whoosh, ignore_errors=True)
