@@ -248,6 +248,7 @@ def test_read_only_checkout():
     # Its own world-readable root in /tmp: pytest's temp folder may sit under a
     # private directory the unprivileged user cannot enter, and its parents are not ours to chmod.
     base = Path(tempfile.mkdtemp(prefix="palinode-ro-", dir="/tmp"))
+    opened = _traversable(Path(sys.prefix), Path(__file__).resolve().parents[2])
     try:
         os.chmod(base, 0o755)
         root = make_git_store(base / "store", {"people/ann.md": ANN})
@@ -262,6 +263,22 @@ def test_read_only_checkout():
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(base)], check=True)
         shutil.rmtree(base)
+        for folder, mode in opened:
+            os.chmod(folder, mode)
+
+
+def _traversable(*paths: Path) -> list[tuple[Path, int]]:
+    """Let others pass through (x only, never list) the folders above the
+    checkout and its virtualenv that are ours and closed, as a clone in a
+    private ``mktemp -d`` folder is; (folder, old mode) to put back."""
+    opened = []
+    for path in paths:
+        for folder in [path, *path.parents]:
+            st = folder.stat()
+            if st.st_uid == os.geteuid() and not st.st_mode & 0o001 and folder not in {f for f, _m in opened}:
+                opened.append((folder, st.st_mode & 0o7777))
+                os.chmod(folder, (st.st_mode & 0o7777) | 0o001)
+    return opened
 
 
 def test_every_mutation_refuses_in_read_only_mode(small, monkeypatch):
