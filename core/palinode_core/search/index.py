@@ -75,7 +75,8 @@ class SearchIndex:
     def _open(self) -> None:
         self._db = sqlite3.connect(self.cache_dir / damage.INDEX_DB, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose the last commits, never its integrity
+        # a cache: a power cut may lose its last commits, never its integrity
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
             "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
