@@ -1,0 +1,92 @@
+"""Where ``-o`` may write (issue 24, findings 3 and 4): a regular file is
+replaced atomically, a device or a FIFO is opened and written (never replaced),
+a link is refused with one line and what it points at is left alone, and
+nothing is ever written inside the store."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+from helpers import make_git_store, palinode_file
+
+from palinode_core.errors import PalinodeError
+from palinode_core.storage.output import write_output
+
+
+@pytest.fixture
+def store(tmp_path):
+    return make_git_store(tmp_path / "s", {"people/ann.md": palinode_file({"id": "ann"}, "Ann likes tea.")})
+
+
+def _report(store, out) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "palinode_core",
+            "report",
+            str(store),
+            "--since",
+            "2000-01-01",
+            "--format",
+            "md",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_regular_file_is_replaced_whole(store, tmp_path):
+    out = tmp_path / "r.md"
+    out.write_text("old " * 10000)
+    inode = out.stat().st_ino
+    proc = _report(store, out)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().startswith("#") and "old old" not in out.read_text()
+    assert out.stat().st_ino != inode  # a new file renamed into place, the old inode untouched
+
+
+def test_dev_null_is_written_never_replaced(store):
+    proc = _report(store, "/dev/null")
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_fifo_is_opened_and_written(store, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))  # noqa: SIM115
+    reader.start()
+    proc = _report(store, fifo)
+    reader.join(30)
+    assert proc.returncode == 0, proc.stderr
+    assert got and got[0].startswith(b"#") and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("target", ["outside", "memory"])
+def test_a_link_is_refused_and_its_target_left_alone(store, tmp_path, target):
+    pointed = tmp_path / "precious.txt" if target == "outside" else store / "people/ann.md"
+    if target == "outside":
+        pointed.write_text("precious")
+    before = pointed.read_bytes()
+    link = tmp_path / "link.md"
+    link.symlink_to(pointed)
+    proc = _report(store, link)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "is a link" in proc.stderr
+    assert pointed.read_bytes() == before and link.is_symlink()
+
+
+def test_never_inside_the_store_nor_over_a_folder(store, tmp_path):
+    with pytest.raises(PalinodeError, match="inside the store"):
+        write_output(store, "x", store / "people" / "new.md")
+    with pytest.raises(PalinodeError, match="a folder"):
+        write_output(store, "x", tmp_path)
+    assert not (store / "people" / "new.md").exists()
