@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .forget.requests import RequestState
     from .forget.resolve import ForgetPlan, Resolution
     from .forget.review import ForgetApplied
+    from .forget.saved import Approved
     from .forget.selection import Selection
     from .ops.apply import Applied
     from .ops.journal import Interrupted
@@ -262,6 +263,45 @@ class Session(InspectViews):
         return forget_review.apply_forget(
             self.store, fplan, selection, note, leak_record=leak_record if residue else None
         )
+
+    def approve(self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None) -> Approved:
+        """What applying ``fplan`` with ``selection`` would write, as a value to
+        save (``plan --out``) and apply later, exactly (``apply_saved``)."""
+        from dataclasses import replace
+
+        from .forget import review as forget_review
+
+        approved = forget_review.approve(self.store, fplan, selection, note)
+        base = None
+        if self.store.git.available:
+            from .storage.gitstore import GitCommandFailed
+
+            try:
+                base = self.store.git.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
+            except GitCommandFailed:  # no commit yet
+                base = None
+        return replace(approved, base_commit=base)
+
+    def apply_saved(self, approved: Approved) -> ForgetApplied:
+        """Apply a saved plan exactly as it was approved, after checking the
+        store still holds what it was planned on (forget.saved); nothing is planned again."""
+        self._live_only("applying a saved plan")
+        from .forget import leak as forget_leak
+        from .forget import review as forget_review
+        from .forget import saved as forget_saved
+        from .forget.requests import request_at
+        from .ops.lock import writer_lock
+
+        self.store.check_writable()
+        self.store.git.preflight()
+        with writer_lock(self.store):
+            checked = forget_saved.checked(self.store, approved)
+
+            def leak_record() -> dict[str, Any]:
+                request = request_at(self.store, approved.request)
+                return forget_leak.residue_record(request, self.leak_check(approved.request))
+
+            return forget_review.execute(self.store, checked, leak_record=leak_record)
 
     def leak_check(self, request_path: str) -> list[Leak]:
         """Every surviving mention of a request's preference, classified (on demand)."""

@@ -161,8 +161,11 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def knob_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("request", help="the forget request's store-relative path")
+def knob_args(p: argparse.ArgumentParser, *, request_optional: bool = False) -> None:
+    if request_optional:
+        p.add_argument("request", nargs="?", help="the forget request's store-relative path (not with --plan)")
+    else:
+        p.add_argument("request", help="the forget request's store-relative path")
     p.add_argument("--floor", type=_fraction, help="min_target_coverage, between 0 and 1")
     p.add_argument("--max-targets", type=_count(0))
     p.add_argument("--min-shared", type=_count(0), help="min_shared_words")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PalinodeError
 from ..session import Session
 from .args import (
     NOTHING_WRITTEN,
@@ -112,31 +114,88 @@ def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
     )
 
 
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    knob_args(p)
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also save what `apply --yes` would apply (with --only: those targets) as a plan file, "
+        "for `apply --plan FILE` to execute exactly, here or in another clone",
+    )
+    p.add_argument("--only", nargs="+", metavar="PATH", help="with --out: approve only these targets")
+
+
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    return _planned(args)[1].to_dict()
+    session, fplan = _planned(args)
+    out = fplan.to_dict()
+    if args.out:
+        from ..forget.saved import dumps
+        from ..storage.output import write_output
+
+        approved = session.approve(fplan, _selection(session, args.only))
+        out["saved"] = {
+            "file": str(write_output(session.root, dumps(approved), args.out)),
+            "steps": [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps],
+            "deferred": approved.ledger["deferred"],
+            "base_commit": approved.base_commit,
+        }
+    return out
+
+
+def _selection(session: Session, only: list[str] | None) -> dict[str, Choice] | None:
+    if not only:
+        return None
+    from ..forget.selection import APPROVE_ALL
+
+    return {session.store.resolve(ref)[0]: APPROVE_ALL for ref in only}
 
 
 def _apply_args(p: argparse.ArgumentParser) -> None:
-    knob_args(p)
+    knob_args(p, request_optional=True)
     p.add_argument("--only", nargs="+", metavar="PATH", help="approve only these targets (others are deferred)")
+    p.add_argument("--plan", metavar="FILE", help="apply exactly this saved plan (`plan --out`): nothing is re-planned")
     p.add_argument("--yes", action="store_true", help="really apply; without it the plan is only shown")
     p.add_argument("--note")
 
 
+PLAN_FILE_MAX = 64 << 20  # a plan file holds whole memories: generous, but bounded
+
+
 def _apply(args: argparse.Namespace) -> dict[str, Any]:
+    if args.plan is not None:
+        return _apply_saved(args)
+    require(args.request is not None, "apply needs a forget request (or --plan FILE)")
     session, fplan = _planned(args)
     if not args.yes:
         return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
-    from ..forget.selection import APPROVE_ALL
-
-    selection: dict[str, Choice] | None = None
-    if args.only:
-        selection = {}
-        for ref in args.only:
-            rel, _ = session.store.resolve(ref)
-            selection[rel] = APPROVE_ALL
-    result = session.apply_forget(fplan, selection, note=args.note)
+    result = session.apply_forget(fplan, _selection(session, args.only), note=args.note)
     return {"applied": True, **result.to_dict()}
+
+
+def _apply_saved(args: argparse.Namespace) -> dict[str, Any]:
+    from ..forget.saved import checked, loads
+
+    require(args.request is None and not args.only, "--plan applies the saved plan as it is: no request or --only")
+    session = open_session(args)
+    try:
+        with open(args.plan, "rb") as f:
+            data = f.read(PLAN_FILE_MAX + 1)
+    except OSError as exc:
+        raise PalinodeError(f"cannot read {args.plan}: {exc.strerror or exc}") from None
+    require(len(data) <= PLAN_FILE_MAX, f"{args.plan} is larger than any plan file ({PLAN_FILE_MAX >> 20} MiB)")
+    approved = loads(data.decode("utf-8", "replace"))
+    if args.note:
+        approved = replace(approved, ledger={**approved.ledger, "note": args.note})
+    steps = [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps]
+    if not args.yes:
+        checked(session.store, approved)  # a stale or edited plan file says so now, not at --yes
+        return {
+            "applied": False,
+            "message": "nothing written; re-run with --yes to apply",
+            "request": approved.request,
+            "steps": steps,
+        }
+    return {"applied": True, **session.apply_saved(approved).to_dict()}
 
 
 def _dismiss_args(p: argparse.ArgumentParser) -> None:
@@ -187,7 +246,7 @@ COMMANDS = (
     Command("index", "build the search index, or bring it up to date with the store", _index, _index_args),
     Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
     Command("requests", "every forget request in the store and its state", _requests, as_of=True),
-    Command("plan", "what a forget request would do, target by target (writes nothing)", _plan, knob_args),
+    Command("plan", "what a forget request would do, target by target (writes nothing but --out)", _plan, _plan_args),
     Command(
         "apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply, _apply_args
     ),

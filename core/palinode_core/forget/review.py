@@ -15,6 +15,7 @@ from ..storage.store import Store
 from .ledger import record
 from .requests import request_at
 from .resolve import ForgetPlan
+from .saved import Approved
 from .selection import APPROVE_ALL, Selection, narrow
 from .txn import begin, committed, describe, refusal, step_record
 
@@ -66,75 +67,98 @@ def apply_forget(
     ledger records the run as partial."""
     store.check_writable()
     store.git.preflight()
-    request = fplan.request
-    out = ForgetApplied(request.path)
     with writer_lock(store):
-        _refuse_unknown(fplan, selection)
-        plans: list[tuple[Plan, str]] = []
-        for cand in fplan.actionable:
-            if selection is None:
-                choice = APPROVE_ALL if cand.preapproved else None
-            else:
-                choice = selection.get(cand.path)
-            if choice is None:
-                out.deferred.append(cand.path)
-            elif choice.rejects:
-                out.rejected.append(cand.path)
-            else:
-                assert cand.plan is not None
-                plans.append((narrow(store, cand.plan, choice.spans), cand.route))
-        if not plans:
-            raise PalinodeError(_nothing_approved(fplan, out))
-        refuse_stale(store, [p for p, _ in plans])
-        refuse_uncommitted(store, [p for p, _ in plans])
-        fields = {
-            "request": request.path,
-            "pref": request.pref,
-            "rid": request.rid,
-            "ledger": {
-                "knobs": fplan.to_dict()["knobs"],
-                "search_mode": fplan.resolution.mode,
-                # every target as resolved, so an audit can show route and coverage without re-resolving
-                "targets": [
-                    {
-                        "path": c.path,
-                        "rank": c.rank,
-                        "route": c.route,
-                        "shared_words": list(c.shared_words),
-                        "coverage": None if c.coverage is None else round(c.coverage, 4),
-                        "reason": c.reason,
-                    }
-                    for c in fplan.targets
-                ],
-                "rejected": out.rejected,
-                "deferred": out.deferred,
-                "note": note,
-                "failed": [],
-            },
-        }
-        txn = begin(
-            store,
-            "forget",
-            fields,
-            [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
-            ledger_entry,
-            fault,
-        )
-        for index, (plan, _route) in enumerate(plans):
-            if fault:
-                fault(f"before_step_{index}")
-            if not txn.run_step(index, plan):
-                break
-        out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
-        leak_notice = ""
-        if leak_record is not None and committed(txn.entry):
-            try:
-                txn.attach(leak_record())
-            except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
-                leak_notice = f"; the leak check could not run ({exc})"
-        out.ledger_commit = txn.record_ledger()  # none when nothing was committed
-        if not committed(txn.entry):
-            raise refusal(txn.entry)
+        return execute(store, approve(store, fplan, selection, note), fault, leak_record)
+
+
+def approve(store: Store, fplan: ForgetPlan, selection: Selection | None, note: str | None) -> Approved:
+    """What applying ``fplan`` with ``selection`` would do, as a value: the
+    steps (each target's plan narrowed to the approved spans) and the ledger
+    fields. What ``plan --out`` saves and ``apply --plan`` executes."""
+    _refuse_unknown(fplan, selection)
+    steps: list[tuple[Plan, str]] = []
+    rejected: list[str] = []
+    deferred: list[str] = []
+    for cand in fplan.actionable:
+        choice = (APPROVE_ALL if cand.preapproved else None) if selection is None else selection.get(cand.path)
+        if choice is None:
+            deferred.append(cand.path)
+        elif choice.rejects:
+            rejected.append(cand.path)
+        else:
+            assert cand.plan is not None
+            steps.append((narrow(store, cand.plan, choice.spans), cand.route))
+    if not steps:
+        raise PalinodeError(_nothing_approved(fplan, rejected, deferred))
+    request = fplan.request
+    return Approved(
+        request=request.path,
+        request_fingerprint=request.memory.fingerprint,
+        pref=request.pref,
+        rid=request.rid,
+        resolver=fplan.resolver,
+        planned_at=store.now().isoformat(),
+        steps=tuple(steps),
+        ledger={
+            "knobs": fplan.to_dict()["knobs"],
+            "search_mode": fplan.resolution.mode,
+            # every target as resolved, so an audit can show route and coverage without re-resolving
+            "targets": [
+                {
+                    "path": c.path,
+                    "rank": c.rank,
+                    "route": c.route,
+                    "shared_words": list(c.shared_words),
+                    "coverage": None if c.coverage is None else round(c.coverage, 4),
+                    "reason": c.reason,
+                }
+                for c in fplan.targets
+            ],
+            "rejected": rejected,
+            "deferred": deferred,
+            "note": note,
+            "failed": [],
+        },
+    )
+
+
+def execute(
+    store: Store,
+    approved: Approved,
+    fault: Fault | None = None,
+    leak_record: Callable[[], dict[str, Any]] | None = None,
+) -> ForgetApplied:
+    """Run exactly ``approved`` as one transaction (the writer lock held)."""
+    plans = list(approved.steps)
+    refuse_stale(store, [p for p, _ in plans])
+    refuse_uncommitted(store, [p for p, _ in plans])
+    out = ForgetApplied(
+        approved.request, rejected=list(approved.ledger["rejected"]), deferred=list(approved.ledger["deferred"])
+    )
+    fields = {"request": approved.request, "pref": approved.pref, "rid": approved.rid, "ledger": approved.ledger}
+    txn = begin(
+        store,
+        "forget",
+        fields,
+        [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
+        ledger_entry,
+        fault,
+    )
+    for index, (plan, _route) in enumerate(plans):
+        if fault:
+            fault(f"before_step_{index}")
+        if not txn.run_step(index, plan):
+            break
+    out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
+    leak_notice = ""
+    if leak_record is not None and committed(txn.entry):
+        try:
+            txn.attach(leak_record())
+        except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
+            leak_notice = f"; the leak check could not run ({exc})"
+    out.ledger_commit = txn.record_ledger()  # none when nothing was committed
+    if not committed(txn.entry):
+        raise refusal(txn.entry)
     for done in committed(txn.entry):
         out.commits.append(
             {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
@@ -162,13 +186,13 @@ def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
         )
 
 
-def _nothing_approved(fplan: ForgetPlan, out: ForgetApplied) -> str:
+def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str]) -> str:
     head = f"nothing to apply for {fplan.request.path}"
     if not fplan.actionable:
         return f"{head}: no target would change; nothing was changed"
-    if out.rejected and not out.deferred:
+    if rejected and not deferred:
         return f"{head}: every target is rejected (dismiss the request to record that); nothing was changed"
-    return f"{head}: no target is approved (awaiting review: {', '.join(out.deferred)}); nothing was changed"
+    return f"{head}: no target is approved (awaiting review: {', '.join(deferred)}); nothing was changed"
 
 
 def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""Apply what was reviewed (issue 21): `plan --out FILE` saves the plan a
+person approved; `apply --plan FILE` executes exactly it, here or in another
+clone, without planning again, and refuses with one line (writing nothing)
+when the request or a target changed, or when the file was edited by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import pytest
+from helpers import Clock, git, make_git_store, palinode_file, subjects
+
+from palinode_core.forget.saved import dumps, loads
+from palinode_core.session import Session
+
+FILES = {
+    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+                                           "I keep bees in the back garden."),
+    "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2031-05-02T10:00:00+00:00"},
+                                        "The printer was fixed. I keep bees in the back garden. Invoices are due."),
+    "people/ann.md": palinode_file({"id": "ann", "created_at": "2031-05-02T10:00:00+00:00"}, "Ann likes tea."),
+    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+                                             "Please forget that I keep bees."),
+}
+REQUEST = "insights/forget-bees.md"
+
+
+def audit(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", *args], capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def snapshot(root) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
+@pytest.fixture
+def store(tmp_path):
+    return make_git_store(tmp_path / "a", FILES)
+
+
+def test_a_saved_plan_applies_exactly_in_another_clone(store, tmp_path):
+    out = tmp_path / "bees.plan.json"
+    shown = json.loads(audit("--json", "plan", str(store), REQUEST, "--lexical", "--out", str(out)).stdout)
+    saved = json.loads(out.read_text())
+    assert shown["saved"]["steps"] and saved["base_commit"] == git(store, "rev-parse", "HEAD").strip()
+    assert {s["target"] for s in saved["steps"]} == {s["path"] for s in shown["saved"]["steps"]}
+    clone = tmp_path / "b"
+    subprocess.run(["git", "clone", "-q", str(store), str(clone)], check=True)
+    for name, value in (("user.name", "B"), ("user.email", "b@example.org")):
+        git(clone, "config", name, value)
+    preview = json.loads(audit("--json", "apply", str(clone), "--plan", str(out)).stdout)
+    assert preview["applied"] is False and snapshot(clone) == snapshot(store)
+    done = json.loads(audit("--json", "apply", str(clone), "--plan", str(out), "--yes").stdout)
+    assert done["applied"] is True and len(done["commits"]) == len(saved["steps"])
+    for step in saved["steps"]:  # the very bytes the reviewer saw
+        assert (clone / step["target"]).read_text() == step["plan"]["new_text"]
+    assert git(clone, "status", "--porcelain") == ""
+    states = json.loads(audit("--json", "requests", str(clone)).stdout)["requests"]
+    assert [s["state"] for s in states if s["path"] == REQUEST] == ["applied"]
+
+
+def test_a_target_changed_since_is_refused_and_nothing_written(store, tmp_path):
+    out = tmp_path / "p.json"
+    audit("plan", str(store), REQUEST, "--lexical", "--out", str(out))
+    target = json.loads(out.read_text())["steps"][0]["target"]
+    (store / target).write_text((store / target).read_text() + "\nA line added since.\n")
+    git(store, "commit", "-qam", "an edit since the review")
+    before, log = snapshot(store), subjects(store)
+    proc = audit("apply", str(store), "--plan", str(out), "--yes", ok=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "changed since the plan was saved" in proc.stderr
+    assert snapshot(store) == before and subjects(store) == log
+
+
+@pytest.mark.parametrize("forgery", ["new_text", "target", "history_line"])
+def test_a_plan_file_edited_by_hand_is_refused(store, tmp_path, forgery):
+    out = tmp_path / "p.json"
+    audit("plan", str(store), REQUEST, "--lexical", "--out", str(out))
+    data = json.loads(out.read_text())
+    plan = data["steps"][0]["plan"]
+    if forgery == "new_text":
+        plan["new_text"] = plan["new_text"].replace("---\n", "---\nowner: mallory\n", 1)
+    elif forgery == "target":
+        plan["target"] = data["steps"][0]["target"] = ".git/config"
+    else:
+        plan["history_line"] = "- all is well\n"
+    out.write_text(json.dumps(data))
+    before, log = snapshot(store), subjects(store)
+    proc = audit("apply", str(store), "--plan", str(out), "--yes", ok=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert snapshot(store) == before and subjects(store) == log
+    assert "owner: mallory" not in (store / ".git/config").read_text()
+
+
+def test_not_a_plan_file_is_one_line(store, tmp_path):
+    for text in ("{}", "[1, 2]", "not json", json.dumps({"format": "palinode-audit.forget-plan", "version": 99})):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        proc = audit("apply", str(store), "--plan", str(bad), "--yes", ok=False)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "plan file" in proc.stderr
+
+
+def test_the_strike_carries_the_date_it_was_reviewed(store):
+    reviewed = Session.open(store, clock=Clock(datetime(2031, 6, 1, 11, 0, tzinfo=timezone.utc)), vectors=False)
+    index = reviewed.search_index()
+    index.update_lexical(memories=reviewed.memories)
+    approved = reviewed.approve(reviewed.plan(REQUEST, index=index))
+    text = dumps(approved)
+    later = Session.open(store, clock=Clock(datetime(2031, 6, 9, 8, 0, tzinfo=timezone.utc)), vectors=False)
+    later.apply_saved(loads(text))
+    struck = [p.target for p, _r in approved.steps if p.op == "retract"]
+    assert struck and all("[RETRACTED 2031-06-01" in (store / rel).read_text() for rel in struck)
