@@ -294,6 +294,7 @@ class Session(InspectViews):
 
         self.store.check_writable()
         self.store.git.preflight()
+        self.search_index()  # the leak check after the apply is then a lookup in the unit index, not a read of every memory
         with writer_lock(self.store):
             checked = forget_saved.checked(self.store, approved)
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..inspect.deliveries import DeliveryAudit
 from ..text.sanitize import printable
 from .args import open_session
 from .registry import Command
+
+if TYPE_CHECKING:  # the audit itself is imported when the command runs: every other command starts faster
+    from ..inspect.deliveries import DeliveryAudit
 
 
 def _args(p: argparse.ArgumentParser) -> None:

@@ -76,12 +76,14 @@ def candidate_paths(
 def _semantic_candidates(
     index: SearchIndex, pref: str, stems: frozenset[str], hits: list[tuple[str, str]]
 ) -> tuple[SemanticCoverage, set[str]]:
+    embedded, units = index.units.coverage()
+    if not embedded or not index.has_vector(pref):  # nothing to compare: no numpy imported
+        return SemanticCoverage(embedded, units, index.has_vector(pref)), set()
     import numpy as np  # only with vectors: a lexical plan never imports numpy
 
-    embedded, units = index.units.coverage()
     qvec, missing = index.vectors_for([pref])
-    if missing or not embedded:
-        return SemanticCoverage(embedded, units, not missing), set()
+    if missing:
+        return SemanticCoverage(embedded, units, False), set()
     # anchors: the store's sentences carrying every stem of the preference, nearest first
     full = list(dict.fromkeys(t for _fp, t in hits if lexical_evidence(t, stems, pref)[2] >= 1.0))
     anchors = np.zeros((0, qvec.shape[1]), dtype=np.float32)

@@ -158,7 +158,7 @@ def _file_line(memory: Memory, body_line: int, key: str | None) -> int:
 
 
 def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float | None] | None:
-    if source is None:
+    if source is None or not source.has_vector(pref):  # no semantic evidence: numpy never imported
         return None
     try:
         vecs, missing = source.vectors_for([pref, *texts])
