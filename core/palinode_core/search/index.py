@@ -28,7 +28,7 @@ from ..storage.store import Store
 from ..text.words import content_words
 from . import bm25, damage
 from .chunks import chunk_memory
-from .embed import DIM, Embedder
+from .embed import DIM, VECTORS_EXTRA_NOTICE, Embedder
 from .rank import Row, fuse, nearest
 from .results import IndexStats, SearchMode, SearchResult
 from .unit_index import UnitIndex
@@ -368,7 +368,11 @@ class SearchIndex:
         if lexical_only:
             notice = "lexical search (vectors not requested)"
         elif not self.vectors_ready:
-            notice = self.embedder.notice or "vectors are still being built; results are lexical for now"
+            notice = self.embedder.notice or (
+                "vectors are still being built; results are lexical for now"
+                if self.embedder.installed
+                else VECTORS_EXTRA_NOTICE
+            )
         else:
             try:
                 vector = self._vector(query, pool, excluded)
