@@ -140,6 +140,8 @@ def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(t
     root = make_git_store(tmp_path / "s", files)
     session = Session.open(root, clock=Clock(), embedder=embedder)
     session.update_index()  # every chunk and unit embedded
+    scanned = session.search_index()._db.execute("SELECT COUNT(*) FROM pref_scans").fetchone()[0]
+    assert scanned == 1  # the request's similarities were stored by the index: the first plan only looks them up
     fplan = session.plan("insights/forget-bees.md")
     assert fplan.semantic is not None and fplan.semantic.complete and not fplan.provisional
     keeper = next(c for c in fplan.candidates if c.path == "people/keeper.md")  # no shared word: by meaning

@@ -2,12 +2,9 @@
 keyword arm: unicode61 tokens, content words OR-ed) plus MiniLM vectors, fused by
 reciprocal rank fusion (k=60, equal weights), as Palinode ranks (spec §7).
 
-The index lives in a per-store cache directory outside the store. The BM25
-index updates per changed file; vectors are cached by text hash
-(``search.vectors``: chunks, forget requests' preferences, queries), so
-reopening a store re-embeds only chunks whose text changed, and a search for
-text already embedded (a request's preference) never loads the model.
-numpy is imported only when vectors are used.
+The index lives in the store's cache folder (docs/cache.md), updated per changed
+file; vectors are cached by text hash, so a search for text already embedded (a
+request's preference) never loads the model. numpy is imported only with vectors.
 """
 
 from __future__ import annotations
@@ -282,6 +279,7 @@ class SearchIndex:
                 if on_likely is not None and likely:
                     on_likely()
                 embedded += self._vectors.embed_pairs(rest, sentences)
+                self._scan_prefs()
         except EmbeddingUnavailable:
             self.vectors_ready = False
             return False
@@ -291,6 +289,15 @@ class SearchIndex:
             self.stats.vectors = self._vectors.count()
         self.vectors_ready = True
         return True
+
+    def _scan_prefs(self) -> None:
+        """Each request's similarities to every unit, stored now: a plan after
+        ``index`` looks them up instead of scanning every vector first."""
+        prefs = [p for p in self._prefs if self.has_vector(p)]
+        if prefs:
+            vecs, _missing = self._vectors.vectors_for(prefs)
+            for pref, vec in zip(prefs, vecs, strict=True):
+                self.units.near(pref, vec)
 
     def missing_vectors(self, limit: int | None = None) -> list[tuple[str, str]]:
         """(content hash, text) of chunks with no cached vector, in embedding order."""
