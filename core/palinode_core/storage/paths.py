@@ -42,8 +42,17 @@ def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path
     real = Path(os.path.realpath(candidate))
     if real != root_real and root_real not in real.parents:
         raise PathError(f"path escapes the store through a link: {text!r}")
+    if any(is_git_internal(seg) for seg in (*parts, *real.relative_to(root_real).parts)):
+        # whatever a commit, journal, draft or user names: git's own files are never read or written
+        raise PathError(f"path is inside git's own files, never a memory: {text!r}")
     rel = PurePosixPath(*parts).as_posix()
     return rel, candidate
+
+
+def is_git_internal(segment: str) -> bool:
+    """``.git`` in any spelling (``.GIT``, ``.Git``), and git's own files beside
+    it (``.gitattributes``, ``.gitmodules``, ``.gitignore``: they steer filters and hooks)."""
+    return segment.casefold().startswith(".git")
 
 
 def history_rel_for(rel: str) -> str:
