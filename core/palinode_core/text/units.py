@@ -15,7 +15,9 @@ from .markdown import MARKER_RE, Matcher, Span, find_mentions
 
 FRONTMATTER_FIELDS = ("name", "title", "summary", "description", "tags", "entities")
 # A clause boundary a strike may end on: "; " or ", and/but/while/whereas/although/so/yet ".
-_CLAUSE_SEP_RE = re.compile(r"\s*;\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+")
+# A separator is r"\s*;\s+" or the comma form; the whitespace before a ";" is added
+# by walking back (a leading \s* retried from every position of a long run was quadratic).
+_CLAUSE_SEP_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+")
 
 
 class _Everything(Matcher):
@@ -78,9 +80,15 @@ def clauses(sentence: str) -> list[Clause]:
     """The sentence cut at clause boundaries; one clause when there are none."""
     out: list[Clause] = []
     cursor = 0
+    done = 0  # where the previous separator ended: a separator never starts before it
     for m in _CLAUSE_SEP_RE.finditer(sentence):
-        if m.start() > cursor:
-            out.append(Clause(cursor, m.start(), m.end(), sentence[cursor : m.start()]))
+        start = m.start()
+        if sentence[start] == ";":
+            while start > done and sentence[start - 1].isspace():
+                start -= 1
+        done = m.end()
+        if start > cursor:
+            out.append(Clause(cursor, start, m.end(), sentence[cursor:start]))
             cursor = m.end()
     out.append(Clause(cursor, len(sentence), len(sentence), sentence[cursor:]))
     return out

@@ -1,0 +1,83 @@
+"""Every function that reads store text is linear on the hostile shapes of
+issue 24 (runs of blank lines, spaces, space-and-newline lines, a sentence cut
+by 40,000 spaces, nested list lines, Palinode's detector's 621-byte stall) and
+on random text: at 10x the input, at most 12x the CPU time (best of 3, in the
+same run). And one 621-byte adversarial memory costs a scan of a store less
+than twice the same store without it."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import pytest
+from helpers import make_git_store, palinode_file
+
+from palinode_core.storage.store import Store
+from palinode_core.text.detect import detect_forget_request
+from palinode_core.text.markdown import Matcher, find_mentions
+from palinode_core.text.palinode_detect import detect_palinode_request
+from palinode_core.text.units import clauses, memory_units
+
+STALL = "Please forget that I" + " " * 600 + "x"  # 621 bytes: 129 s in Palinode's own regexes
+
+
+def _random_text(n: int) -> str:
+    rng = random.Random(n)
+    atoms = ["forget", "please", "I", "my", " ", "  ", "\n", "\n\n", ".", ";", ",", "- ", "  - ", "~~", "x", "and"]
+    out, size = [], 0
+    while size < n:
+        atom = rng.choice(atoms)
+        out.append(atom)
+        size += len(atom)
+    return "".join(out)[:n]
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "blank lines": lambda n: "\n" * n + "forget",
+    "spaces": lambda n: "Please forget that I" + " " * n + "x",
+    "space and newline lines": lambda n: " \n" * (n // 2) + "I live in Berlin.",
+    "a sentence cut by spaces": lambda n: "I live in" + " " * n + "Berlin.",
+    "nested list lines": lambda n: "".join("  " * (i % 40) + "- I live in Berlin\n" for i in range(n // 50)),
+    "semicolons in a space run": lambda n: (" " * 50 + ";") * (n // 51),
+    "random": _random_text,
+}
+READERS: dict[str, Callable[[str], object]] = {
+    "palinode detector": detect_palinode_request,
+    "our detector": detect_forget_request,
+    "clauses": clauses,
+    "units": lambda text: memory_units(text, {}),
+    "mentions": lambda text: find_mentions(text, Matcher.for_pref("I live in Berlin")),
+}
+
+
+def _best(fn: Callable[[], object], reps: int = 3) -> float:
+    times = []
+    for _ in range(reps):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_ten_times_the_text_costs_at_most_twelve_times_the_time(shape, reader):
+    read, make = READERS[reader], SHAPES[shape]
+    small, large = make(20_000), make(200_000)
+    floor = 0.002  # below a couple of milliseconds the clock, not the input, decides
+    ratio = (_best(lambda: read(large)) + floor) / (_best(lambda: read(small)) + floor)
+    assert ratio <= 12, f"{reader} on {shape}: 10x the input took {ratio:.1f}x the time"
+
+
+def test_one_adversarial_memory_does_not_stall_a_scan(tmp_path):
+    files = {f"notes/n{i:03d}.md": palinode_file({"id": f"n{i}"}, f"Note {i} about the garden.") for i in range(150)}
+    plain = make_git_store(tmp_path / "plain", files)
+    hostile = make_git_store(tmp_path / "hostile", {**files, "notes/stall.md": palinode_file({"id": "s"}, STALL)})
+
+    def scan(root) -> Callable[[], object]:
+        return lambda: Store(root, use_scan_cache=False).scan()  # every memory parsed, every time
+
+    ratio = _best(scan(hostile)) / _best(scan(plain))
+    assert ratio <= 2, f"a 621-byte memory made the scan {ratio:.1f}x slower"
