@@ -54,6 +54,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8, kept by the file system as a surrogate
+        return False
+    return True
+
+
 class Store:
     """One store root. ``read_only`` makes every mutation raise in the core."""
 
@@ -250,6 +258,10 @@ class Store:
         return result
 
     def _scan_one(self, result: ScanResult, rel: str, abs_path: str | Path) -> Memory | None:
+        if not _utf8(rel):  # legal on Linux, unusable in caches, commits and JSON: one entry naming it
+            shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+            result.errors.append(ScanError(shown, "file name is not valid UTF-8; rename it to read it"))
+            return None
         try:
             memory = self._load(rel, abs_path)
         except (UnreadableMemory, MemoryNotFound) as exc:

@@ -1,0 +1,39 @@
+"""A file name that is not UTF-8 (legal on Linux, cloned as is) is one
+unreadable entry naming the file, never a store that stops working once the
+scan cache would keep it (issue 24, finding 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from helpers import make_git_store, palinode_file
+
+
+def test_a_non_utf8_name_is_one_entry_and_the_store_keeps_working(tmp_path):
+    root = make_git_store(tmp_path / "s", {
+        "notes/ok.md": palinode_file({"id": "ok"}, "I keep bees in the garden."),
+        "insights/forget-bees.md": palinode_file({"id": "f", "created_at": "2031-05-20T10:00:00+00:00"},
+                                                 "Please forget that I keep bees."),
+    })
+    with open(os.path.join(os.fsencode(root), b"notes", b"bad\xff.md"), "wb") as f:
+        f.write(palinode_file({"id": "bad"}, "I keep bees.").encode())
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def audit(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", *args], capture_output=True,
+                              text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    for _ in range(2):  # the second round runs once the file is old enough for the scan cache to keep
+        scan = audit("scan", str(root))
+        assert [(e["path"], "UTF-8" in e["reason"]) for e in scan["errors"]] == [("notes/bad\\xff.md", True)]
+        assert scan["memories"] == 2
+        assert [r["state"] for r in audit("requests", str(root))["requests"]] == ["pending"]
+        plan = audit("plan", str(root), "insights/forget-bees.md", "--lexical")
+        assert "notes/ok.md" in {c["path"] for c in plan["candidates"]}
+        time.sleep(2.2)
