@@ -62,3 +62,38 @@ def test_a_forged_operation_on_git_config_cannot_be_redone(store):
         assert proc.returncode != 0 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
     assert (store / ".git/config").read_bytes() == config and not (store / ".git/config-history.md").exists()
     git(store, "status")
+
+
+@pytest.mark.parametrize("entry", [
+    {"kind": "forget", "id": "forget-forged", "request": "insights/pref-tea.md", "steps": [], "done": []},
+    {"kind": "forget", "id": "forget-forged", "steps": [{"op": "archive"}], "done": [{"index": 3}], "failed": []},
+    {"kind": "forget", "id": "forget-forged", "steps": "x", "done": [], "failed": []},
+])
+def test_a_forged_journal_entry_is_refused_with_one_line(store, entry):
+    """Issue 24, finding 8b: a forged transaction made `recover --complete` end in a traceback."""
+    import json
+
+    folder = store / ".git" / "palinode-audit" / "journal"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "forget-forged.json").write_text(json.dumps(entry))
+    before = (store / "insights/pref-tea.md").read_bytes()
+    for args in (("recover", str(store)), ("recover", str(store), "--complete", "--yes"),
+                 ("recover", str(store), "--rollback", "--yes"), ("integrity", str(store))):
+        proc = audit(*args)
+        assert "Traceback" not in proc.stderr and proc.stderr.count("\n") <= 1, (args, proc.stderr)
+    assert (store / "insights/pref-tea.md").read_bytes() == before
+    git(store, "status")
+
+
+@pytest.mark.parametrize("value", ["relative/cache", "FILE"])
+def test_xdg_cache_home_that_is_relative_or_a_file(store, tmp_path, value):
+    """Issue 24, finding 8: a relative XDG_CACHE_HOME is ignored (the XDG spec), a file is one line."""
+    if value == "FILE":
+        value = str(tmp_path / "not-a-folder")
+        (tmp_path / "not-a-folder").write_text("x")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "scan", str(store)], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": value})
+    if value.startswith("relative"):
+        assert proc.returncode == 0 and not (tmp_path / "relative").exists()
+    else:
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "not a folder" in proc.stderr

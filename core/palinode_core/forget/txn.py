@@ -216,6 +216,12 @@ def finish(
     """Complete or roll back an interrupted transaction as a whole."""
     with writer_lock(store):
         entry = item.entry
+        problem = journal.malformed_txn(entry)
+        if problem:  # forged or damaged: refused before anything is touched
+            raise PalinodeError(
+                f"cannot {how} journal entry {item.path.name}: {problem}; nothing was changed "
+                "(this tool never wrote it: move it out of the journal folder if you did not either)"
+            )
         done, ledger_done = journal.progress(store, entry, item.children)
         for child_path, child in item.children:  # the step a stop cut short
             if "files" in child and not journal.in_head(store, child["files"]):

@@ -136,6 +136,17 @@ def pending(store: Store) -> list[Interrupted]:
             )
         elif entry.get("parent") in ids:
             continue  # described with its transaction
+        elif entry.get("kind") in TXN_KINDS and malformed_txn(entry):
+            out.append(
+                Interrupted(
+                    path,
+                    {"kind": "unknown", "id": path.stem},
+                    f"a journal entry this tool did not write ({malformed_txn(entry)}; remove it by hand)",
+                    False,
+                    False,
+                    live=live,
+                )
+            )
         elif entry.get("kind") in TXN_KINDS:
             children = tuple((p, e) for p, e in entries if e and e.get("parent") == entry.get("id"))
             out.append(_describe_txn(store, path, entry, children, live))
@@ -267,3 +278,26 @@ def journal_temp_files(store: Store) -> list[Path]:
     if folder is None or not folder.is_dir():
         return []
     return [p for p in folder.iterdir() if TEMP_RE.match(p.name)]
+
+
+_STEP_TEXT = ("op", "target", "history_rel", "old_text", "new_text")
+
+
+def malformed_txn(entry: Any) -> str | None:
+    """What makes ``entry`` other than a transaction ``begin`` journals, or None."""
+    if not isinstance(entry, dict):
+        return "not a record"
+    for key, kind in (("steps", list), ("done", list), ("failed", list), ("kind", str)):
+        if not isinstance(entry.get(key), kind):
+            return f"its {key!r} is missing or not a {kind.__name__}"
+    for step in entry["steps"]:
+        if not isinstance(step, dict) or not all(isinstance(step.get(k), str) for k in _STEP_TEXT):
+            return "a step is not a recorded operation"
+        if not isinstance(step.get("trailers") or {}, dict):
+            return "a step's trailers are not a mapping"
+    for done in entry["done"]:
+        if not isinstance(done, dict) or not isinstance(done.get("index"), int):
+            return "a done step has no index"
+        if not 0 <= done["index"] < len(entry["steps"]):
+            return "a done step names no recorded step"
+    return None

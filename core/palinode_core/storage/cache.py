@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import __version__
+from ..errors import PalinodeError
 from .memory import Memory, Stamp, Summary
 
 # Bump when Summary's fields or how they are derived change: old rows are dropped.
@@ -25,7 +26,14 @@ RACY_SECONDS = 2.0
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """$XDG_CACHE_HOME/palinode-tui, or ~/.cache/palinode-tui: a relative
+    XDG_CACHE_HOME is ignored, as the XDG spec says; one that is not a folder
+    is refused with one line (a cache is never written over a file)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    if os.path.lexists(base) and not os.path.isdir(base):
+        raise PalinodeError(f"the cache folder {base} (XDG_CACHE_HOME) is not a folder; point it at one")
     return Path(base) / "palinode-tui"
 
 
