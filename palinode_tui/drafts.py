@@ -37,10 +37,14 @@ class TargetDraft:
     texts: tuple[str, ...] = ()  # the chosen sentences, to follow them when the file changes
     fingerprint: str | None = None  # the file when the sentences were chosen
     changed: bool = False  # the file changed under the span choice: review again
+    # what an approval was given to: the route and the file's content hash shown then
+    seen_route: str | None = None
+    seen_fingerprint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"approved": self.approved, "spans": None if self.spans is None else sorted(self.spans),
-                "texts": list(self.texts), "fingerprint": self.fingerprint, "changed": self.changed}
+                "texts": list(self.texts), "fingerprint": self.fingerprint, "changed": self.changed,
+                "seen_route": self.seen_route, "seen_fingerprint": self.seen_fingerprint}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetDraft:
@@ -49,7 +53,13 @@ class TargetDraft:
         return cls(approved=None if approved is None else bool(approved),
                    spans=None if spans is None else frozenset(int(i) for i in spans),
                    texts=tuple(str(t) for t in data.get("texts") or ()),
-                   fingerprint=data.get("fingerprint"), changed=bool(data.get("changed", False)))
+                   fingerprint=data.get("fingerprint"), changed=bool(data.get("changed", False)),
+                   seen_route=_text_or_none(data.get("seen_route")),
+                   seen_fingerprint=_text_or_none(data.get("seen_fingerprint")))
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -78,6 +88,9 @@ class Draft:
         t = self.targets.setdefault(cand.path, TargetDraft())
         t.approved = not self.approved(cand) or t.changed
         t.changed = False
+        # the approval holds for this route of this file's content, nothing else
+        t.seen_route = cand.route
+        t.seen_fingerprint = cand.plan.fingerprint if cand.plan is not None else None
 
     def choose_spans(self, cand: Candidate, spans: frozenset[int]) -> None:
         """The reviewer's sentence choice from the diff (it also clears "changed")."""
@@ -97,7 +110,19 @@ class Draft:
         moved: list[str] = []
         for cand in plan.actionable:
             t = self.targets.get(cand.path)
-            if t is None or t.spans is None or cand.route != "strike" or cand.plan is None:
+            if t is None:
+                continue
+            shown = cand.plan.fingerprint if cand.plan is not None else None
+            if t.approved and t.seen_route is not None and (t.seen_route, t.seen_fingerprint) != (cand.route, shown):
+                # approved as another route or another content: it waits for the reviewer again
+                t.approved, t.changed = None, True
+                moved.append(cand.path)
+                continue
+            if t.spans is not None and cand.plan is not None and not t.spans <= {s.index for s in cand.plan.spans}:
+                t.changed = True  # sentence numbers this plan does not have (a damaged draft): look again
+                moved.append(cand.path)
+                continue
+            if t.spans is None or cand.route != "strike" or cand.plan is None:
                 continue
             if t.fingerprint == cand.plan.fingerprint:
                 continue

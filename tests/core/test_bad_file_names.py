@@ -37,3 +37,15 @@ def test_a_non_utf8_name_is_one_entry_and_the_store_keeps_working(tmp_path):
         plan = audit("plan", str(root), "insights/forget-bees.md", "--lexical")
         assert "notes/ok.md" in {c["path"] for c in plan["candidates"]}
         time.sleep(2.2)
+
+
+def test_diff_of_a_version_over_the_memory_limit_is_refused_not_printed(tmp_path):
+    """Issue 24, 8b: `diff` printed a 50 MB version whole (show and trace refuse it)."""
+    from helpers import git
+
+    root = make_git_store(tmp_path / "s", {"notes/a.md": palinode_file({"id": "a"}, "small")})
+    (root / "notes/a.md").write_text(palinode_file({"id": "a"}, "x" * (9 << 20)))
+    git(root, "commit", "-qam", "big")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "diff", str(root), "notes/a.md", "--from", "HEAD~1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == "" and "over the" in proc.stderr and proc.stderr.count("\n") == 1

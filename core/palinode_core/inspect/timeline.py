@@ -12,6 +12,7 @@ from ..ops.subjects import actor_of, parse_subject
 from ..storage.paths import history_rel_for
 from ..storage.snapshot import AsOf, GitObjects, memory_from_bytes, resolve_point
 from ..storage.store import Store
+from ..storage.textio import MAX_MEMORY_BYTES
 
 NO_LIMIT = 1_000_000
 
@@ -93,5 +94,14 @@ def diff_between(store: Store, ref: str, old: str, new: str) -> dict[str, Any]:
     rel, _ = store.resolve(ref)
     start: AsOf = resolve_point(store.git, at=old)
     end: AsOf = resolve_point(store.git, at=new)
+    for point in (start, end):  # as show and trace do: a version over the memory limit is not printed
+        listing = store.git.run("ls-tree", "-l", point.commit, "--", rel, history_rel_for(rel), read=True)
+        for line in listing.splitlines():
+            size = line.split("\t", 1)[0].split()[-1]
+            if size.isdigit() and int(size) > MAX_MEMORY_BYTES:
+                raise PalinodeError(
+                    f"{rel} at {point.commit[:7]} is {int(size)} bytes, over the {MAX_MEMORY_BYTES}-byte limit "
+                    "for a memory; not shown"
+                )
     text = store.git.diff_between(start.commit, end.commit, [rel, history_rel_for(rel)])
     return {"path": rel, "from": start.to_dict(), "to": end.to_dict(), "diff": text}
