@@ -429,3 +429,28 @@ def test_no_gitpython_on_any_path():
             "print('git' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_linked_worktree_s_hooks_are_the_common_dir_s(tmp_path):
+    """Issue 24, finding 5: git runs a linked worktree's hooks from the main
+    repository's folder; trust lists those, and one added after trust makes
+    the store untrusted again (nothing of it runs)."""
+    main = make_git_store(tmp_path / "main", {"people/ann.md": palinode_file({"id": "ann"}, "Ann likes tea.")})
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked))
+    hook = main / ".git/hooks/post-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    store = Store(linked, clock=Clock())
+    profile = store.git.setup()
+    assert profile is not None and "hook post-commit" in {f.setting for f in profile.findings}
+    hook.unlink()
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    marker = tmp_path / "ran"
+    late = main / ".git/hooks/post-commit"
+    late.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    late.chmod(0o755)
+    assert not store.git.trusted and store.git.setup().changed_since_trust
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists()

@@ -143,13 +143,23 @@ def _entries(run: Callable[[list[str]], subprocess.CompletedProcess[bytes]]) -> 
     return out
 
 
+def common_dir(git_dir: Path) -> Path:
+    """The repository's common folder: a linked worktree's git dir names it in
+    ``commondir``; git runs hooks and reads the shared config from there."""
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return Path(os.path.normpath(git_dir / named)) if named else git_dir
+
+
 def _hooks_dir(root: Path, git_dir: Path, entries: list[tuple[str, str, str, str]]) -> Path:
     path = None
     for _scope, _origin, key, value in entries:
         if key.lower() == "core.hookspath" and value:
             path = value
     if path is None:
-        return git_dir / "hooks"
+        return common_dir(git_dir) / "hooks"  # a linked worktree's hooks are the main repository's
     hooks = Path(os.path.expanduser(path))
     return hooks if hooks.is_absolute() else root / hooks
 
@@ -169,7 +179,7 @@ def _hooks(folder: Path) -> list[tuple[str, int, str]]:
             if not entry.is_file() or not st.st_mode & 0o111:
                 continue
             with open(entry.path, "rb") as handle:
-                digest = hashlib.sha256(handle.read(4 * 1024 * 1024)).hexdigest()
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()  # all of it: a change anywhere counts
         except OSError:
             continue
         found.append((entry.name, st.st_mode & 0o7777, digest))
@@ -234,7 +244,7 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
             neutral.append(("commit.gpgSign", "false"))
     origins = sorted({o[len("file:") :] for _s, o, _k, _v in local if o.startswith("file:")})
     watched = tuple(
-        [git_dir / "config", git_dir / "config.worktree", hooks_dir, trust_file()]
+        [git_dir / "config", git_dir / "config.worktree", common_dir(git_dir) / "config", hooks_dir, trust_file()]
         + [Path(o) if os.path.isabs(o) else root / o for o in origins]
         + [hooks_dir / h[0] for h in hooks]
     )
