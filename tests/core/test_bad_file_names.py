@@ -49,3 +49,14 @@ def test_diff_of_a_version_over_the_memory_limit_is_refused_not_printed(tmp_path
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "diff", str(root), "notes/a.md", "--from", "HEAD~1"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == "" and "over the" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_an_unborn_head_says_to_make_the_first_commit(tmp_path):
+    """Issue 24, 8: on a repository with no commit, archive said 'commit or stash your edits'."""
+    root = tmp_path / "s"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes/a.md").write_text(palinode_file({"id": "a"}, "Ann likes tea."))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "notes/a.md", "--yes"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "no commit yet" in proc.stderr and proc.stderr.count("\n") == 1

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan, UncommittedEdits
 from ..storage import safeio
+from ..storage.gitstore import GitCommandFailed
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
@@ -117,8 +118,20 @@ def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
             f"{', '.join(dirty)} differ from the last commit and an interrupted operation is on record: "
             "recover it first (palinode-audit recover); nothing was changed"
         )
+    if dirty and not _has_commit(store):
+        raise UncommittedEdits(
+            "the store's git repository has no commit yet: commit its memories first "
+            "(git add -A && git commit -m memories); nothing was changed"
+        )
     if dirty:
         raise UncommittedEdits(f"commit or stash your edits to {', '.join(dirty)} first; nothing was changed")
+
+
+def _has_commit(store: Store) -> bool:
+    try:
+        return bool(store.git.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip())
+    except GitCommandFailed:  # an unborn HEAD
+        return False
 
 
 def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
