@@ -108,6 +108,16 @@ def stage(plan: dict[str, Any], path: str, text: str | None) -> str:
     return "other"
 
 
+def _proposed(plan: dict[str, Any], path: str, text: str | None) -> bool:
+    """The plan proposes the unit (or, text None, the file) to act on, approved or not."""
+    for c in plan["candidates"]:
+        if c["path"] != path or c["route"] not in ("archive", "strike"):
+            continue
+        if text is None or any(norm(text) in norm(e["text"]) and e["carries"] for e in c.get("evidence", [])):
+            return True
+    return False
+
+
 def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str, Any]:
     f = Files(root)
     losses: Counter[str] = Counter()
@@ -140,12 +150,9 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
             losses[stage(plans[req], p, None)] += 1
     addressed = sum(f.hit(p, c) for p, c, _u, _r in m.compound)
     collateral = sum(any(norm(u) in s for s in f.struck.get(p, [])) for p, _c, u, _r in m.compound)
-    partial_proposed = sum(
-        any(
-            c["path"] == p and any(norm(t) in norm(e["text"]) and e["carries"] for e in c.get("evidence", []))
-            for c in plans[r]["candidates"]
-        )
-        for p, t, r in m.partial
+    partial_proposed = sum(_proposed(plans[r], p, t) for p, t, r in m.partial)
+    para_proposed = sum(_proposed(plans[r], p, None) for p, r in m.para_files.items()) + sum(
+        _proposed(plans[r], p, t) for p, t, r in m.para_sents
     )
     planted = expected | set(m.distractors) | m.busy | set(m.requests)
     bystanders = sorted(p for p in f.archived | {p for p, s in f.struck.items() if s} if p not in planted)
@@ -165,6 +172,7 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
         "strike_precision": ratio(good, len(all_struck)),
         "strike_recall": ratio(strike_hits, len(m.strike_pos)),
         "paraphrases": f"{para_hits}/{len(m.para_files) + len(m.para_sents)}",
+        "paraphrases_proposed": f"{para_proposed}/{len(m.para_files) + len(m.para_sents)}",
         "compound_addressed": f"{addressed}/{len(m.compound)}",
         "compound_collateral": collateral,
         "partial_proposed": f"{partial_proposed}/{len(m.partial)}",

@@ -27,8 +27,7 @@ A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
 P_SCALE, P_ZERO, CONTRAST = 25.0, 0.47, 0.08
 P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
-PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
-PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)
+PREAPPROVE = 0.8  # ... and pre-approved at or above this, only when it shares a word (issue 22)
 
 
 @dataclass(frozen=True)
@@ -52,8 +51,14 @@ class Evidence:
 
     @property
     def preapproved(self) -> bool:
-        need = PREAPPROVE if self.lexical > 0 else PARAPHRASE_PREAPPROVE
-        return self.carries and self.score >= need
+        """Strong enough to act on without a person: a paraphrase (no shared
+        word, no entity) is only ever proposed, however near in meaning."""
+        return self.carries and self.lexical > 0 and self.score >= PREAPPROVE
+
+    @property
+    def complete(self) -> bool:
+        """Carries every content word of the preference (outside names)."""
+        return self.carries and self.lexical >= 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {

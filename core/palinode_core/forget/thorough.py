@@ -199,7 +199,11 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
         )
         if plan.status == "already_archived":
             return None
-        pre = all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        # the memory that establishes it (a unit carrying every word) is pre-approved
+        # whatever its other sentences; otherwise every sentence must be strong
+        pre = any(e.complete and e.preapproved for e in evidence) or (
+            all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        )
         return Candidate(
             memory.rel,
             0,

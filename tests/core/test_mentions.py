@@ -1,0 +1,68 @@
+"""Issue 22 on a small store of its own (not the held-out bench, not the
+thorough bench's templates), with the real model: pre-approval follows the
+evidence, a memory about the preference is archived whole, partial mentions
+wait for a person, guards are explained, and each plan says what recall would
+still surface after it."""
+from __future__ import annotations
+
+import pytest
+from helpers import Clock, make_git_store, palinode_file
+
+from palinode_core.forget.evidence import Evidence
+from palinode_core.session import Session
+
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+
+FILLER = "The quarterly budget review moved to Thursday afternoon. Finance wants the vendor invoices reconciled by Friday."
+BODIES = {
+    "insights/railway.md": (
+        {"name": "The loft railway"},
+        "Builds a model railway in the loft, an OO gauge layout. The layout has three stations and a viaduct "
+        "over the stairs. Buys old locomotives at the swapmeet in Didcot. Railway modelling magazines pile up "
+        "by the bed. The loft gets too hot for the glue in July.",
+    ),
+    "insights/trains-aside.md": ({}, "Spends winter evenings wiring points and signals for a miniature train set."),
+    "projects/week.md": (
+        {},
+        f"{FILLER} I build a model railway in the loft, and the printer contract was renewed in May. "
+        "Legal approved the updated privacy notice.",
+    ),
+    "research/note.md": ({}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
+    "insights/forget-rail.md": ({}, "Please forget that I build a model railway in the loft."),
+}
+
+
+@pytest.fixture
+def store(tmp_path):
+    files = {}
+    for day, (rel, (meta, body)) in enumerate(BODIES.items(), start=1):
+        meta = {"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
+                "created_at": f"2031-05-{day:02d}T10:00:00+00:00", **meta}
+        files[rel] = palinode_file(meta, body)
+    return make_git_store(tmp_path / "store", files), files
+
+
+def _evidence(lexical: float, score: float) -> Evidence:
+    return Evidence("sentence", 1, "x", ("w",) if lexical else (), (), lexical, 0.9, "user", score)
+
+
+def test_no_shared_word_is_never_preapproved_or_strong_however_near():
+    paraphrase = _evidence(0.0, 0.97)
+    assert paraphrase.carries and not paraphrase.preapproved  # proposed, and a person decides
+    assert _evidence(1.0, 0.97).preapproved and _evidence(1.0, 0.97).complete
+    assert not _evidence(0.5, 0.7).preapproved
+
+
+def test_the_memory_that_establishes_it_is_archived_preapproved_and_paraphrases_wait(store, embedder):
+    root, _ = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-rail.md")
+    routes = {c.path: c for c in fplan.candidates}
+    about = routes["insights/railway.md"]
+    weak = [e for e in about.evidence if e.carries and not e.preapproved]
+    assert weak, "the memory has a weaker sentence: without the rule it would wait"
+    assert about.route == "archive" and about.preapproved
+    aside = routes.get("insights/trains-aside.md")
+    assert aside is None or not aside.preapproved
+    assert all(not e.preapproved for c in fplan.candidates for e in c.evidence if not e.shared)
