@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from helpers import Clock, make_git_store, palinode_file
 
-from palinode_core.forget.evidence import Evidence
+from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from palinode_core.session import Session
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
@@ -28,7 +28,13 @@ BODIES = {
         "Legal approved the updated privacy notice.",
     ),
     "research/note.md": ({}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
+    "insights/dinghy.md": ({}, "I sail a Mirror dinghy called Puffin on the reservoir."),
+    "projects/harbour.md": ({}, f"{FILLER} Puffin needs new varnish before the regatta."),
+    "people/ana-sousa.md": ({"type": "PersonMemory"}, "# Ana Sousa\n\nAna Sousa sails a Mirror dinghy called Puffin."),
+    "projects/printer.md": ({}, "Puffin Print Works sent the proofs for the brochure."),
+    "research/survey.md": ({}, "The model answers for the loft insulation survey came back."),
     "insights/forget-rail.md": ({}, "Please forget that I build a model railway in the loft."),
+    "insights/forget-dinghy.md": ({}, "Please forget that I sail a Mirror dinghy called Puffin."),
 }
 
 
@@ -66,3 +72,39 @@ def test_the_memory_that_establishes_it_is_archived_preapproved_and_paraphrases_
     aside = routes.get("insights/trains-aside.md")
     assert aside is None or not aside.preapproved
     assert all(not e.preapproved for c in fplan.candidates for e in c.evidence if not e.shared)
+
+
+def test_an_entity_inside_another_name_is_that_name_and_a_sentence_start_is_no_name():
+    pref = "I sing in the Kelso Gospel Choir"
+    stems = pref_stems_of(pref)
+    assert lexical_evidence("Kelso Rugby Club booked the hall.", stems, pref)[0] == ()
+    assert set(lexical_evidence("The Kelso Gospel Choir sang on Sunday.", stems, pref)[0]) == {"Kelso", "Gospel", "Choir"}
+    # "League. Sang" is two sentences, not one name holding the entity
+    shared = lexical_evidence("Read about the Hanseatic League. Sang with Kelso Gospel Choir.", stems, pref)[0]
+    assert {"Kelso", "Choir"} <= set(shared)
+    assert partial_mention(("Kelso",), pref_entities(pref), 0.2) == ("Kelso",)
+    assert partial_mention(("Kelso",), pref_entities(pref), 0.9) == ()
+
+
+def test_partial_mentions_wait_for_a_person_and_guards_are_said_in_the_plan(store, embedder):
+    root, files = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-dinghy.md")
+    routes = {c.path: c for c in fplan.candidates}
+    harbour = routes["projects/harbour.md"]
+    assert harbour.route == "strike" and not harbour.preapproved
+    assert "partial mention (names Puffin" in harbour.reason
+    assert [e.partial for e in harbour.evidence if e.carries] == [("Puffin",)]
+    assert routes["projects/printer.md"].route == "skipped"
+    assert "guard: shares Puffin only inside a name" in routes["projects/printer.md"].reason
+    assert "about someone else" in routes["people/ana-sousa.md"].reason
+    rail = session.plan("insights/forget-rail.md")
+    survey = rail.candidate("research/survey.md")  # two shared words, another topic: it waits
+    assert not survey.preapproved
+    session.apply_forget(fplan)
+    session.refresh()
+    session.apply_forget(session.plan("insights/forget-rail.md"))
+    for rel in ("projects/harbour.md", "projects/printer.md", "people/ana-sousa.md", "research/survey.md"):
+        assert (root / rel).read_text() == files[rel], rel
+    assert "status: archived" in (root / "insights/dinghy.md").read_text()

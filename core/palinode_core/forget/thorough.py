@@ -87,6 +87,18 @@ def plan_thorough(
                 False,
             )
         )
+        seen.add(pc.path)
+    # the guards that held a memory back, said in the plan (issue 22)
+    guarded: list[tuple[str, str | None, Read | None]] = [
+        (r.memory.rel, _guard(r), r) for r in reads if r.memory.rel not in seen
+    ]
+    guarded += [(rel, why, None) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
+    for rel, reason, held in guarded:
+        if reason:
+            ev = held.evidence if held else ()
+            words = tuple(sorted({w.lower() for e in ev for w in e.shared}))
+            out.append(Candidate(rel, len(out) + 1, paths.get(rel, ""), words, None, "skipped",
+                                 f"guard: {reason}", None, ("thorough",), ev, False))  # fmt: skip
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
         notice = notice or semantic.describe()
@@ -159,12 +171,17 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
         return None
     strikeable = [u for u in read.units if u.strikeable]
     struck_units = [(u, e) for u, e in carrying if u.strikeable]
-    share = len(struck_units) / len(strikeable) if strikeable else 0.0
+    # a partial mention (the entity alone) never makes a memory about the preference
+    stating = [(u, e) for u, e in struck_units if not e.partial]
+    share = len(stating) / len(strikeable) if strikeable else 0.0
     subject = [
         e
         for u, e in carrying
-        if (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
-        or (u.kind == "heading" and u.text.lstrip().startswith("# "))
+        if not e.partial
+        and (
+            (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
+            or (u.kind == "heading" and u.text.lstrip().startswith("# "))
+        )
     ]
     evidence = tuple(e for _, e in carrying)
     shared = tuple(sorted({w.lower() for e in evidence for w in e.shared}))
@@ -188,9 +205,9 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
             evidence,
             False,
         )
-    if share >= ARCHIVE_SHARE or (subject and struck_units):
+    if share >= ARCHIVE_SHARE or (subject and stating):
         why = (
-            f"{len(struck_units)} of {len(strikeable)} sentence(s) carry it"
+            f"{len(stating)} of {len(strikeable)} sentence(s) carry it"
             if share >= ARCHIVE_SHARE
             else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
         )
@@ -245,6 +262,11 @@ def _strike(
         spans.append(span)
         if note:
             notes.append(note)
+        if ev.partial:
+            notes.append(
+                f"line {unit.line}: a partial mention (names {', '.join(ev.partial)} without the rest): "
+                "proposed, a person decides"
+            )
         if clean and ev.preapproved:
             chosen.add(span.index)
     if not spans:
@@ -361,6 +383,22 @@ def _why_not(request: Request, reads: list[Read], path: str) -> str:
             return f"it shares {', '.join(best.name_use)} only inside a name: {_describe(best)}"
         return f"no unit carries the preference: best {_describe(best)}"
     return "not an eligible memory"
+
+
+def _guard(read: Read) -> str | None:
+    """Why a memory that shares the preference's words is not a target, when
+    a guard (not mere distance) held it back; None otherwise."""
+    held = [e for e in read.evidence if e.shared or e.name_use]
+    other = [e for e in held if e.subject == "other" and e.lexical >= 0.5]
+    if other:
+        return f"a fact about someone else: {_describe(other[0])}"
+    named = [e for e in held if e.name_use and not e.shared]
+    if named:
+        return f"shares {', '.join(named[0].name_use)} only inside a name: {_describe(named[0])}"
+    fragments = [e for e in held if e.lexical >= 0.5 and not e.carries]
+    if fragments:
+        return f"shares words but is about another topic: {_describe(fragments[0])}"
+    return None
 
 
 def _compare(cand: Candidate, palinode: ForgetPlan) -> Candidate:
