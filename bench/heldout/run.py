@@ -226,12 +226,16 @@ def run(seed: int, resolver: str, embedder: Embedder, tmp: Path) -> dict[str, An
     seconds = round(time.perf_counter() - t0, 1)
     result = score(root, m, plans)
     after, leaked = leakage(root, m, embedder)
+    # the plan's own verification: did it say so for each request that still leaks?
+    leaking = {q for q, _k, _t in m.queries if any(line.startswith(f"{_k} {_t!r}") for line in leaked)}
+    said = {r for r, p in plans.items() if p.get("would_still_surface")}
     return {
         "seed": seed,
         "resolver": resolver,
         **result,
         "leakage_before": before,
         "leakage_after": after,
+        "leaks_foretold": f"{len(leaking & said)}/{len(leaking)} ({len(said - leaking)} foretold, none measured)",
         "_leaked": leaked,
         "memories": indexed.get("files"),
         "seconds": seconds,

@@ -9,6 +9,7 @@ import pytest
 from helpers import Clock, make_git_store, palinode_file
 
 from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
+from palinode_core.cli.output import render
 from palinode_core.session import Session
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
@@ -108,3 +109,20 @@ def test_partial_mentions_wait_for_a_person_and_guards_are_said_in_the_plan(stor
     for rel in ("projects/harbour.md", "projects/printer.md", "people/ana-sousa.md", "research/survey.md"):
         assert (root / rel).read_text() == files[rel], rel
     assert "status: archived" in (root / "insights/dinghy.md").read_text()
+
+
+def test_each_plan_says_what_recall_would_still_surface_after_it(store, embedder):
+    root, _ = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-rail.md")
+    surfacing = {s.path for s in fplan.surfacing}
+    # the weak match waits for a person, so recall still hands it over; what the plan takes does not surface
+    assert "research/survey.md" in surfacing
+    assert not surfacing & {"insights/railway.md", "projects/week.md"}
+    data = fplan.to_dict()
+    assert any(r["path"] == "research/survey.md" and r["query_kind"] == "preference"
+               for r in data["would_still_surface"])
+    text = render("plan", data, as_json=False)
+    assert "Would still surface after the pre-approved targets" in text and "research/survey.md" in text
+    assert session.plan("insights/forget-rail.md", verified=False).surfacing is None
