@@ -11,6 +11,7 @@ from helpers import Clock, make_git_store, palinode_file
 from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from palinode_core.cli.output import render
 from palinode_core.session import Session
+from palinode_core.text.units import clause_tail_span, clauses, memory_units
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 
@@ -28,6 +29,8 @@ BODIES = {
         f"{FILLER} I build a model railway in the loft, and the printer contract was renewed in May. "
         "Legal approved the updated privacy notice.",
     ),
+    "projects/garage.md": ({}, "The spare key is with the neighbour, and I build a model railway in the loft. "
+                                "The gutter is leaking. The bins go out on Tuesday. The boiler service is booked."),
     "research/note.md": ({}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
     "insights/dinghy.md": ({}, "I sail a Mirror dinghy called Puffin on the reservoir."),
     "projects/harbour.md": ({}, f"{FILLER} Puffin needs new varnish before the regatta."),
@@ -126,3 +129,25 @@ def test_each_plan_says_what_recall_would_still_surface_after_it(store, embedder
     text = render("plan", data, as_json=False)
     assert "Would still surface after the pre-approved targets" in text and "research/survey.md" in text
     assert session.plan("insights/forget-rail.md", verified=False).surfacing is None
+
+
+def test_a_closing_clause_is_struck_alone_and_undone_exactly(store, embedder):
+    root, files = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    garage = session.plan("insights/forget-rail.md").candidate("projects/garage.md")
+    assert garage.route == "strike" and garage.preapproved and "clause strike keeps" in garage.reason
+    assert [s.text for s in garage.plan.spans] == ["I build a model railway in the loft."]
+    session.apply_forget(session.plan("insights/forget-rail.md"))
+    text = (root / "projects/garage.md").read_text()
+    assert "The spare key is with the neighbour, and ~~I build a model railway in the loft.~~ [RETRACTED" in text
+    session.refresh()
+    session.apply_withdraw(session.plan_withdraw("insights/forget-rail.md"))
+    assert (root / "projects/garage.md").read_text() == files["projects/garage.md"]
+
+
+def test_a_closing_clause_across_a_line_break_or_beside_another_strike_is_offered_whole():
+    for body in ("Notes. The key is with the neighbour, and I build\na model railway in the loft.\n",
+                 "~~Old.~~ kept. The key is with the neighbour, and I build a model railway in the loft.\n"):
+        unit = next(u for u in memory_units(body, {}) if "railway" in u.text)
+        assert clause_tail_span(body, unit.span, clauses(unit.text)[-1].start, 0) is None

@@ -22,7 +22,7 @@ from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import Region, Span
-from ..text.units import Unit, clause_span, clauses
+from ..text.units import Unit, clause_span, clause_tail_span, clauses
 from ..text.words import normalize_pref
 from .evidence import Evidence, lexical_evidence, pref_stems_of
 from .gather import Read, candidate_paths, read_memories
@@ -258,7 +258,7 @@ def _strike(
             regions.append(_region(memory, unit))
             continue
         assert unit.span is not None
-        span, note, clean = _narrowest(unit, ev, request, len(spans))
+        span, note, clean = _narrowest(unit, ev, request, len(spans), memory.body)
         spans.append(span)
         if note:
             notes.append(note)
@@ -323,10 +323,11 @@ def _strike(
     )
 
 
-def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[Span, str | None, bool]:
-    """The unit's span, cut to its leading clauses when the rest of the
-    sentence is about something else. ``clean`` is False when an unrelated
-    clause cannot be kept (it comes first, or between): the reviewer chooses."""
+def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int, body: str) -> tuple[Span, str | None, bool]:
+    """The unit's span, cut to its leading or closing clauses when the rest
+    of the sentence is about something else. ``clean`` is False when an
+    unrelated clause cannot be kept (it sits between, or the tail cannot be
+    struck restorably): the reviewer chooses."""
     span = unit.span
     assert span is not None
     parts = clauses(span.text)
@@ -342,12 +343,17 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
+    opens = related.index(True)  # the related clauses close the sentence: strike its tail
+    tail = clause_tail_span(body, span, parts[opens].start, index) if all(related[opens:]) else None
+    if tail is not None:
+        return tail, f"line {span.line}: clause strike keeps {unrelated!r}", True
     whole = replace(whole, collateral=unrelated)
     return (
         whole,
         (
-            f"line {span.line}: the clause cannot be separated cleanly (a strike must open at the sentence "
-            f"start); striking the sentence would also remove {unrelated!r}: the reviewer chooses"
+            f"line {span.line}: the clause cannot be separated cleanly (it sits between others, spans a line "
+            f"break or shares its paragraph with another strike); striking the sentence would also remove "
+            f"{unrelated!r}: the reviewer chooses"
         ),
         False,
     )
