@@ -31,7 +31,7 @@ BODIES = {
     ),
     "projects/garage.md": ({}, "The spare key is with the neighbour, and I build a model railway in the loft. "
                                 "The gutter is leaking. The bins go out on Tuesday. The boiler service is booked."),
-    "research/note.md": ({}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
+    "research/note.md": ({"summary": "Legal, backups and the model railway."}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
     "insights/dinghy.md": ({}, "I sail a Mirror dinghy called Puffin on the reservoir."),
     "projects/harbour.md": ({}, f"{FILLER} Puffin needs new varnish before the regatta."),
     "people/ana-sousa.md": ({"type": "PersonMemory"}, "# Ana Sousa\n\nAna Sousa sails a Mirror dinghy called Puffin."),
@@ -151,3 +151,14 @@ def test_a_closing_clause_across_a_line_break_or_beside_another_strike_is_offere
                  "~~Old.~~ kept. The key is with the neighbour, and I build a model railway in the loft.\n"):
         unit = next(u for u in memory_units(body, {}) if "railway" in u.text)
         assert clause_tail_span(body, unit.span, clauses(unit.text)[-1].start, 0) is None
+
+
+def test_residue_counts_a_label_naming_the_preference(store, embedder):
+    root, _ = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    session.apply_forget(session.plan("insights/forget-rail.md"))
+    session.refresh()
+    leaks = session.leak_check("insights/forget-rail.md")
+    assert any(leak.path == "research/note.md" and leak.where == "frontmatter" and leak.kind == "unforgettable"
+               and leak.text.startswith("summary: ") for leak in leaks), leaks
