@@ -31,6 +31,9 @@ BODIES = {
     ),
     "projects/garage.md": ({}, "The spare key is with the neighbour, and I build a model railway in the loft. "
                                 "The gutter is leaking. The bins go out on Tuesday. The boiler service is booked."),
+    "projects/todo.md": ({}, "Errands.\n\n- Fix the gate before the storm. I build a model railway in the loft.\n"
+                              "- Call the plumber about the leak.\n- Renew the parking permit.\n"
+                              "- Book the dentist.\n- Return the library books.\n"),
     "research/note.md": ({"summary": "Legal, backups and the model railway."}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
     "insights/dinghy.md": ({}, "I sail a Mirror dinghy called Puffin on the reservoir."),
     "projects/harbour.md": ({}, f"{FILLER} Puffin needs new varnish before the regatta."),
@@ -162,3 +165,15 @@ def test_residue_counts_a_label_naming_the_preference(store, embedder):
     leaks = session.leak_check("insights/forget-rail.md")
     assert any(leak.path == "research/note.md" and leak.where == "frontmatter" and leak.kind == "unforgettable"
                and leak.text.startswith("summary: ") for leak in leaks), leaks
+
+
+def test_a_list_item_struck_whole_with_other_sentences_waits_for_a_person(store, embedder):
+    root, files = store
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    session.update_index()
+    todo = session.plan("insights/forget-rail.md").candidate("projects/todo.md")
+    assert todo.route == "strike" and not todo.preapproved
+    assert "list item holds other sentences" in todo.reason
+    assert [s.collateral for s in todo.plan.spans] == ["Fix the gate before the storm."]
+    session.apply_forget(session.plan("insights/forget-rail.md"))
+    assert (root / "projects/todo.md").read_text() == files["projects/todo.md"]

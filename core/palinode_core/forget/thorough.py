@@ -13,6 +13,7 @@ and words used inside a name, never count."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -29,6 +30,7 @@ from .gather import Read, candidate_paths, read_memories
 from .requests import Request
 from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
 _SUBJECT_FIELDS = ("name", "title")
 
@@ -333,6 +335,14 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int, body: str
     parts = clauses(span.text)
     stems = pref_stems_of(request.pref)
     whole = replace(span, index=index, collateral=None)
+    if span.kind == "list_item" and ev.shared:  # struck whole: every other sentence in it goes too
+        others = [t for t in _SENTENCE_END_RE.split(span.text) if t and not lexical_evidence(t, stems, request.pref)[2]]
+        if others:
+            gone = " ".join(others)
+            note = (
+                f"line {span.line}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
+            )
+            return replace(whole, collateral=gone), note, False
     if len(parts) < 2 or not ev.shared:
         return whole, None, True  # one clause, or a paraphrase: no words to tell the clauses apart by
     related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
