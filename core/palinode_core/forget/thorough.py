@@ -4,12 +4,14 @@ evidence (gather, evidence), set beside what Palinode's own resolution would
 do (resolve) so the reviewer sees what it would have done and what it missed.
 
 Per memory: a memory most of whose sentences carry the preference, or whose
-own subject (name, title, first heading) does, is archived whole; otherwise
-the sentences and list items that carry it are struck, a clause at a time
-where the rest of the sentence is about something else and the strike can
-still open where Palinode's reader looks for it; mentions striking cannot
-reach are listed as unforgotten. Units stated about a named other person,
-and words used inside a name, never count."""
+own subject (name, title, first heading) does, is archived whole (pre-approved
+when a unit carries every word of it); otherwise the sentences and list items
+that carry it are struck, a clause at a time where the rest of the sentence is
+about something else and a restorable form exists (a leading clause, or a
+closing one on its own line: docs/format.md); mentions striking cannot reach
+are listed as unforgotten. A partial mention, a paraphrase, a list item holding
+other sentences and an uncuttable compound wait for a person. Facts about a
+named other person and words inside a name never count; guards say why."""
 
 from __future__ import annotations
 

@@ -83,6 +83,9 @@ def would_surface(
         elif cand.route == "strike":
             struck[cand.path] = cand.plan.new_text
     request, stems = fplan.request, pref_stems_of(fplan.request.pref)
+    # a mention by meaning needs sentence vectors (numpy): the thorough resolver's plan has
+    # them read already; Palinode's plan on a small store never imports numpy, nor does this
+    vectors = index if not lexical and fplan.resolver == "thorough" else None
     out: list[Surfacing] = []
     seen: set[tuple[str, int]] = set()
     for kind, query in recall_queries(fplan):
@@ -97,7 +100,7 @@ def would_surface(
             if rank > RECALL_TOP:
                 break
             after = _after(memory, struck.get(hit.path))
-            for leak in memory_leaks(hit.path, after, request, stems, None if lexical else index):
+            for leak in memory_leaks(hit.path, after, request, stems, vectors):
                 if leak.kind in ("live", "unforgettable") and (hit.path, leak.line) not in seen:
                     seen.add((hit.path, leak.line))
                     out.append(Surfacing(query, kind, rank, hit.path, leak.line, leak.where, leak.text))
