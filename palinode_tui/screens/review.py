@@ -95,8 +95,12 @@ class ReviewScreen(ModeScreen):
     def index_updated(self, mode: object) -> None:
         if self.app.as_of is not None or not self.current:
             return
-        # lexical: the unit index is current, plan now; hybrid(-partial): vectors arrived, plan again
-        if self.review is None or self.review.stale or mode in ("hybrid", "hybrid-partial"):
+        # lexical: the unit index is current, plan now; hybrid(-partial): vectors arrived, plan again.
+        # A stale plan on a store whose vectors were complete waits the second it takes to embed the
+        # changed files, rather than flash a plan missing their semantic evidence.
+        index = self.app.index
+        waits = mode == "lexical-partial" and index is not None and index.vectors_ready
+        if self.review is None or (self.review.stale and not waits) or mode in ("hybrid", "hybrid-partial"):
             self.plan_current()
 
     def as_of_changed(self) -> None:

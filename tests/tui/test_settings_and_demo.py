@@ -25,7 +25,7 @@ theme: nord   # the dark one
 keymap:
   review.aply: ctrl+a        # a typo
   review.apply: d            # d is already Diff on the Review screen
-  app.review: r
+  app.review: f9
 # end
 """
 
@@ -34,7 +34,7 @@ def test_unknown_and_clashing_keymap_entries_are_warnings_with_their_line():
     config_path().parent.mkdir(parents=True, exist_ok=True)
     config_path().write_text(CONFIG)
     settings = Settings.load()
-    assert settings.keymap == {"review.apply": "d", "app.review": "r"}
+    assert settings.keymap == {"review.apply": "d", "app.review": "f9"}
     unknown, clash = settings.notices
     assert unknown.startswith(f"{config_path()}:4: keymap entry 'review.aply: ctrl+a' names no action")
     assert clash.startswith(f"{config_path()}:5: keymap entry 'review.apply: d' takes d, already the key of "
@@ -50,7 +50,7 @@ async def test_warnings_show_and_saving_the_theme_keeps_comments(tmp_path, spec_
         shown = [n.message for n in app._notifications]
         assert any("review.aply" in m and ":4:" in m for m in shown)
         assert app.theme == "nord"
-        await pilot.press("r")  # the valid remap still applies
+        await pilot.press("f9")  # the valid remap still applies
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen)
         app.theme = "gruvbox"
