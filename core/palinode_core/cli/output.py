@@ -132,6 +132,8 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
             out.diff(plan_data["diff"])
     taking = sum(1 for c in candidates if c.get("plan") and c["plan"].get("changes"))
     out.add()
+    for row in plan.get("guarded", []):
+        out.add(f"  held back: {p(row['path'])}: {p(row['reason'])}")
     _surfacing(out, plan.get("would_still_surface"))
     out.add(f"{taking} target(s) would change, {len(candidates) - taking} not; nothing was written.")
 

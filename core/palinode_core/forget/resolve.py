@@ -137,6 +137,7 @@ class ForgetPlan:
     # what recall would still hand over once the pre-approved targets are applied (forget.verify);
     # None: not checked
     surfacing: tuple[Any, ...] | None = None
+    guarded: tuple[tuple[str, str], ...] = ()  # (path, why): memories a guard held back (thorough)
 
     @property
     def warnings(self) -> list[str]:
@@ -182,6 +183,7 @@ class ForgetPlan:
             "semantic": None if self.semantic is None else self.semantic.to_dict(),
             "provisional": list(self.provisional),
             "would_still_surface": None if self.surfacing is None else [s.to_dict() for s in self.surfacing],
+            "guarded": [{"path": path, "reason": why} for path, why in self.guarded],
             "warnings": self.warnings,
         }
 

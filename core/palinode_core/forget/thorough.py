@@ -93,16 +93,8 @@ def plan_thorough(
         )
         seen.add(pc.path)
     # the guards that held a memory back, said in the plan (issue 22)
-    guarded: list[tuple[str, str | None, Read | None]] = [
-        (r.memory.rel, _guard(r), r) for r in reads if r.memory.rel not in seen
-    ]
-    guarded += [(rel, why, None) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
-    for rel, reason, held in guarded:
-        if reason:
-            ev = held.evidence if held else ()
-            words = tuple(sorted({w.lower() for e in ev for w in e.shared}))
-            out.append(Candidate(rel, len(out) + 1, paths.get(rel, ""), words, None, "skipped",
-                                 f"guard: {reason}", None, ("thorough",), ev, False))  # fmt: skip
+    guarded = [(r.memory.rel, _guard(r)) for r in reads if r.memory.rel not in seen]
+    guarded += [(rel, why) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
         notice = notice or semantic.describe()
@@ -119,6 +111,7 @@ def plan_thorough(
             notice=notice,
             semantic=semantic,
             provisional=provisional,
+            guarded=tuple((rel, why) for rel, why in guarded if why),
         ),
     )
 
