@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -206,25 +207,33 @@ class Session(InspectViews):
         *,
         index: SearchIndex | None = None,
         resolver: str | None = None,
+        verified: bool = True,
     ) -> ForgetPlan:
         """A request's plan by ``resolver``: "thorough" (this tool's default) or
-        "palinode" (exactly what Palinode itself would do)."""
+        "palinode" (exactly what Palinode itself would do), with what recall
+        would still surface after it (``verified``)."""
         self._live_only("planning a forget request")
         index = index or self.search_index()
         resolver = resolver or self.resolver
+        from .forget import verify
+
         if resolver == "palinode":
             from .forget import resolve as forget_resolve
 
-            return forget_resolve.plan_forget(
+            fplan = forget_resolve.plan_forget(
                 self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
             )
-        if resolver != "thorough":
-            raise PalinodeError(f"unknown resolver {resolver!r} (palinode or thorough)")
-        from .forget import thorough
+        elif resolver == "thorough":
+            from .forget import thorough
 
-        return thorough.plan_thorough(
-            self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
-        )
+            fplan = thorough.plan_thorough(
+                self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
+            )
+        else:
+            raise PalinodeError(f"unknown resolver {resolver!r} (palinode or thorough)")
+        if not verified:
+            return fplan
+        return replace(fplan, surfacing=verify.would_surface(index, fplan, self.memories, lexical=not self.vectors))
 
     def reroute(self, resolution: Resolution, knobs: ForgetKnobs, resolver: str | None = None) -> ForgetPlan:
         """Route an earlier resolution with other knobs: no search (the thorough

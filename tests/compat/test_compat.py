@@ -103,3 +103,21 @@ def test_malformed_frontmatter_is_refused_where_the_package_reads_it_as_body(dri
     assert step.ours.reply["refused"] and step.ours.files[REL] == text
     assert step.pal.reply["status"] == "archived" and step.pal.files[REL].startswith("---\nstatus: archived\n---")
     assert step.diffs == [("refusal", why)] and why in INTENTIONAL
+
+
+def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_path):
+    """The clause-level strike form (docs/format.md): a sentence's closing
+    clause struck on its own line is restored byte for byte by Palinode 0.23's
+    own unretract as by ours."""
+    from palinode_core.text.markdown import marker_for, strike
+    from palinode_core.text.units import clause_tail_span, clauses, memory_units
+
+    body = "Weekly notes. The printer is jammed again, and I love Zanzibar coffee. Nothing else.\n"
+    unit = next(u for u in memory_units(body, {}) if "Zanzibar" in u.text)
+    span = clause_tail_span(body, unit.span, clauses(unit.text)[1].start, 0)
+    assert span is not None and span.text == "I love Zanzibar coffee."
+    struck = strike(body, [span], marker_for("2031-06-01", "8057db09"))
+    assert struck.startswith("Weekly notes. The printer is jammed again, and ~~I love Zanzibar coffee.~~ [RETRACTED")
+    step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
+    assert step.pal.files[REL].endswith("\n\n" + body)
+    assert step.ours.files[REL].endswith("\n\n" + body)

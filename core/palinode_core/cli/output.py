@@ -132,7 +132,24 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
             out.diff(plan_data["diff"])
     taking = sum(1 for c in candidates if c.get("plan") and c["plan"].get("changes"))
     out.add()
+    for row in plan.get("guarded", []):
+        out.add(f"  held back: {p(row['path'])}: {p(row['reason'])}")
+    _surfacing(out, plan.get("would_still_surface"))
     out.add(f"{taking} target(s) would change, {len(candidates) - taking} not; nothing was written.")
+
+
+def _surfacing(out: Text, rows: list[dict[str, Any]] | None) -> None:
+    """What recall would still hand over once the pre-approved targets are applied."""
+    if rows is None:
+        return
+    if not rows:
+        out.add("Verified by recall: after the pre-approved targets, no recall query surfaces a live mention.")
+        return
+    out.add(out.style(f"Would still surface after the pre-approved targets ({len(rows)} mention(s)):", "warn"))
+    for r in rows:
+        out.add(
+            f"  {r['query_kind']} {p(r['query'])!r} #{r['rank']}: {p(r['path'])}:{r['line']} ({r['where']}) {p(r['text'])}"
+        )
 
 
 def _requests(out: Text, data: dict[str, Any]) -> None:

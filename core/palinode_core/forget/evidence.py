@@ -10,12 +10,13 @@ several seeds); see the constants below."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..search.unit_index import SIM_FLOOR
 from ..text.stem import stem_tokens, stems
-from .subject import _TOKEN_RE, Subject
+from .subject import _NOT_NAMES, _TOKEN_RE, Subject
 
 # Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
 # logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
@@ -27,8 +28,8 @@ A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
 P_SCALE, P_ZERO, CONTRAST = 25.0, 0.47, 0.08
 P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
-PREAPPROVE = 0.8  # ... and pre-approved at or above this (sharing a word)
-PARAPHRASE_PREAPPROVE = 0.6  # a paraphrase: nsim >= 0.486 (no non-target in the benchmark reached 0.49)
+PREAPPROVE = 0.8  # ... and pre-approved at or above this, only when it shares a word (issue 22)
+PARTIAL_WORDS_SIM = 0.5  # ... and, carrying some of its words, this near: costs bench/thorough nothing
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Evidence:
     field: str | None = None
     neighbour: str | None = None  # for a paraphrase: the store sentence it is nearest to
     neighbour_similarity: float | None = None
+    partial: tuple[str, ...] = ()  # a partial mention: the entities it names, without the rest
 
     @property
     def carries(self) -> bool:
@@ -52,8 +54,18 @@ class Evidence:
 
     @property
     def preapproved(self) -> bool:
-        need = PREAPPROVE if self.lexical > 0 else PARAPHRASE_PREAPPROVE
-        return self.carries and self.score >= need
+        """Strong enough to act on without a person: a paraphrase (no shared
+        word, no entity) is only ever proposed, however near in meaning."""
+        if not self.carries or self.lexical == 0 or self.partial or self.score < PREAPPROVE:
+            return False
+        # some of the words only: also near in meaning ("The model answers for the loft
+        # survey" shares two words of "I build a model railway in the loft" and waits)
+        return self.lexical >= 1.0 or (self.similarity or 0.0) >= PARTIAL_WORDS_SIM
+
+    @property
+    def complete(self) -> bool:
+        """Carries every content word of the preference (outside names)."""
+        return self.carries and self.lexical >= 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +83,7 @@ class Evidence:
             "neighbour": self.neighbour,
             "neighbour_similarity": None if self.neighbour_similarity is None else round(self.neighbour_similarity, 3),
             "preapproved": self.preapproved,
+            "partial": list(self.partial),
         }
 
 
@@ -94,22 +107,51 @@ def fuse(
     return _sigmoid(A_LEX * lexical + B_SEM * sem + D_BIAS)
 
 
+def partial_mention(shared: tuple[str, ...], entities: frozenset[str], score: float) -> tuple[str, ...]:
+    """The preference's entities a unit names when that is all it has (too
+    weak to propose otherwise): "The Vespa failed its MOT" for "I ride a
+    green Vespa to work". Proposed so a person decides; never pre-approved."""
+    if score >= PROPOSE:
+        return ()
+    return tuple(w for w in shared if w.lower() in entities)
+
+
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-def _name_runs(text: str) -> set[int]:
-    """Offsets of Titlecase words that sit in a run of two or more Titlecase
-    words ("Vintage Sneakers Ltd", "Lido Cafe"): names, not the common word."""
-    tokens = [(m.group(), m.start()) for m in _TOKEN_RE.finditer(text)]
+def _name_runs(text: str) -> dict[int, list[str]]:
+    """Titlecase words that sit in a run of two or more Titlecase words
+    ("Vintage Sneakers Ltd", "Lido Cafe"), by offset, each with the words of
+    its run that could name something (not a word opening a sentence, not a
+    function word): names, not the common word."""
+    found = list(_TOKEN_RE.finditer(text))
+    tokens = [(m.group(), m.start()) for m in found]
     caps = [t[0][:1].isupper() and t[0].lower() not in ("i", "i'm", "i've") for t in tokens]
-    out: set[int] = set()
-    for i, (_tok, off) in enumerate(tokens):
-        if not caps[i]:
-            continue
-        if (i > 0 and caps[i - 1]) or (i + 1 < len(tokens) and caps[i + 1]):
-            out.add(off)
+    out: dict[int, list[str]] = {}
+    i = 0
+    while i < len(tokens):
+        j = i
+        # a run is Titlecase words separated by spaces only: "League. Playing" is two sentences
+        while j < len(tokens) and caps[j] and (j == i or not text[found[j - 1].end() : found[j].start()].strip()):
+            j += 1
+        if j - i >= 2:
+            first = i + (i == 0 or _opens(text, found, i))  # Titlecase opening a sentence is no name
+            naming = [w.lower() for w, _ in tokens[first:j] if w.lower() not in _NOT_NAMES]
+            for _w, off in tokens[i:j]:
+                out[off] = naming
+        i = max(j, i + 1)
     return out
+
+
+def _opens(text: str, found: list[re.Match[str]], k: int) -> bool:
+    """Token ``k`` opens a sentence or an item."""
+    return any(c in ".!?:;-*" for c in text[found[k - 1].end() : found[k].start()])
+
+
+def pref_entities(pref_text: str) -> frozenset[str]:
+    """The preference's named entities: its Titlecase words besides "I"."""
+    return frozenset(w.lower() for w in _TOKEN_RE.findall(pref_text) if w[:1].isupper()) - {"i", "i'm", "i've"}
 
 
 def lexical_evidence(
@@ -118,13 +160,15 @@ def lexical_evidence(
     if not pref_stems:
         return (), (), 0.0
     runs = _name_runs(text)
-    pref_caps = {w.lower() for w in _TOKEN_RE.findall(pref_text) if w[:1].isupper()}
+    pref_caps = pref_entities(pref_text)
     shared: dict[str, str] = {}
     names: dict[str, str] = {}
     for word, st, off in stem_tokens(text):
         if st not in pref_stems or len(word) <= 2:
             continue
-        if off in runs and word.lower() not in pref_caps:
+        # a word inside a name the preference does not hold ("Ingrid Holm Architects"
+        # for "... with Ingrid") is that name, not the preference's entity
+        if off in runs and (word.lower() not in pref_caps or any(w not in pref_caps for w in runs[off])):
             names.setdefault(st, word)
         else:
             shared.setdefault(st, word)

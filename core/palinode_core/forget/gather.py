@@ -15,7 +15,7 @@ from typing import Any
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
-from .evidence import P_FLOOR, Evidence, fuse, lexical_evidence
+from .evidence import P_FLOOR, PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities
 from .resolve import SemanticCoverage
 from .subject import memory_is_other, subject_of
 
@@ -190,6 +190,7 @@ def read_memories(
             which = near_m.argmax(axis=1)
             anchor_texts = [texts[strong[j]] for j in which]
     reads: list[Read] = []
+    entities = pref_entities(pref)
     cursor = 0
     for memory, units, via, _other in staged:
         evidence = []
@@ -199,6 +200,9 @@ def read_memories(
             nsim = _value(near, cursor)
             con = None if contrast is None else float(contrast[cursor])
             score = fuse(lex, sim, bool(names), nsim, con)
+            partial = partial_mention(shared, entities, score) if subj != "other" else ()
+            if partial:
+                score = PROPOSE
             shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
             evidence.append(
                 Evidence(
@@ -214,6 +218,7 @@ def read_memories(
                     unit.field,
                     shown,
                     nsim if shown else None,
+                    partial,
                 )
             )
             cursor += 1

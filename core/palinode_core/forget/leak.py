@@ -22,7 +22,7 @@ from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from .evidence import Evidence, fuse, lexical_evidence, pref_stems_of
+from .evidence import Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of
 from .gather import candidate_paths
 from .ledger import record
 from .requests import Request
@@ -110,7 +110,7 @@ def memory_leaks(
             fuse(lex, sim, bool(_names)),
             unit.field,
         )
-        if not ev.carries:
+        if not (ev.carries or _labels_it(unit.field, shared, stems, request.pref, other)):
             continue
         out.append(
             Leak(
@@ -124,6 +124,20 @@ def memory_leaks(
             )
         )
     return out
+
+
+LABEL_FIELDS = ("name", "title", "summary")  # frontmatter that says what a memory is about
+
+
+def _labels_it(field: str | None, shared: tuple[str, ...], stems: frozenset[str], pref: str, other: bool) -> bool:
+    """A label field naming the preference by Palinode's own span rule (an
+    entity of the pref, or min(2, n) of its words), in a memory not about
+    someone else: a mention whatever its similarity, since a label lists
+    topics and reads far from any sentence (and its first word is no subject)."""
+    if field not in LABEL_FIELDS or other or not shared:
+        return False
+    entities = pref_entities(pref)
+    return len(shared) >= min(2, len(stems)) or any(w.lower() in entities for w in shared)
 
 
 def _worth_reading(

@@ -134,6 +134,10 @@ class ForgetPlan:
     uncommitted: tuple[str, ...] = ()  # files the apply would commit that hold the user's own edits
     semantic: SemanticCoverage | None = None  # the thorough resolver's vectors: how many units had one
     provisional: tuple[str, ...] = ()  # targets with units not embedded yet: the semantic arm may still change them
+    # what recall would still hand over once the pre-approved targets are applied (forget.verify);
+    # None: not checked
+    surfacing: tuple[Any, ...] | None = None
+    guarded: tuple[tuple[str, str], ...] = ()  # (path, why): memories a guard held back (thorough)
 
     @property
     def warnings(self) -> list[str]:
@@ -178,6 +182,8 @@ class ForgetPlan:
             "candidates": [c.to_dict(self.knobs.min_target_coverage) for c in self.candidates],
             "semantic": None if self.semantic is None else self.semantic.to_dict(),
             "provisional": list(self.provisional),
+            "would_still_surface": None if self.surfacing is None else [s.to_dict() for s in self.surfacing],
+            "guarded": [{"path": path, "reason": why} for path, why in self.guarded],
             "warnings": self.warnings,
         }
 

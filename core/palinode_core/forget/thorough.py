@@ -4,15 +4,18 @@ evidence (gather, evidence), set beside what Palinode's own resolution would
 do (resolve) so the reviewer sees what it would have done and what it missed.
 
 Per memory: a memory most of whose sentences carry the preference, or whose
-own subject (name, title, first heading) does, is archived whole; otherwise
-the sentences and list items that carry it are struck, a clause at a time
-where the rest of the sentence is about something else and the strike can
-still open where Palinode's reader looks for it; mentions striking cannot
-reach are listed as unforgotten. Units stated about a named other person,
-and words used inside a name, never count."""
+own subject (name, title, first heading) does, is archived whole (pre-approved
+when a unit carries every word of it); otherwise the sentences and list items
+that carry it are struck, a clause at a time where the rest of the sentence is
+about something else and a restorable form exists (a leading clause, or a
+closing one on its own line: docs/format.md); mentions striking cannot reach
+are listed as unforgotten. A partial mention, a paraphrase, a list item holding
+other sentences and an uncuttable compound wait for a person. Facts about a
+named other person and words inside a name never count; guards say why."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -22,13 +25,14 @@ from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import Region, Span
-from ..text.units import Unit, clause_span, clauses
+from ..text.units import Unit, clause_span, clause_tail_span, clauses
 from ..text.words import normalize_pref
 from .evidence import Evidence, lexical_evidence, pref_stems_of
 from .gather import Read, candidate_paths, read_memories
 from .requests import Request
 from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
 _SUBJECT_FIELDS = ("name", "title")
 
@@ -87,6 +91,10 @@ def plan_thorough(
                 False,
             )
         )
+        seen.add(pc.path)
+    # the guards that held a memory back, said in the plan (issue 22)
+    guarded = [(r.memory.rel, _guard(r)) for r in reads if r.memory.rel not in seen]
+    guarded += [(rel, why) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
         notice = notice or semantic.describe()
@@ -103,6 +111,7 @@ def plan_thorough(
             notice=notice,
             semantic=semantic,
             provisional=provisional,
+            guarded=tuple((rel, why) for rel, why in guarded if why),
         ),
     )
 
@@ -159,12 +168,17 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
         return None
     strikeable = [u for u in read.units if u.strikeable]
     struck_units = [(u, e) for u, e in carrying if u.strikeable]
-    share = len(struck_units) / len(strikeable) if strikeable else 0.0
+    # a partial mention (the entity alone) never makes a memory about the preference
+    stating = [(u, e) for u, e in struck_units if not e.partial]
+    share = len(stating) / len(strikeable) if strikeable else 0.0
     subject = [
         e
         for u, e in carrying
-        if (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
-        or (u.kind == "heading" and u.text.lstrip().startswith("# "))
+        if not e.partial
+        and (
+            (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
+            or (u.kind == "heading" and u.text.lstrip().startswith("# "))
+        )
     ]
     evidence = tuple(e for _, e in carrying)
     shared = tuple(sorted({w.lower() for e in evidence for w in e.shared}))
@@ -188,9 +202,9 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
             evidence,
             False,
         )
-    if share >= ARCHIVE_SHARE or (subject and struck_units):
+    if share >= ARCHIVE_SHARE or (subject and stating):
         why = (
-            f"{len(struck_units)} of {len(strikeable)} sentence(s) carry it"
+            f"{len(stating)} of {len(strikeable)} sentence(s) carry it"
             if share >= ARCHIVE_SHARE
             else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
         )
@@ -199,7 +213,11 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
         )
         if plan.status == "already_archived":
             return None
-        pre = all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        # the memory that establishes it (a unit carrying every word) is pre-approved
+        # whatever its other sentences; otherwise every sentence must be strong
+        pre = any(e.complete and e.preapproved for e in evidence) or (
+            all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        )
         return Candidate(
             memory.rel,
             0,
@@ -237,10 +255,15 @@ def _strike(
             regions.append(_region(memory, unit))
             continue
         assert unit.span is not None
-        span, note, clean = _narrowest(unit, ev, request, len(spans))
+        span, note, clean = _narrowest(unit, ev, request, len(spans), memory.body)
         spans.append(span)
         if note:
             notes.append(note)
+        if ev.partial:
+            notes.append(
+                f"line {unit.line}: a partial mention (names {', '.join(ev.partial)} without the rest): "
+                "proposed, a person decides"
+            )
         if clean and ev.preapproved:
             chosen.add(span.index)
     if not spans:
@@ -297,15 +320,24 @@ def _strike(
     )
 
 
-def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[Span, str | None, bool]:
-    """The unit's span, cut to its leading clauses when the rest of the
-    sentence is about something else. ``clean`` is False when an unrelated
-    clause cannot be kept (it comes first, or between): the reviewer chooses."""
+def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int, body: str) -> tuple[Span, str | None, bool]:
+    """The unit's span, cut to its leading or closing clauses when the rest
+    of the sentence is about something else. ``clean`` is False when an
+    unrelated clause cannot be kept (it sits between, or the tail cannot be
+    struck restorably): the reviewer chooses."""
     span = unit.span
     assert span is not None
     parts = clauses(span.text)
     stems = pref_stems_of(request.pref)
     whole = replace(span, index=index, collateral=None)
+    if span.kind == "list_item" and ev.shared:  # struck whole: every other sentence in it goes too
+        others = [t for t in _SENTENCE_END_RE.split(span.text) if t and not lexical_evidence(t, stems, request.pref)[2]]
+        if others:
+            gone = " ".join(others)
+            note = (
+                f"line {span.line}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
+            )
+            return replace(whole, collateral=gone), note, False
     if len(parts) < 2 or not ev.shared:
         return whole, None, True  # one clause, or a paraphrase: no words to tell the clauses apart by
     related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
@@ -316,12 +348,17 @@ def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int) -> tuple[
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
+    opens = related.index(True)  # the related clauses close the sentence: strike its tail
+    tail = clause_tail_span(body, span, parts[opens].start, index) if all(related[opens:]) else None
+    if tail is not None:
+        return tail, f"line {span.line}: clause strike keeps {unrelated!r}", True
     whole = replace(whole, collateral=unrelated)
     return (
         whole,
         (
-            f"line {span.line}: the clause cannot be separated cleanly (a strike must open at the sentence "
-            f"start); striking the sentence would also remove {unrelated!r}: the reviewer chooses"
+            f"line {span.line}: the clause cannot be separated cleanly (it sits between others, spans a line "
+            f"break or shares its paragraph with another strike); striking the sentence would also remove "
+            f"{unrelated!r}: the reviewer chooses"
         ),
         False,
     )
@@ -357,6 +394,22 @@ def _why_not(request: Request, reads: list[Read], path: str) -> str:
             return f"it shares {', '.join(best.name_use)} only inside a name: {_describe(best)}"
         return f"no unit carries the preference: best {_describe(best)}"
     return "not an eligible memory"
+
+
+def _guard(read: Read) -> str | None:
+    """Why a memory that shares the preference's words is not a target, when
+    a guard (not mere distance) held it back; None otherwise."""
+    held = [e for e in read.evidence if e.shared or e.name_use]
+    other = [e for e in held if e.subject == "other" and e.lexical >= 0.5]
+    if other:
+        return f"a fact about someone else: {_describe(other[0])}"
+    named = [e for e in held if e.name_use and not e.shared]
+    if named:
+        return f"shares {', '.join(named[0].name_use)} only inside a name: {_describe(named[0])}"
+    fragments = [e for e in held if e.lexical >= 0.5 and not e.carries]
+    if fragments:
+        return f"shares words but is about another topic: {_describe(fragments[0])}"
+    return None
 
 
 def _compare(cand: Candidate, palinode: ForgetPlan) -> Candidate:

@@ -94,6 +94,25 @@ def clauses(sentence: str) -> list[Clause]:
     return out
 
 
+def clause_tail_span(body: str, span: Span, offset: int, index: int) -> Span | None:
+    """A strike of a sentence's closing clauses, from ``offset`` (where a
+    clause opens) to the sentence end: "X, and ~~I ...~~ [RETRACTED d r:id]."
+    Palinode 0.23's unretract (the leftmost ``~~`` of the line, non-greedy to
+    the marker) and our reader (the nearest ``~~`` on the marker's line)
+    restore it byte for byte only when the clause sits on one line and nothing
+    before it in its paragraph holds a ``~~``: otherwise None (offer the
+    sentence). Never inside a list item, which Palinode strikes whole."""
+    text = span.text[offset:]
+    start = span.start + offset
+    if span.kind != "sentence" or "\n" in text or body[start : span.end] != text:
+        return None
+    if "~~" in body[body.rfind("\n\n", 0, start) + 1 : span.end]:
+        return None
+    return Span(
+        index, "clause", start, span.end, span.end, text, "", span.line + span.text[:offset].count("\n"), False, None
+    )
+
+
 def clause_span(span: Span, through: int, index: int) -> Span:
     """A strike of ``span``'s opening text up to ``through`` (a sentence offset
     just past a clause separator). The opening ``~~`` stays where Palinode's
