@@ -23,10 +23,10 @@ $(STAMP): $(BIN)/python pyproject.toml core/pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# ruff (lint, format) and mypy on the core, run by `make test`; the layer contracts are a test.
+# ruff (lint, format) and mypy on the core and the app, run by `make test`; the layer contracts are a test.
 lint: $(STAMP)
-	$(BIN)/ruff check core/palinode_core
-	$(BIN)/ruff format --check core/palinode_core
+	$(BIN)/ruff check core/palinode_core palinode_tui
+	$(BIN)/ruff format --check core/palinode_core palinode_tui
 	$(BIN)/mypy
 
 

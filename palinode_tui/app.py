@@ -1,31 +1,27 @@
 """The Textual app. It renders core values and hands plans back to the core;
 it never edits a file itself. Blocking work runs in thread workers."""
+
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.signal import Signal
 
-from palinode_core.errors import PalinodeError
-from palinode_core.search.embed import Embedder
-from palinode_core.search.index import SearchIndex
-from palinode_core.session import Session
-from palinode_core.storage.memory import ScanResult
-from palinode_core.storage.store import utc_now
-from palinode_core.storage.watch import StoreWatcher
+from palinode_core.api import Embedder, PalinodeError, ScanResult, SearchIndex, Session, StoreWatcher, utc_now
 
 from .actions import MAIN_SCOPES, REGISTRY, bindings_for
 from .drafts import DRAFTS_NAME, DraftBook
+from .messages import ActivityEntry, ActivityKind, FilesChanged, IndexMode, IndexReady, ScanDone, WorkProgress
 from .render import safe
-from .messages import ActivityEntry, ActivityKind, IndexMode, FilesChanged, IndexReady, ScanDone, WorkProgress
 from .settings import Settings
 from .timetravel import TimeTravel, counts_note
 from .widgets import ErrorModal, RecoveryModal
@@ -35,22 +31,40 @@ from .workers import BlockingWork
 class PalinodeApp(TimeTravel, BlockingWork, App):
     CSS_PATH = "app.tcss"
     TITLE = "palinode-tui"
-    BINDINGS = bindings_for("app")
+    BINDINGS = [*bindings_for("app")]
     # Screens get "-narrow" below 100 columns: panes stack, boxes shrink (app.tcss).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
-    def __init__(self, store_path: str | os.PathLike[str], *, read_only: bool = False,
-                 embedder: Embedder | None = None, vectors: bool = True, watch: bool = True,
-                 clock: Callable[[], datetime] = utc_now, cache_dir: Path | None = None,
-                 display_name: str | None = None, resolver: str = "thorough") -> None:
+    def __init__(
+        self,
+        store_path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        embedder: Embedder | None = None,
+        vectors: bool = True,
+        watch: bool = True,
+        clock: Callable[[], datetime] = utc_now,
+        cache_dir: Path | None = None,
+        display_name: str | None = None,
+        resolver: str = "thorough",
+    ) -> None:
         from .screens import MODES
-        self.MODES = MODES
+
+        self.MODES = MODES  # type: ignore[misc,assignment]  # set before App.__init__ reads it; imported here: screens import the app
         super().__init__()
         # background embedding leaves a core to the UI
         self.embedder = embedder or Embedder(threads=max(1, (os.cpu_count() or 2) - 1))
         # The store as it is now; ``session`` (timetravel.py) is what the views show: this, or a point of history.
-        self.live = Session.open(store_path, read_only=read_only, clock=clock, on_git=self._on_git_command,
-                                 cache_dir=cache_dir, embedder=self.embedder, vectors=vectors, resolver=resolver)
+        self.live = Session.open(
+            store_path,
+            read_only=read_only,
+            clock=clock,
+            on_git=self._on_git_command,
+            cache_dir=cache_dir,
+            embedder=self.embedder,
+            vectors=vectors,
+            resolver=resolver,
+        )
         self.store = self.live.store
         self.read_only = self.store.read_only
         self.want_vectors = vectors
@@ -96,7 +110,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
-            self.watcher = StoreWatcher(self.store.root, lambda paths: self.post_message(FilesChanged(paths)))
+            self.watcher = StoreWatcher(self.store.root, self._files_changed)
             self.watcher.start()
 
     def on_unmount(self) -> None:
@@ -120,8 +134,15 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         with self._activity_lock:
             self.activity.append(entry)
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Every toast passes here (a screen's ``notify`` calls the app's): its
         text often names store files, so it is never markup and never acts."""
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
@@ -148,12 +169,12 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             report("reading", done, total)
 
         def work() -> tuple[ScanResult, dict]:
-            scan = (self.live.rescan(reading, isolate=True) if previous is None
-                    else self.live.refresh(changed))
+            scan = self.live.rescan(reading, isolate=True) if previous is None else self.live.refresh(changed)
             return scan, scan.counts()  # counting 100k memories belongs off the UI thread too
 
-        self.run_blocking(work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])),
-                          "read the store", "scan")
+        self.run_blocking(
+            work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])), "read the store", "scan"
+        )
 
     def on_scan_done(self, message: ScanDone) -> None:
         first = self.live_scan is None
@@ -161,8 +182,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.counts = message.counts
         self.live_note = counts_note(message.counts)
         shown = self.as_of is None  # as of a point, the live store is kept current but not shown
-        self.set_status(self.live_note if shown else None,
-                        None if self.progress_phase == "reading" else self.progress)
+        self.set_status(self.live_note if shown else None, None if self.progress_phase == "reading" else self.progress)
         if shown:
             self.scan = message.scan
             self.store_signal.publish(message.changed)
@@ -187,18 +207,31 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
 
         def chosen(how: str | None) -> None:
             if how is None:
-                self.notify("Interrupted operations remain; Residue lists them under Integrity.",
-                            severity="warning", markup=False)
+                self.notify(
+                    "Interrupted operations remain; Residue lists them under Integrity.",
+                    severity="warning",
+                    markup=False,
+                )
                 return
-            self.run_blocking(lambda: self.live.recover("complete" if how == "complete" else "rollback"),
-                              lambda results: (self.record("action", f"recover ({how}): {len(results)} operation(s)",
-                                                           [r.get("commit") or "" for r in results]),
-                                               self.notify(f"Recovered {len(results)} operation(s) ({how}).",
-                                                           markup=False),
-                                               self.scan_store(None)),
-                              "recover", "apply")
+            self.run_blocking(
+                lambda: self.live.recover("complete" if how == "complete" else "rollback"),
+                lambda results: (
+                    self.record(
+                        "action",
+                        f"recover ({how}): {len(results)} operation(s)",
+                        [r.get("commit") or "" for r in results],
+                    ),
+                    self.notify(f"Recovered {len(results)} operation(s) ({how}).", markup=False),
+                    self.scan_store(None),
+                ),
+                "recover",
+                "apply",
+            )
 
         self.push_screen(RecoveryModal(items), chosen)
+
+    def _files_changed(self, paths: set[str]) -> None:  # the watcher's thread
+        self.post_message(FilesChanged(paths))
 
     def on_files_changed(self, message: FilesChanged) -> None:
         self.record("watch", f"{len(message.paths)} file(s) changed on disk: {', '.join(sorted(message.paths)[:5])}")
@@ -226,23 +259,30 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         # the sentences sharing a word with a request are embedded first: re-plan then
-                        index.update_vectors(progress, on_likely=lambda: self.call_from_thread(
-                            self.index_signal.publish, "hybrid-partial"))
+                        index.update_vectors(
+                            progress,
+                            on_likely=lambda: self.call_from_thread(self.index_signal.publish, "hybrid-partial"),
+                        )
             finally:
                 self._index_running = False
             mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"
             notice = self.embedder.notice if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice
 
-        self.run_blocking(work, lambda result: self.post_message(IndexReady(*result)), "build the search index",
-                          "index")
+        self.run_blocking(
+            work, lambda result: self.post_message(IndexReady(*result)), "build the search index", "index"
+        )
 
     def on_work_progress(self, message: WorkProgress) -> None:
         if message.phase == "reading" and self.live_scan is not None:
             return  # a late report from a scan that has finished
         self.progress_phase = message.phase
-        label = {"reading": "reading", "lexical": "indexing", "segmenting": "segmenting sentences",
-                 "sentences": "embedding sentences"}.get(message.phase, "embedding")
+        label = {
+            "reading": "reading",
+            "lexical": "indexing",
+            "segmenting": "segmenting sentences",
+            "sentences": "embedding sentences",
+        }.get(message.phase, "embedding")
         self.set_status(f"{label} {message.done}/{message.total}", (message.done, message.total))
 
     def on_index_ready(self, message: IndexReady) -> None:
@@ -260,6 +300,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
@@ -288,12 +329,17 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                 continue
             # Each command names its key, so the palette also teaches the keys.
             key = self.settings.keymap.get(spec.id, spec.key).split(",")[0]
-            yield SystemCommand(spec.description, f"key {self._key_word(key)} · {spec.help or spec.description}",
-                                lambda t=target, a=spec.action: self.call_later(t.run_action, a))
+            yield SystemCommand(
+                spec.description,
+                f"key {self._key_word(key)} · {spec.help or spec.description}",
+                lambda t=target, a=spec.action: self.call_later(t.run_action, a),
+            )
 
     @staticmethod
     def _key_word(key: str) -> str:
-        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space", "at": "@"}.get(key, key)
+        return {"slash": "/", "plus": "+", "minus": "-", "question_mark": "?", "space": "space", "at": "@"}.get(
+            key, key
+        )
 
 
 def default_store() -> str:
@@ -301,10 +347,13 @@ def default_store() -> str:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="palinode-tui",
-                                     description="Review, undo and audit how a Palinode memory store forgets.")
+    parser = argparse.ArgumentParser(
+        prog="palinode-tui", description="Review, undo and audit how a Palinode memory store forgets."
+    )
     parser.add_argument("store", nargs="?", help="store folder (default: $PALINODE_DIR, else ~/palinode), or 'demo'")
-    parser.add_argument("--read-only", action="store_true", help="disable every mutation, in the core as well as the UI")
+    parser.add_argument(
+        "--read-only", action="store_true", help="disable every mutation, in the core as well as the UI"
+    )
     parser.add_argument("--no-vectors", action="store_true", help="lexical search only; never load the embedding model")
     return parser
 
@@ -316,7 +365,8 @@ def build_app(argv: list[str] | None = None) -> PalinodeApp:
     if target == "demo" and not Path("demo").is_dir():
         import tempfile
 
-        from palinode_core.demo import build_demo_store
+        from palinode_core.api import build_demo_store
+
         target = str(Path(tempfile.mkdtemp(prefix="palinode-demo-")) / "store")
         print(f"building the demo store in {target} …", file=sys.stderr)
         build_demo_store(Path(target))
@@ -334,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     app.run()
     if app.demo_store:
         # The demo store lives in a temporary folder: say where, and how to come back.
-        print(f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
-              file=sys.stderr)
+        print(
+            f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
+            file=sys.stderr,
+        )
     return 0

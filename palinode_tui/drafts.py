@@ -12,18 +12,19 @@ reviewer approves it with space.
 When a target's file changes under a span choice, the choice is carried over
 by sentence text and the target is marked "changed, review again": it is
 left out of the next apply until the reviewer looks at it again."""
+
 from __future__ import annotations
 
 import json
 import os
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
-from palinode_core.forget.resolve import Candidate, ForgetPlan
-from palinode_core.forget.selection import APPROVE_ALL, REJECT, Choice
+from palinode_core.api import APPROVE_ALL, REJECT, Candidate, Choice, ForgetPlan
 
 DRAFTS_NAME = "review-drafts.json"
 # How a target looks in the review list.
@@ -42,20 +43,29 @@ class TargetDraft:
     seen_fingerprint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"approved": self.approved, "spans": None if self.spans is None else sorted(self.spans),
-                "texts": list(self.texts), "fingerprint": self.fingerprint, "changed": self.changed,
-                "seen_route": self.seen_route, "seen_fingerprint": self.seen_fingerprint}
+        return {
+            "approved": self.approved,
+            "spans": None if self.spans is None else sorted(self.spans),
+            "texts": list(self.texts),
+            "fingerprint": self.fingerprint,
+            "changed": self.changed,
+            "seen_route": self.seen_route,
+            "seen_fingerprint": self.seen_fingerprint,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetDraft:
         spans = data.get("spans")
         approved = data.get("approved")
-        return cls(approved=None if approved is None else bool(approved),
-                   spans=None if spans is None else frozenset(int(i) for i in spans),
-                   texts=tuple(str(t) for t in data.get("texts") or ()),
-                   fingerprint=data.get("fingerprint"), changed=bool(data.get("changed", False)),
-                   seen_route=_text_or_none(data.get("seen_route")),
-                   seen_fingerprint=_text_or_none(data.get("seen_fingerprint")))
+        return cls(
+            approved=None if approved is None else bool(approved),
+            spans=None if spans is None else frozenset(int(i) for i in spans),
+            texts=tuple(str(t) for t in data.get("texts") or ()),
+            fingerprint=data.get("fingerprint"),
+            changed=bool(data.get("changed", False)),
+            seen_route=_text_or_none(data.get("seen_route")),
+            seen_fingerprint=_text_or_none(data.get("seen_fingerprint")),
+        )
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -195,10 +205,11 @@ class DraftBook:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 data = {}  # no drafts yet, or a damaged file: drafts are a convenience
-            for request, item in (data.items() if isinstance(data, dict) else ()):
+            for request, item in data.items() if isinstance(data, dict) else ():
                 try:
-                    drafts[request] = Draft(request, str(item["rid"]),
-                                            {p: TargetDraft.from_json(t) for p, t in item["targets"].items()})
+                    drafts[request] = Draft(
+                        request, str(item["rid"]), {p: TargetDraft.from_json(t) for p, t in item["targets"].items()}
+                    )
                 except (KeyError, TypeError, ValueError, AttributeError):
                     continue
             self._drafts = drafts

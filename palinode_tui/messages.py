@@ -1,8 +1,10 @@
 """Typed messages workers post back to the UI thread."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from textual.message import Message
 
@@ -48,8 +50,9 @@ class WorkDone(Message):
     """A blocking job's result (workers.py); ``generation`` is its exclusive
     group's number, or None when it is never superseded."""
 
-    def __init__(self, description: str, group: str, generation: int | None, result: Any,
-                 on_done: Callable[[Any], Any]) -> None:
+    def __init__(
+        self, description: str, group: str, generation: int | None, result: Any, on_done: Callable[[Any], Any]
+    ) -> None:
         super().__init__()
         self.description, self.group, self.generation = description, group, generation
         self.result, self.on_done = result, on_done
@@ -58,8 +61,9 @@ class WorkDone(Message):
 class WorkFailed(Message):
     """A blocking job's error, as one line; ``on_error`` shows it in place, or the app's error modal does."""
 
-    def __init__(self, description: str, group: str, generation: int | None, reason: str,
-                 on_error: Callable[[str], Any] | None) -> None:
+    def __init__(
+        self, description: str, group: str, generation: int | None, reason: str, on_error: Callable[[str], Any] | None
+    ) -> None:
         super().__init__()
         self.description, self.group, self.generation = description, group, generation
         self.reason, self.on_error = reason, on_error

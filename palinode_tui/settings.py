@@ -10,6 +10,7 @@ The file is the person's: saving the theme rewrites only the ``theme:`` line
 (comments and everything else stay), and a keymap entry that names no action
 or takes a key another action already has is a visible warning naming its line.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,8 +75,10 @@ def check_keymap(keymap: dict[str, str], lines: dict[str, int], path: Path) -> t
             clash = effective[action_id] & effective[other.id]
             if clash:
                 where = f"{path}:{lines[action_id]}" if action_id in lines else str(path)
-                notices.append(f"{where}: keymap entry '{action_id}: {keys}' takes {', '.join(sorted(clash))}, "
-                                f"already the key of '{other.id}'")
+                notices.append(
+                    f"{where}: keymap entry '{action_id}: {keys}' takes {', '.join(sorted(clash))}, "
+                    f"already the key of '{other.id}'"
+                )
     return usable, notices
 
 
@@ -117,7 +120,7 @@ class Settings:
             text = path.read_text(encoding="utf-8") if path.is_file() else ""
             match = _THEME_LINE.search(text)
             if match:
-                text = text[:match.start()] + line + (match.group("comment") or "") + text[match.end():]
+                text = text[: match.start()] + line + (match.group("comment") or "") + text[match.end() :]
             else:
                 text = (text if not text or text.endswith("\n") else text + "\n") + line + "\n"
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -4,15 +4,14 @@ the index are never touched) and come back to now. The live session keeps
 scanning and indexing underneath, so a watcher event or a rescan never
 replaces the view being read; going back to now shows the live store as it
 has become meanwhile."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from palinode_core.session import Session
-from palinode_core.storage.memory import ScanResult
-from palinode_core.storage.snapshot import AsOf
+from palinode_core.api import AsOf, ScanResult, Session
 
 from .actions import REGISTRY
 from .render import short_date, short_sha
@@ -40,8 +39,9 @@ def point_of(asked: str) -> dict[str, str]:
 
 
 def counts_note(counts: dict[str, int]) -> str:
-    return (f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck"
-            + (f" · {counts['errors']} unreadable" if counts["errors"] else ""))
+    return f"{counts['memories']} memories · {counts['archived']} archived · {counts['struck']} struck" + (
+        f" · {counts['errors']} unreadable" if counts["errors"] else ""
+    )
 
 
 class TimeTravel:
@@ -81,8 +81,10 @@ class TimeTravel:
         if self.read_only:
             return f"Read-only: {what} is not available (opened with --read-only)."
         if self.as_of is not None:
-            return (f"Viewing the store as of {self.as_of_words()}: switch back to now "
-                    f"({self.key_for('app.now')}) to change anything. {what} is off.")
+            return (
+                f"Viewing the store as of {self.as_of_words()}: switch back to now "
+                f"({self.key_for('app.now')}) to change anything. {what} is off."
+            )
         return None
 
     # -- switching -------------------------------------------------------------------
@@ -98,6 +100,7 @@ class TimeTravel:
 
     def action_time_travel(self) -> None:
         from .widgets.asof_modal import AsOfModal
+
         app: Any = self
         app.push_screen(AsOfModal(self.as_of_asked), self._time_chosen)
 
@@ -138,4 +141,3 @@ class TimeTravel:
     def close_as_of(self) -> None:
         if self.as_of_session is not None:
             self.as_of_session.close()
-

@@ -3,13 +3,16 @@ computation a screen needs goes through ``run_blocking``: it runs in a thread
 worker, which posts its outcome as a typed message (``WorkDone`` or
 ``WorkFailed``) and goes on without waiting for the UI; the app handles the
 message on the UI thread, in arrival order, where widgets may be touched."""
+
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from palinode_core.errors import Cancelled, PalinodeError
 from textual.widget import Widget
+
+from palinode_core.api import Cancelled, PalinodeError
 
 from .messages import WorkDone, WorkFailed, WorkProgress
 
@@ -23,9 +26,15 @@ class BlockingWork:
 
     _generations: dict[str, int]
 
-    def run_blocking(self, fn: Callable[[], T], on_done: Callable[[T], Any], description: str,
-                     group: str = "work", exclusive: bool = False,
-                     on_error: Callable[[str], Any] | None = None) -> None:
+    def run_blocking(
+        self,
+        fn: Callable[[], T],
+        on_done: Callable[[T], Any],
+        description: str,
+        group: str = "work",
+        exclusive: bool = False,
+        on_error: Callable[[str], Any] | None = None,
+    ) -> None:
         """Run ``fn`` in a thread; ``on_done`` gets its result on the UI thread.
         An error goes to ``on_error`` (a preview shows it in place) or, by
         default, to an error modal."""
@@ -76,12 +85,13 @@ class BlockingWork:
         indexing 100,000 files reports dozens of times a second, and each report
         repaints."""
         app: Any = self
-        last = {"at": 0.0, "phase": ""}
+        last_at, last_phase = [0.0], [""]
 
         def report(phase: str, done: int, total: int) -> None:
             now = time.monotonic()
-            if phase == last["phase"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
+            if phase == last_phase[0] and now - last_at[0] < PROGRESS_INTERVAL and done < total:
                 return
-            last["at"], last["phase"] = now, phase
+            last_at[0], last_phase[0] = now, phase
             app.post_message(WorkProgress(phase, done, total))  # type: ignore[arg-type]
+
         return report

@@ -1,9 +1,10 @@
 """The one diff colourer: git's output and our own before/after previews are
 coloured by the same rule."""
+
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.text import Text
 
@@ -31,5 +32,8 @@ def colour_diff(lines: Iterable[str]) -> Text:
 
 
 def unified_diff(old: str, new: str, name: str) -> Text:
-    return colour_diff(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                            fromfile=f"a/{name}", tofile=f"b/{name}", n=2))
+    return colour_diff(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}", n=2
+        )
+    )

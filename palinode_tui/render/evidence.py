@@ -1,13 +1,12 @@
 """Why a target is a target, as Rich text: which resolver found it (the
 thorough one, Palinode's, or both), the sentence evidence behind it, and
 what Palinode's own plan of the same request would do beside it."""
+
 from __future__ import annotations
 
 from rich.text import Text
 
-from palinode_core.forget.evidence import Evidence
-from palinode_core.forget.resolve import Candidate, ForgetPlan
-from palinode_core.text.stem import stem, stem_tokens
+from palinode_core.api import Candidate, Evidence, ForgetPlan, stem, stem_tokens
 
 from .text import plain
 
@@ -95,7 +94,7 @@ def _count(cands: list[Candidate]) -> str:
 
 
 def comparison_line(plan: ForgetPlan, baseline: ForgetPlan | None) -> Text:
-    """"Palinode would: N targets (…); thorough adds M": the thorough plan set
+    """ "Palinode would: N targets (…); thorough adds M": the thorough plan set
     beside Palinode's own plan of the same request and knobs."""
     text = Text()
     if plan.resolver != "thorough" or baseline is None:

@@ -1,4 +1,5 @@
 """Small formats: dates, commit ids, coverage gauges."""
+
 from __future__ import annotations
 
 from rich.text import Text

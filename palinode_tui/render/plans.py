@@ -1,29 +1,45 @@
 """Plans as Rich text: the frontmatter delta, strikes, history line, commit."""
+
 from __future__ import annotations
 
 import re
 
 from rich.text import Text
 
-from palinode_core.ops.plan import Plan
-from palinode_core.text.document import parse_document
-from palinode_core.text.markdown import struck_spans
+from palinode_core.api import Plan, parse_document, struck_spans
 
 from .text import body_text, plain
 
-ROUTE_STYLE: dict[str, str] = {"archive": "bold yellow", "strike": "bold magenta", "unforgotten": "bold red",
-                               "skipped": "dim", "not_taken": "dim italic"}
+ROUTE_STYLE: dict[str, str] = {
+    "archive": "bold yellow",
+    "strike": "bold magenta",
+    "unforgotten": "bold red",
+    "skipped": "dim",
+    "not_taken": "dim italic",
+}
 # Plain words for the core's route and plan-status names.
 ROUTE_WORDS: dict[str, str] = {"not_taken": "not taken"}
 STATUS_WORDS: dict[str, str] = {
-    "would_archive": "will archive", "would_restore": "will restore", "would_retract": "will strike",
-    "would_unretract": "will unstrike", "already_archived": "already archived", "not_archived": "not archived",
-    "already_retracted": "already struck", "not_retracted": "not struck", "no_mentions": "no mentions",
-    "replace_doc": "a replace-document memory", "nothing_selected": "nothing selected",
+    "would_archive": "will archive",
+    "would_restore": "will restore",
+    "would_retract": "will strike",
+    "would_unretract": "will unstrike",
+    "already_archived": "already archived",
+    "not_archived": "not archived",
+    "already_retracted": "already struck",
+    "not_retracted": "not struck",
+    "no_mentions": "no mentions",
+    "replace_doc": "a replace-document memory",
+    "nothing_selected": "nothing selected",
 }
 _STATUS_RE = re.compile(r"\b(" + "|".join(STATUS_WORDS) + r")\b")
-STATE_STYLE: dict[str, str] = {"pending": "bold cyan", "applied": "green", "partial": "yellow", "withdrawn": "dim",
-                               "dismissed": "dim italic"}
+STATE_STYLE: dict[str, str] = {
+    "pending": "bold cyan",
+    "applied": "green",
+    "partial": "yellow",
+    "withdrawn": "dim",
+    "dismissed": "dim italic",
+}
 
 
 def route_word(route: str) -> str:

@@ -3,20 +3,24 @@ that came from the store (file names, frontmatter, prefs, commit subjects,
 authors, ledger notes) reaches the screen through ``safe`` or ``plain``: it is
 never parsed as markup, and acting characters (ESC, CSI, OSC, C1, bidi
 overrides, zero-width) are shown as visible escapes."""
+
 from __future__ import annotations
 
 from typing import Literal
 
 from rich.text import Text
 
-from palinode_core.storage.memory import Memory
-from palinode_core.text.markdown import struck_spans
-from palinode_core.text.sanitize import printable
+from palinode_core.api import Memory, printable, struck_spans
 
 MemoryStatus = Literal["active", "archived", "struck", "history", "unparseable"]
 
-STATUS_STYLE: dict[str, str] = {"active": "green", "archived": "yellow", "struck": "magenta", "history": "blue",
-                                "unparseable": "red"}
+STATUS_STYLE: dict[str, str] = {
+    "active": "green",
+    "archived": "yellow",
+    "struck": "magenta",
+    "history": "blue",
+    "unparseable": "red",
+}
 
 
 def safe(value: object) -> str:
@@ -35,9 +39,9 @@ def body_text(body: str) -> Text:
     out = Text()
     cursor = 0
     for span in struck_spans(body):
-        _append_lines(out, body[cursor:span.start])
+        _append_lines(out, body[cursor : span.start])
         out.append(printable(span.text), style="strike")
-        out.append(printable(body[span.start + 2 + len(span.text):span.end]).replace("~~", "", 1), style="dim")
+        out.append(printable(body[span.start + 2 + len(span.text) : span.end]).replace("~~", "", 1), style="dim")
         cursor = span.end
     _append_lines(out, body[cursor:])
     return out

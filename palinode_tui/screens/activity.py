@@ -1,5 +1,6 @@
 """Activity: every core and git action this session performed, and the
 store's forget timeline."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -7,9 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
-
 from ..render import plain, short_date
-from ..widgets import AsOfBanner, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"action": "bold green", "git": "dim", "error": "bold red", "watch": "cyan"}
@@ -51,12 +51,12 @@ class ActivityScreen(ModeScreen):
         self.query_one("#activity-log", Static).update(text)
 
     def store_updated(self, changed: object) -> None:
-        self.app.run_blocking(lambda: self.app.session.operations(), self._fill, "read the timeline", "timeline",
-                              exclusive=True)
+        self.app.run_blocking(
+            lambda: self.app.session.operations(), self._fill, "read the timeline", "timeline", exclusive=True
+        )
 
     def _fill(self, ops) -> None:
         table = self.query_one("#timeline", DataTable)
         table.clear()
         for op in ops:
-            table.add_row(plain(short_date(op.date)), plain(op.op), plain(op.path),
-                          plain(op.counterpart or ""))
+            table.add_row(plain(short_date(op.date)), plain(op.op), plain(op.path), plain(op.counterpart or ""))

@@ -1,13 +1,22 @@
 """What every mode screen shares: tabs, footer, status line, read-only and
 as-of checks, and the keys of the main screens (q quits, Tab moves between panes,
 Esc leaves a text field)."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
 
 from textual import events
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from ..actions import MAIN_SCOPES, REGISTRY, ActionSpec, bindings_for
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
+from ..actions import MAIN_SCOPES, REGISTRY, ActionSpec, Scope, bindings_for
+
 
 def footer() -> Footer:
     # The palette key is on the tabs line; the footer keeps its room for the screen's keys.
@@ -15,12 +24,16 @@ def footer() -> Footer:
 
 
 class ModeScreen(Screen):
-    SCOPE = ""
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
+
+    SCOPE: Scope | Literal[""] = ""
 
     def __init_subclass__(cls, **kwargs):
         # Before Textual merges the class bindings in its own __init_subclass__.
-        if cls.__dict__.get("SCOPE"):
-            cls.BINDINGS = bindings_for(cls.SCOPE) + (bindings_for("main") if cls.SCOPE in MAIN_SCOPES else [])
+        scope = cls.__dict__.get("SCOPE")
+        if scope:
+            cls.BINDINGS = [*bindings_for(scope), *(bindings_for("main") if scope in MAIN_SCOPES else [])]
         super().__init_subclass__(**kwargs)
 
     def on_mount(self) -> None:
@@ -55,8 +68,14 @@ class ModeScreen(Screen):
         panes = self.panes()
         if not panes:
             return
-        here = next((i for i, p in enumerate(panes) if self.focused is not None
-                     and (p is self.focused or self.focused in p.ancestors)), -1)
+        here = next(
+            (
+                i
+                for i, p in enumerate(panes)
+                if self.focused is not None and (p is self.focused or self.focused in p.ancestors)
+            ),
+            -1,
+        )
         panes[(here + step) % len(panes)].focus()
 
     def on_key(self, event: events.Key) -> None:
@@ -79,9 +98,12 @@ class ModeScreen(Screen):
     def _mutating_spec(self, key: str) -> ActionSpec | None:
         keymap = self.app.settings.keymap
         for spec in REGISTRY:
-            if spec.mutates and spec.scope == self.SCOPE:
-                if key in {k.strip() for k in keymap.get(spec.id, spec.key).split(",")}:
-                    return spec
+            if (
+                spec.mutates
+                and spec.scope == self.SCOPE
+                and key in {k.strip() for k in keymap.get(spec.id, spec.key).split(",")}
+            ):
+                return spec
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

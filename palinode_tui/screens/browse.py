@@ -1,5 +1,6 @@
 """Browse: memories grouped by category, filtered by status and text, with a
 detail pane; hybrid search shows which arm matched."""
+
 from __future__ import annotations
 
 import bisect
@@ -9,15 +10,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
-from palinode_core.ops.apply import Applied
-from palinode_core.ops.plan import Plan
-from palinode_core.errors import PalinodeError
-from palinode_core.storage.memory import Memory, ScanResult
+from palinode_core.api import Applied, Memory, PalinodeError, Plan, ScanResult
 
 from ..render import STATUS_STYLE, body_text, memory_status, plain, plan_preview
-from ..widgets import AsOfBanner, ConfirmModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
 StatusFilter = Literal["all", "active", "archived", "struck", "history", "unparseable"]
@@ -66,7 +65,7 @@ class BrowseScreen(ModeScreen):
         self._pending_show: str | None = None
         self._listed: list[Row] | None = None  # the last applied list, for incremental refreshes
         self._listed_key: tuple | None = None
-        self._show_timer = None
+        self._show_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("browse")
@@ -130,8 +129,11 @@ class BrowseScreen(ModeScreen):
         rows += [("unparseable", e.path, None, e.reason) for e in scan.errors]
         if self.search_hits is None and not self.text_filter:  # the common case, without a call per row
             wanted = self.status_filter
-            out = ([row for row in rows if row[0] != "history"] if wanted == "all"
-                   else [row for row in rows if row[0] == wanted])
+            out = (
+                [row for row in rows if row[0] != "history"]
+                if wanted == "all"
+                else [row for row in rows if row[0] == wanted]
+            )
         else:
             out = [row for row in rows if self._keeps(row)]
         if self.search_hits is not None:
@@ -156,8 +158,13 @@ class BrowseScreen(ModeScreen):
         scan = self.app.scan
         changed = None if self._changed_all else set(self._changed)
         base = self._listed if changed is not None and self._listed_key == key else None
-        self.app.run_blocking(lambda: (self._visible(scan, base, changed or set()), key, changed),
-                              self._apply_visible, "list memories", "browse-list", exclusive=True)
+        self.app.run_blocking(
+            lambda: (self._visible(scan, base, changed or set()), key, changed),
+            self._apply_visible,
+            "list memories",
+            "browse-list",
+            exclusive=True,
+        )
 
     def _apply_visible(self, result: tuple[list[Row], tuple, set[str] | None]) -> None:
         visible, key, changed = result
@@ -179,7 +186,7 @@ class BrowseScreen(ModeScreen):
         table = self.query_one("#memories", DataTable)
         for status, rel, memory, reason in visible[:PAGE]:
             if rel in changed:
-                for column, value in zip(self._columns, self._cells(status, rel, memory, reason)):
+                for column, value in zip(self._columns, self._cells(status, rel, memory, reason), strict=True):
                     table.update_cell(rel, column, value)
         self._summarise(len(visible))
 
@@ -225,11 +232,15 @@ class BrowseScreen(ModeScreen):
         fields.append(plain(memory.title, "bold"))
         fields.append("\n")
         fields.append(plain(rel, "dim"))
-        for label, value in (("category", memory.category), ("status", memory.status),
-                             ("superseded_by", memory.superseded_by),
-                             ("retracted_prefs", ", ".join(memory.retracted_prefs) or None),
-                             ("update_policy", memory.update_policy), ("created_at", memory.created_at),
-                             ("retired", memory.retired_reason)):
+        for label, value in (
+            ("category", memory.category),
+            ("status", memory.status),
+            ("superseded_by", memory.superseded_by),
+            ("retracted_prefs", ", ".join(memory.retracted_prefs) or None),
+            ("update_policy", memory.update_policy),
+            ("created_at", memory.created_at),
+            ("retired", memory.retired_reason),
+        ):
             if value:
                 fields.append(f"\n{label:>16}: ", style="bold")
                 fields.append(plain(value, STATUS_STYLE.get(str(value), "")))
@@ -240,9 +251,16 @@ class BrowseScreen(ModeScreen):
             self.query_one("#detail-fields", Static).update(fields, layout=False)  # fixed height: no re-layout
             self.query_one("#detail-body", Static).update(_preview(body), layout=False)
 
-        self.app.run_blocking(lambda: memory.body, shown, "read the memory", "detail", exclusive=True,
-                              on_error=lambda reason: self.shown_path == rel and self._unreadable(
-                                  rel, f"{reason} (changed since the scan; it will refresh)"))
+        self.app.run_blocking(
+            lambda: memory.body,
+            shown,
+            "read the memory",
+            "detail",
+            exclusive=True,
+            on_error=lambda reason: (
+                self.shown_path == rel and self._unreadable(rel, f"{reason} (changed since the scan; it will refresh)")
+            ),
+        )
 
     def _unreadable(self, rel: str, reason: str) -> None:
         fields = Text()
@@ -289,8 +307,11 @@ class BrowseScreen(ModeScreen):
             self._relist()
             return
         if self.app.as_of is not None:  # the index is of the store now: its hits would not be this point's
-            self.notify(f"Search needs the store as it is now; as of {self.app.as_of_words()} the text filter "
-                        "narrows the list.", severity="warning")
+            self.notify(
+                f"Search needs the store as it is now; as of {self.app.as_of_words()} the text filter "
+                "narrows the list.",
+                severity="warning",
+            )
             return
         index = self.app.index
         if index is None:
@@ -309,6 +330,7 @@ class BrowseScreen(ModeScreen):
     @on(DataTable.RowSelected, "#memories")
     def _open(self, event: DataTable.RowSelected) -> None:
         from .trace import MemoryViewScreen
+
         if event.row_key is not None and self.app.scan and str(event.row_key.value) in self.app.scan.memories:
             self.app.push_screen(MemoryViewScreen(str(event.row_key.value), 1))
 
@@ -327,11 +349,13 @@ class BrowseScreen(ModeScreen):
 
     def action_trace(self) -> None:
         from .trace import TraceScreen
+
         if self.selected and self.app.scan and self.selected in self.app.scan.memories:
             self.app.push_screen(TraceScreen(self.selected))
 
     def action_timeline(self) -> None:
         from .timeline import TimelineScreen
+
         if self.selected:
             self.app.push_screen(TimelineScreen(self.selected))
 
@@ -346,11 +370,16 @@ class BrowseScreen(ModeScreen):
             if not plan.changes:
                 self.notify(f"{rel} is not archived; nothing to restore.")
                 return
-            self.app.push_screen(ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"),
-                                 lambda ok: ok and self._apply(plan))
+            self.app.push_screen(
+                ConfirmModal(f"Restore {rel}?", plan_preview(plan), "Restore"), lambda ok: ok and self._apply(plan)
+            )
 
-        self.app.run_blocking(lambda: session.plan_op("restore", rel, reason="restored in palinode-tui"), ready,
-                              "plan the restore", "plan")
+        self.app.run_blocking(
+            lambda: session.plan_op("restore", rel, reason="restored in palinode-tui"),
+            ready,
+            "plan the restore",
+            "plan",
+        )
 
     def _apply(self, plan: Plan) -> None:
         def done(applied: Applied) -> None:

@@ -1,5 +1,6 @@
 """Diff: the exact before/after of one target, with per-span toggles. The
 span choice goes back to the review through ``dismiss``."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -9,8 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from palinode_core.forget.resolve import Candidate
-from palinode_core.ops.plan import Plan
+from palinode_core.api import Candidate, Plan
 
 from ..render import after_body, field_changes, plain, route_word, unified_diff
 from .base import ModeScreen, footer

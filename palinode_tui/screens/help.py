@@ -1,5 +1,8 @@
 """Help: the keys that work right now, for whatever has focus."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from textual.app import ComposeResult
@@ -11,8 +14,16 @@ from textual.widgets import Static
 from ..actions import REGISTRY
 from ..render import plain
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
 
 class HelpScreen(ModalScreen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
+
     BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }

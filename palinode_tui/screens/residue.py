@@ -1,6 +1,7 @@
 """Residue: what could not be forgotten for a pref, every surviving mention
 with its reason, a jump to the text, a strike of one live sentence by hand
 for the pref's request, a flag with a note; integrity problems."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -9,30 +10,35 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
-from palinode_core.errors import PalinodeError
-from palinode_core.forget.requests import RequestState
-from palinode_core.inspect.residue import Mention
-from palinode_core.ops.apply import Applied
-from palinode_core.ops.plan import Plan
-from palinode_core.text.words import normalize_pref
+from palinode_core.api import Applied, Mention, PalinodeError, Plan, RequestState, normalize_pref
 
 from ..render import colour_diff, plain, plan_preview, safe
-from ..widgets import AsOfBanner, ConfirmModal, NoteModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, ModeTabs, NoteModal, StatusLine
 from .base import ModeScreen, footer
 
-KIND_STYLE = {"live": "bold red", "unforgettable": "bold yellow", "struck": "magenta", "archived": "dim",
-              "request": "cyan"}
+KIND_STYLE = {
+    "live": "bold red",
+    "unforgettable": "bold yellow",
+    "struck": "magenta",
+    "archived": "dim",
+    "request": "cyan",
+}
 # Why a mention of each kind other than "live" is not struck from here.
-NOT_STRUCK = {"struck": "it is struck already", "archived": "its memory is archived: out of recall already",
-              "request": "it is the request's own record, kept on purpose"}
+NOT_STRUCK = {
+    "struck": "it is struck already",
+    "archived": "its memory is archived: out of recall already",
+    "request": "it is the request's own record, kept on purpose",
+}
 
 
 def request_for(states: list[RequestState], pref: str) -> str | None:
     """The forget request whose preference ``pref`` is (the first one still
     standing: a withdrawn or dismissed request strikes nothing more)."""
     norm = normalize_pref(pref)
-    return next((st.path for st in states
-                 if st.state not in ("withdrawn", "dismissed") and normalize_pref(st.pref) == norm), None)
+    return next(
+        (st.path for st in states if st.state not in ("withdrawn", "dismissed") and normalize_pref(st.pref) == norm),
+        None,
+    )
 
 
 class ResidueScreen(ModeScreen):
@@ -48,7 +54,9 @@ class ResidueScreen(ModeScreen):
         yield AsOfBanner()
         with Vertical(classes="main"):
             with Horizontal(id="residue-bar"):
-                yield Input(placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref", classes="field")
+                yield Input(
+                    placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref", classes="field"
+                )
             yield Static(id="residue-summary")
             yield DataTable(id="mentions", cursor_type="row", classes="pane")
             yield Static(id="mention-detail")
@@ -117,8 +125,13 @@ class ResidueScreen(ModeScreen):
         table = self.query_one("#mentions", DataTable)
         table.clear()
         for i, m in enumerate(self.mentions):
-            table.add_row(plain(m.kind, KIND_STYLE.get(m.kind, "")), plain(f"{m.path}:{m.line}"), plain(m.reason, "dim"),
-                          plain(m.text[:120]), key=str(i))
+            table.add_row(
+                plain(m.kind, KIND_STYLE.get(m.kind, "")),
+                plain(f"{m.path}:{m.line}"),
+                plain(m.reason, "dim"),
+                plain(m.text[:120]),
+                key=str(i),
+            )
         self._show_mention()
         counts: dict[str, int] = {}
         for m in mentions:
@@ -128,19 +141,30 @@ class ResidueScreen(ModeScreen):
             summary.append("residue of ", style="dim")
             summary.append(plain(self.pref, "bold"))
             summary.append(": ")
-            summary.append(" · ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: order.get(kv[0], 9)))
-                           or "no surviving mention")
+            summary.append(
+                " · ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: order.get(kv[0], 9)))
+                or "no surviving mention"
+            )
             if counts.get("live") or counts.get("unforgettable"):
                 summary.append("   ⚠ still recallable", style="bold red")
         self.query_one("#residue-summary", Static).update(summary)
         ptable = self.query_one("#problems", DataTable)
         ptable.clear()
         for p in problems:
-            ptable.add_row(plain(p.severity, "bold red" if p.severity == "error" else "yellow"), plain(p.path),
-                           plain(p.kind), plain(p.detail))
+            ptable.add_row(
+                plain(p.severity, "bold red" if p.severity == "error" else "yellow"),
+                plain(p.path),
+                plain(p.kind),
+                plain(p.detail),
+            )
         self.query_one("#integrity-title", Static).update(
-            plain(f"Integrity: {len(problems)} problem(s)" if problems else "Integrity: markers, records and history agree",
-                  "bold red" if any(p.severity == "error" for p in problems) else "bold green"))
+            plain(
+                f"Integrity: {len(problems)} problem(s)"
+                if problems
+                else "Integrity: markers, records and history agree",
+                "bold red" if any(p.severity == "error" for p in problems) else "bold green",
+            )
+        )
 
     @on(DataTable.RowHighlighted, "#mentions")
     def _mention_highlighted(self, _event: DataTable.RowHighlighted) -> None:
@@ -166,6 +190,7 @@ class ResidueScreen(ModeScreen):
 
     def action_jump(self) -> None:
         from .trace import MemoryViewScreen
+
         mention = self._selected()
         if mention is not None:
             self.app.push_screen(MemoryViewScreen(mention.path, mention.line))
@@ -180,27 +205,39 @@ class ResidueScreen(ModeScreen):
             self.notify("Select a live mention to strike.")
             return
         if mention.kind == "unforgettable":
-            self._offer_flag(mention, f"{mention.path}:{mention.line} cannot be struck ({mention.reason}). "
-                                      "Flag it with a note instead?")
+            self._offer_flag(
+                mention,
+                f"{mention.path}:{mention.line} cannot be struck ({mention.reason}). Flag it with a note instead?",
+            )
             return
         if mention.kind != "live":
-            self.notify(f"Nothing to strike at {mention.path}:{mention.line}: {NOT_STRUCK.get(mention.kind, mention.kind)}.")
+            self.notify(
+                f"Nothing to strike at {mention.path}:{mention.line}: {NOT_STRUCK.get(mention.kind, mention.kind)}."
+            )
             return
         session, pref = self.app.session, self.pref
 
         def work() -> tuple[str, Plan]:
             request = request_for(session.request_states(), pref)
             if request is None:
-                raise PalinodeError(f'Striking needs a forget request for "{pref}": no pending or applied request '
-                                    "in this store states it.")
+                raise PalinodeError(
+                    f'Striking needs a forget request for "{pref}": no pending or applied request '
+                    "in this store states it."
+                )
             return request, session.plan_strike(request, mention.path, mention.line, mention.text)
 
         def refused(reason: str) -> None:
             self.notify(reason, title="Not struck", severity="warning", timeout=10)
             self._run()  # the list may be out of date
 
-        self.app.run_blocking(work, lambda result: self._confirm_strike(mention, *result), "plan the strike",
-                              "residue-strike", exclusive=True, on_error=refused)
+        self.app.run_blocking(
+            work,
+            lambda result: self._confirm_strike(mention, *result),
+            "plan the strike",
+            "residue-strike",
+            exclusive=True,
+            on_error=refused,
+        )
 
     def _confirm_strike(self, mention: Mention, request: str, plan: Plan) -> None:
         body = Text()
@@ -212,17 +249,23 @@ class ResidueScreen(ModeScreen):
         body.append_text(plan_preview(plan))
         body.append("\n")
         body.append_text(colour_diff(plan.diff().splitlines()))
-        body.append("\nOne commit. Undo it from the Undo screen (an undo takes back every strike of this request "
-                    "in the file).", style="italic")
+        body.append(
+            "\nOne commit. Undo it from the Undo screen (an undo takes back every strike of this request in the file).",
+            style="italic",
+        )
 
         def done(applied: Applied) -> None:
             self.app.record("action", f"strike {mention.path}:{mention.line} for {request}", [applied.commit or ""])
             self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Struck")
             self.app.scan_store(None)
 
-        self.app.push_screen(ConfirmModal(f"Strike this sentence of {mention.path}?", body, "Strike"),
-                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply(plan), done,
-                                                                     f"strike {mention.path}", "apply"))
+        self.app.push_screen(
+            ConfirmModal(f"Strike this sentence of {mention.path}?", body, "Strike"),
+            lambda ok: (
+                ok
+                and self.app.run_blocking(lambda: self.app.session.apply(plan), done, f"strike {mention.path}", "apply")
+            ),
+        )
 
     def action_flag(self) -> None:
         mention = self._selected()
@@ -237,16 +280,26 @@ class ResidueScreen(ModeScreen):
 
         def work(note: str) -> str | None:
             # recorded under the pref's request when there is one, so its review shows the flag
-            return session.flag(mention.path, mention.line, mention.kind, mention.text, note,
-                                request_for(session.request_states(), pref) if pref else None)
+            return session.flag(
+                mention.path,
+                mention.line,
+                mention.kind,
+                mention.text,
+                note,
+                request_for(session.request_states(), pref) if pref else None,
+            )
 
         def save(note: str | None) -> None:
             if not note:
                 return
             self.app.run_blocking(
                 lambda: work(note),
-                lambda sha: (self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
-                             self.notify(f"Flagged {mention.path}:{mention.line}")),
-                "flag", "apply")
+                lambda sha: (
+                    self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
+                    self.notify(f"Flagged {mention.path}:{mention.line}"),
+                ),
+                "flag",
+                "apply",
+            )
 
         self.app.push_screen(NoteModal(title, context, "Flag"), save)

@@ -1,6 +1,7 @@
 """Review: pending forget requests, each request's plan with a what-if on the
 knobs, per-target approval kept in a draft (drafts.py), and a confirmed apply.
 As of a point of history: the requests then, each with its record (review_record.py)."""
+
 from __future__ import annotations
 
 from typing import Any, Literal, get_args
@@ -11,18 +12,21 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Label, Static
 
-from palinode_core.forget.requests import RequestState
-from palinode_core.forget.resolve import Candidate, ForgetPlan
-from palinode_core.forget.review import ForgetApplied
-from palinode_core.forget.selection import Choice
-from palinode_core.storage.config import ForgetKnobs
+from palinode_core.api import Candidate, Choice, ForgetApplied, ForgetKnobs, ForgetPlan, RequestState
 
 from ..render import STATE_STYLE, plain
-from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, NoteModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ModeTabs, NoteModal, StatusLine
 from .base import ModeScreen, footer
 from .review_record import record_cells, record_detail, record_header
-from .review_view import (CANDIDATE_COLUMNS, Review, apply_preview, build_review, candidate_cells, candidate_detail,
-                          plan_header)
+from .review_view import (
+    CANDIDATE_COLUMNS,
+    Review,
+    apply_preview,
+    build_review,
+    candidate_cells,
+    candidate_detail,
+    plan_header,
+)
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
@@ -84,8 +88,9 @@ class ReviewScreen(ModeScreen):
 
     # -- requests ----------------------------------------------------------------
     def store_updated(self, changed: object) -> None:
-        self.app.run_blocking(self.app.session.request_states, self._states_ready,
-                              "list forget requests", "requests", exclusive=True)
+        self.app.run_blocking(
+            self.app.session.request_states, self._states_ready, "list forget requests", "requests", exclusive=True
+        )
         if self.review and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
             self.review.stale = True
@@ -117,8 +122,13 @@ class ReviewScreen(ModeScreen):
         self.states = states
         table = self.query_one("#requests", KeyedTable)
         shown = [st for st in states if self.state_filter in ("all", st.state)]
-        table.refill(((st.path, (plain(st.state, STATE_STYLE.get(st.state, "")), plain(st.path), plain(st.pref)))
-                      for st in shown), keep=self.current)
+        table.refill(
+            (
+                (st.path, (plain(st.state, STATE_STYLE.get(st.state, "")), plain(st.path), plain(st.pref)))
+                for st in shown
+            ),
+            keep=self.current,
+        )
         counts: dict[str, int] = {}
         for st in states:
             counts[st.state] = counts.get(st.state, 0) + 1
@@ -158,8 +168,13 @@ class ReviewScreen(ModeScreen):
         index = self.app.index
         if path is not None and self.app.as_of is not None:
             session = self.app.session
-            self.app.run_blocking(lambda: session.report(request=path)["requests"][0], self._record_ready,
-                                  f"read {path} as of {self.app.as_of_words()}", "plan", exclusive=True)
+            self.app.run_blocking(
+                lambda: session.report(request=path)["requests"][0],
+                self._record_ready,
+                f"read {path} as of {self.app.as_of_words()}",
+                "plan",
+                exclusive=True,
+            )
             return
         if path is None or index is None:
             return
@@ -169,8 +184,12 @@ class ReviewScreen(ModeScreen):
         draft = previous.draft.copy() if previous is not None else None
 
         def work() -> Review:
-            if (reroute_only and previous is not None and previous.plan.knobs.search_k == knobs.search_k
-                    and previous.plan.resolver == resolver):
+            if (
+                reroute_only
+                and previous is not None
+                and previous.plan.knobs.search_k == knobs.search_k
+                and previous.plan.resolver == resolver
+            ):
                 plan = session.reroute(previous.plan.resolution, knobs, resolver=resolver)
             else:
                 plan = session.plan(path, knobs, index=index, resolver=resolver)
@@ -183,11 +202,16 @@ class ReviewScreen(ModeScreen):
             return  # a plan for another request, or by the resolver switched from
         before = self.review.plan if self.review is not None else None
         self.review = review
-        if before is not None and (before.request.path, before.resolver) == (review.plan.request.path, review.plan.resolver):
+        if before is not None and (before.request.path, before.resolver) == (
+            review.plan.request.path,
+            review.plan.resolver,
+        ):
             self._say_semantic_change(before, review.plan)
         if review.moved:
-            self.notify(f"{len(review.moved)} target(s) changed on disk under your sentence choice: "
-                        "review them again (d).", severity="warning")
+            self.notify(
+                f"{len(review.moved)} target(s) changed on disk under your sentence choice: review them again (d).",
+                severity="warning",
+            )
             self._save_draft()
         self._render_plan()
 
@@ -201,8 +225,14 @@ class ReviewScreen(ModeScreen):
         added = len(new_routes.keys() - old_routes.keys())
         dropped = len(old_routes.keys() - new_routes.keys())
         rerouted = sum(1 for p, r in new_routes.items() if p in old_routes and old_routes[p] != r)
-        what = ", ".join(f"{n} {w}" for n, w in ((added, "new target(s)"), (dropped, "target(s) gone"),
-                                                  (rerouted, "route(s) changed")) if n) or "no target changed"
+        what = (
+            ", ".join(
+                f"{n} {w}"
+                for n, w in ((added, "new target(s)"), (dropped, "target(s) gone"), (rerouted, "route(s) changed"))
+                if n
+            )
+            or "no target changed"
+        )
         self.notify(f"{now.describe()}: {what}.", title="Semantic evidence arrived", markup=False)
 
     def _record_ready(self, record: dict[str, Any]) -> None:
@@ -225,8 +255,7 @@ class ReviewScreen(ModeScreen):
             table.refill((t["path"], record_cells(record, t)) for t in record["targets"])
             self._render_detail()
             return
-        self.query_one("#plan-header", Static).update(
-            plan_header(review, self.current, self.app.read_only))
+        self.query_one("#plan-header", Static).update(plan_header(review, self.current, self.app.read_only))
         if review is None:
             table.refill(())
             self.query_one("#candidate-detail", Static).update("")
@@ -251,8 +280,12 @@ class ReviewScreen(ModeScreen):
         key = self.query_one("#candidates", KeyedTable).selected_key
         recorded = next((t for t in self.record["targets"] if t["path"] == key), None) if self.record else None
         self.query_one("#candidate-detail", Static).update(
-            candidate_detail(self.review, cand) if cand is not None and self.review is not None
-            else record_detail(self.record, recorded) if self.record is not None and recorded is not None else Text())
+            candidate_detail(self.review, cand)
+            if cand is not None and self.review is not None
+            else record_detail(self.record, recorded)
+            if self.record is not None and recorded is not None
+            else Text()
+        )
         self.query_one("#candidate-detail-box", VerticalScroll).scroll_home(animate=False)
 
     # -- knobs ------------------------------------------------------------------
@@ -270,8 +303,11 @@ class ReviewScreen(ModeScreen):
             shared = int(self.query_one("#knob-shared", Input).value or base.min_shared_words)
         except ValueError:
             return
-        knobs = base.with_overrides(min_target_coverage=max(0.0, min(1.0, floor)), max_targets=max(1, max_targets),
-                                    min_shared_words=max(0, shared))
+        knobs = base.with_overrides(
+            min_target_coverage=max(0.0, min(1.0, floor)),
+            max_targets=max(1, max_targets),
+            min_shared_words=max(0, shared),
+        )
         if knobs != self.knobs:
             self.knobs = knobs
             if self.review is not None:
@@ -294,8 +330,14 @@ class ReviewScreen(ModeScreen):
     def action_switch_resolver(self) -> None:
         self.resolver = "palinode" if self.resolver == "thorough" else "thorough"
         self._label_knobs()
-        self.notify("Resolver: " + ("thorough (evidence per sentence)" if self.resolver == "thorough"
-                                    else "Palinode's own (exactly what Palinode would do)"))
+        self.notify(
+            "Resolver: "
+            + (
+                "thorough (evidence per sentence)"
+                if self.resolver == "thorough"
+                else "Palinode's own (exactly what Palinode would do)"
+            )
+        )
         if self.review is not None:
             self.review = None  # "planning…" until the other resolver's plan is in
             self._render_plan()
@@ -316,6 +358,7 @@ class ReviewScreen(ModeScreen):
 
     def action_open_diff(self) -> None:
         from .diff import DiffScreen
+
         cand = self._selected_candidate()
         review = self.review
         if cand is None or cand.plan is None or review is None:
@@ -342,13 +385,21 @@ class ReviewScreen(ModeScreen):
         selection = review.selection()
         if not any(not choice.rejects for choice in selection.values()):
             waiting = sum(1 for c in review.actionable if review.draft.mark(c) == "ask")
-            self.notify("No target is approved." + (f" {waiting} await your approval (space)." if waiting else ""),
-                        severity="warning")
+            self.notify(
+                "No target is approved." + (f" {waiting} await your approval (space)." if waiting else ""),
+                severity="warning",
+            )
             return
         session = self.app.session
-        self.app.run_blocking(lambda: apply_preview(review, selection, session), lambda body: self.app.push_screen(
-            ConfirmModal("Apply this forget request?", body, "Apply"),
-            lambda ok: ok and self._apply(review, selection)), "preview the apply", "plan")
+        self.app.run_blocking(
+            lambda: apply_preview(review, selection, session),
+            lambda body: self.app.push_screen(
+                ConfirmModal("Apply this forget request?", body, "Apply"),
+                lambda ok: ok and self._apply(review, selection),
+            ),
+            "preview the apply",
+            "plan",
+        )
 
     def _apply(self, review: Review, selection: dict[str, Choice]) -> None:
         book = self.app.drafts
@@ -362,8 +413,11 @@ class ReviewScreen(ModeScreen):
 
         def done(result: ForgetApplied) -> None:
             commits = [c["commit"] for c in result.commits]
-            self.app.record("action", f"apply {result.request}: {len(result.commits)} target(s)",
-                            commits + [result.ledger_commit or ""])
+            self.app.record(
+                "action",
+                f"apply {result.request}: {len(result.commits)} target(s)",
+                [*commits, result.ledger_commit or ""],
+            )
             if result.failed:
                 self.app.fail("Apply stopped", "; ".join(f"{f['path']}: {f['reason']}" for f in result.failed))
             else:
@@ -389,25 +443,40 @@ class ReviewScreen(ModeScreen):
         def save(note: str | None) -> None:
             if not note:
                 return
-            self.app.run_blocking(lambda: work(note),
-                                  lambda sha: (self.app.record("action", f"dismiss {path}: {note}", [sha or ""]),
-                                               self.notify(f"Dismissed {path}"),
-                                               self.app.scan_store(None)),
-                                  f"dismiss {path}", "apply")
+            self.app.run_blocking(
+                lambda: work(note),
+                lambda sha: (
+                    self.app.record("action", f"dismiss {path}: {note}", [sha or ""]),
+                    self.notify(f"Dismissed {path}"),
+                    self.app.scan_store(None),
+                ),
+                f"dismiss {path}",
+                "apply",
+            )
 
-        self.app.push_screen(NoteModal(f"Dismiss {path}?", plain("The request stays in the store; the decision is "
-                                                                 "recorded in the ledger."), "Dismiss"), save)
+        self.app.push_screen(
+            NoteModal(
+                f"Dismiss {path}?",
+                plain("The request stays in the store; the decision is recorded in the ledger."),
+                "Dismiss",
+            ),
+            save,
+        )
 
     def action_residue(self) -> None:
         pref = self.review.plan.request.pref if self.review else self.record["pref"] if self.record else None
         if pref is None:
             self.notify("No forget request is selected.")
             return
+        from .residue import ResidueScreen
+
         self.app.switch_mode("residue")
-        self.app.screen.set_pref(pref)
+        if isinstance(self.app.screen, ResidueScreen):
+            self.app.screen.set_pref(pref)
 
     def action_deliveries(self) -> None:
         from .deliveries import DeliveriesScreen
+
         if self.current is None or self.current not in self.request_rows:
             self.notify("No forget request is selected.", severity="warning")
             return
@@ -415,6 +484,7 @@ class ReviewScreen(ModeScreen):
 
     def action_export(self) -> None:
         from ..widgets.export_modal import export_report
+
         if self.current is None or self.current not in self.request_rows:
             self.notify("No forget request is selected.", severity="warning")
             return

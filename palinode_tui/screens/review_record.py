@@ -3,6 +3,7 @@ searches the store as it is now), so the Review screen shows the request's
 record as of that point instead, from its audit report (``Session.report``):
 who filed it, how it was resolved, every target with its route, coverage and
 decision, and the commit that carried it out."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,11 @@ from rich.text import Text
 from ..render import ROUTE_STYLE, STATE_STYLE, colour_diff, coverage_gauge, plain, route_word, short_date, short_sha
 
 DECISION_MARK: dict[str, tuple[str, str]] = {
-    "approved": ("✓", "bold green"), "automatic": ("•", "bold yellow"), "rejected": ("✗", "bold red"),
-    "deferred": ("?", "yellow"), "failed": ("!", "bold red"),
+    "approved": ("✓", "bold green"),
+    "automatic": ("•", "bold yellow"),
+    "rejected": ("✗", "bold red"),
+    "deferred": ("?", "yellow"),
+    "failed": ("!", "bold red"),
 }
 DIFF_LINES = 60  # of the target's operation diff, in the detail pane
 
@@ -36,11 +40,19 @@ def record_header(row: dict[str, Any]) -> Text:
     knobs = resolver.get("knobs") or {}
     header.append("\n")
     header.append_text(plain(resolver.get("by") or "not resolved yet", "cyan"))
-    header.append(f" · {len(row.get('decisions') or ())} decision(s) · {len(row.get('operations') or ())} "
-                  f"operation(s) · {len(row.get('undos') or ())} undone", style="dim")
+    header.append(
+        f" · {len(row.get('decisions') or ())} decision(s) · {len(row.get('operations') or ())} "
+        f"operation(s) · {len(row.get('undos') or ())} undone",
+        style="dim",
+    )
     if knobs:
-        header.append(plain(f" · floor {knobs.get('min_target_coverage')} max {knobs.get('max_targets')} "
-                            f"shared {knobs.get('min_shared_words')}", "dim"))
+        header.append(
+            plain(
+                f" · floor {knobs.get('min_target_coverage')} max {knobs.get('max_targets')} "
+                f"shared {knobs.get('min_shared_words')}",
+                "dim",
+            )
+        )
     header.no_wrap, header.overflow = True, "ellipsis"  # three lines at any width
     return header
 
@@ -61,11 +73,15 @@ def record_cells(row: dict[str, Any], target: dict[str, Any]) -> tuple[Text, ...
     note = decision + (f" · {short_sha(target['commit'])}" if target.get("commit") else "")
     if target.get("flags"):
         note += f" · {len(target['flags'])} flag(s)"
-    return (Text(symbol, style=style), Text("" if rank is None else str(rank)),
-            plain(route_word(route), ROUTE_STYLE.get(route, "")),
-            coverage_gauge(coverage if isinstance(coverage, (int, float)) else None, _floor(row), width=8),
-            plain(target["path"]), plain(", ".join((target.get("evidence") or {}).get("shared_words") or ())),
-            plain(note, "dim"))
+    return (
+        Text(symbol, style=style),
+        Text("" if rank is None else str(rank)),
+        plain(route_word(route), ROUTE_STYLE.get(route, "")),
+        coverage_gauge(coverage if isinstance(coverage, (int, float)) else None, _floor(row), width=8),
+        plain(target["path"]),
+        plain(", ".join((target.get("evidence") or {}).get("shared_words") or ())),
+        plain(note, "dim"),
+    )
 
 
 def record_detail(row: dict[str, Any], target: dict[str, Any]) -> Text:

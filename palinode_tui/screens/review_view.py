@@ -1,5 +1,6 @@
 """What the Review screen shows, built from a plan, its draft and the ledger:
 the blocking part (``build_review``, run in a worker) and the text."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,17 +8,30 @@ from typing import Any
 
 from rich.text import Text
 
-from palinode_core.forget.resolve import Candidate, ForgetPlan
-from palinode_core.forget.selection import Choice
-from palinode_core.session import Session
+from palinode_core.api import Candidate, Choice, ForgetPlan, Session
 
 from ..drafts import Draft, DraftBook, Mark, TargetDraft
-from ..render import (ROUTE_STYLE, comparison_line, coverage_gauge, evidence_text, found_by_line, found_by_marker,
-                      plain, plan_preview, route_word, short_date, words)
+from ..render import (
+    ROUTE_STYLE,
+    comparison_line,
+    coverage_gauge,
+    evidence_text,
+    found_by_line,
+    found_by_marker,
+    plain,
+    plan_preview,
+    route_word,
+    short_date,
+    words,
+)
 
 MARK_TEXT: dict[Mark, tuple[str, str]] = {
-    "approved": ("✓", "bold green"), "partial": ("◐", "bold yellow"), "skipped": ("✗", "bold red"),
-    "ask": ("○", "bold yellow"), "changed": ("?", "bold reverse yellow"), "not a target": (" ", ""),
+    "approved": ("✓", "bold green"),
+    "partial": ("◐", "bold yellow"),
+    "skipped": ("✗", "bold red"),
+    "ask": ("○", "bold yellow"),
+    "changed": ("?", "bold reverse yellow"),
+    "not a target": (" ", ""),
 }
 CANDIDATE_COLUMNS = ("ok", "by", "route", "path", "note", "coverage", "shared")
 
@@ -67,14 +81,17 @@ def build_review(session: Session, book: DraftBook, plan: ForgetPlan, draft: Dra
     request = plan.request
     requests = {s.path for s in session.request_states()}
     memories = session.memories
-    hidden = frozenset(c.path for c in plan.candidates
-                       if c.path in requests or (c.path in memories and memories[c.path].forget_pref))
+    hidden = frozenset(
+        c.path for c in plan.candidates if c.path in requests or (c.path in memories and memories[c.path].forget_pref)
+    )
     decisions = session.decisions(request.path)
     if draft is None or draft.rid != request.rid:
         draft = book.get(request.path, request.rid) or _from_ledger(request.path, request.rid, decisions)
     moved = draft.reconcile(plan)
     # Palinode's routing of the search the thorough plan already ran: no second search
-    baseline = session.reroute(plan.resolution, plan.knobs, resolver="palinode") if plan.resolver == "thorough" else None
+    baseline = (
+        session.reroute(plan.resolution, plan.knobs, resolver="palinode") if plan.resolver == "thorough" else None
+    )
     return Review(plan, draft, decisions, hidden, moved, baseline=baseline)
 
 
@@ -124,12 +141,17 @@ def plan_header(review: Review | None, current: str | None, read_only: bool) -> 
     if earlier:
         last = earlier[-1]
         header.append("\nearlier: ", style="bold")
-        header.append(plain(f"{'applied' if last.get('action') == 'apply' else 'dismissed'} "
-                            f"{short_date(last.get('at'))}"))
+        header.append(
+            plain(f"{'applied' if last.get('action') == 'apply' else 'dismissed'} {short_date(last.get('at'))}")
+        )
         if last.get("action") == "apply":
-            header.append(plain(f" · {len(last.get('approved') or ())} applied, "
-                                f"{len(last.get('rejected') or ())} skipped"
-                                + (f", {len(last['deferred'])} left for later" if last.get("deferred") else "")))
+            header.append(
+                plain(
+                    f" · {len(last.get('approved') or ())} applied, "
+                    f"{len(last.get('rejected') or ())} skipped"
+                    + (f", {len(last['deferred'])} left for later" if last.get("deferred") else "")
+                )
+            )
         if last.get("note"):
             header.append(plain(f' · "{last.get("note")}"', "italic"))
     return header
@@ -179,10 +201,15 @@ def candidate_cells(review: Review, cand: Candidate, floor: float | None) -> tup
         notes.append(words(cand.reason)[:40])
     notes += review.past(cand.path)[-1:]
     note_style = "yellow" if mark in ("changed", "ask") or "⚠ compound" in notes else "dim"
-    return (Text(symbol, style=style), found_by_marker(cand, review.plan.resolver),
-            plain(route_word(cand.route), ROUTE_STYLE.get(cand.route, "")), plain(cand.path),
-            plain(" · ".join(notes), note_style), coverage_gauge(cand.coverage, floor, width=8),
-            plain(", ".join(cand.shared_words)))
+    return (
+        Text(symbol, style=style),
+        found_by_marker(cand, review.plan.resolver),
+        plain(route_word(cand.route), ROUTE_STYLE.get(cand.route, "")),
+        plain(cand.path),
+        plain(" · ".join(notes), note_style),
+        coverage_gauge(cand.coverage, floor, width=8),
+        plain(", ".join(cand.shared_words)),
+    )
 
 
 def candidate_detail(review: Review, cand: Candidate) -> Text:
@@ -197,11 +224,16 @@ def candidate_detail(review: Review, cand: Candidate) -> Text:
     text.append("\n")
     mark = review.draft.mark(cand)
     if mark == "changed":
-        text.append("The file changed under your sentence choice: review it again (d), or approve with space.\n",
-                    style="bold yellow")
+        text.append(
+            "The file changed under your sentence choice: review it again (d), or approve with space.\n",
+            style="bold yellow",
+        )
     elif mark == "ask":
-        text.append("Not pre-approved (" + ", ".join(attention(cand)) + "): left out of an apply "
-                    "until you approve it with space.\n", style="bold yellow")
+        text.append(
+            "Not pre-approved (" + ", ".join(attention(cand)) + "): left out of an apply "
+            "until you approve it with space.\n",
+            style="bold yellow",
+        )
     for warning in review.plan.warnings_for(cand):  # its own edits: apply refuses to commit them
         text.append("⚠ ", style="bold yellow")
         text.append(plain(warning, "yellow"))
@@ -225,8 +257,9 @@ def candidate_detail(review: Review, cand: Candidate) -> Text:
                 text.append(plain(span.collateral, "yellow"))
             text.append("\n")
         for region in cand.plan.regions:
-            text.append(f"  unforgotten ({region.kind}, line {region.line + cand.plan.body_line_offset}): ",
-                        style="bold red")
+            text.append(
+                f"  unforgotten ({region.kind}, line {region.line + cand.plan.body_line_offset}): ", style="bold red"
+            )
             text.append(plain(region.text))
             text.append("\n")
     return text
@@ -246,16 +279,25 @@ def apply_preview(review: Review, selection: dict[str, Choice], session: Session
         assert cand.plan is not None
         body.append_text(plan_preview(session.narrow(cand.plan, selection[cand.path].spans)))
         body.append("\n")
-    left_out = (("Skipped (recorded, not changed): ", "bold", [p for p, choice in selection.items() if choice.rejects]),
-                ("Not approved yet, left for later (space approves): ", "bold yellow",
-                 [c.path for c in review.actionable if review.draft.mark(c) == "ask"]),
-                ("Changed on disk, review again (not applied now): ", "bold yellow",
-                 [c.path for c in review.actionable if review.draft.mark(c) == "changed"]))
+    left_out = (
+        ("Skipped (recorded, not changed): ", "bold", [p for p, choice in selection.items() if choice.rejects]),
+        (
+            "Not approved yet, left for later (space approves): ",
+            "bold yellow",
+            [c.path for c in review.actionable if review.draft.mark(c) == "ask"],
+        ),
+        (
+            "Changed on disk, review again (not applied now): ",
+            "bold yellow",
+            [c.path for c in review.actionable if review.draft.mark(c) == "changed"],
+        ),
+    )
     for title, style, paths in left_out:
         if paths:
             body.append(title, style=style)
             body.append(plain(", ".join(paths)))
             body.append("\n")
-    body.append(f"\n{len(approved)} commit(s) plus one ledger commit. "
-                "Undo any of them from the Undo screen.", style="italic")
+    body.append(
+        f"\n{len(approved)} commit(s) plus one ledger commit. Undo any of them from the Undo screen.", style="italic"
+    )
     return body

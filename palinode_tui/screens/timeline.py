@@ -2,6 +2,7 @@
 whether Palinode, this tool or a hand made it, the status after it). The
 highlighted commit's own diff shows below; mark two points (space) to see the
 memory and its history sibling from one to the other."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -10,14 +11,21 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 
-from palinode_core.inspect.timeline import Point
+from palinode_core.api import Point
 
 from ..render import colour_diff, plain, short_date, short_sha
 from ..widgets import AsOfBanner, KeyedTable
 from .base import ModeScreen, footer
 
-OP_STYLE = {"archive": "yellow", "supersede": "yellow", "retract": "magenta", "restore": "green",
-            "unretract": "green", "save": "", "edit": "bold red"}
+OP_STYLE = {
+    "archive": "yellow",
+    "supersede": "yellow",
+    "retract": "magenta",
+    "restore": "green",
+    "unretract": "green",
+    "save": "",
+    "edit": "bold red",
+}
 ACTOR_WORDS = {"palinode": "Palinode", "palinode-audit": "ours"}
 
 
@@ -57,8 +65,14 @@ class TimelineScreen(ModeScreen):
 
     def store_updated(self, changed: object) -> None:
         session = self.app.session
-        self.app.run_blocking(lambda: session.timeline(self.path), self._fill, "read the timeline",
-                              "timeline-list", exclusive=True, on_error=self._no_timeline)
+        self.app.run_blocking(
+            lambda: session.timeline(self.path),
+            self._fill,
+            "read the timeline",
+            "timeline-list",
+            exclusive=True,
+            on_error=self._no_timeline,
+        )
 
     def _no_timeline(self, reason: str) -> None:
         self.points, self.marks, self.diff_text = [], [], ""
@@ -81,11 +95,20 @@ class TimelineScreen(ModeScreen):
         for point in reversed(self.points):  # newest first, like git log
             status = point.status + (f", {point.markers} struck" if point.markers else "")
             op = operation(point)
-            rows.append((point.commit, [Text("●" if point.commit in self.marks else " ", style="bold cyan"),
-                                        plain(short_date(point.date)), plain(short_sha(point.commit), "dim"),
-                                        plain(op, OP_STYLE.get(op, "")), plain(made_by(point)),
-                                        plain(status, "yellow" if status != "active" else ""),
-                                        plain(point.subject)]))
+            rows.append(
+                (
+                    point.commit,
+                    [
+                        Text("●" if point.commit in self.marks else " ", style="bold cyan"),
+                        plain(short_date(point.date)),
+                        plain(short_sha(point.commit), "dim"),
+                        plain(op, OP_STYLE.get(op, "")),
+                        plain(made_by(point)),
+                        plain(status, "yellow" if status != "active" else ""),
+                        plain(point.subject),
+                    ],
+                )
+            )
         # The subject gets the width the other columns leave (the head line shows it whole):
         # a table wider than the screen would scroll sideways.
         used = sum(max((len(cells[i].plain) for _, cells in rows), default=0) + 2 for i in range(6))
@@ -140,17 +163,28 @@ class TimelineScreen(ModeScreen):
             head.append(" to ", style="bold")
             head.append(f"{short_sha(new)} {short_date(self._date(new))}")
             head.append("  memory and history", style="dim")
-            self.app.run_blocking(lambda: session.diff_between(path, old, new)["diff"], self._diff_ready,
-                                  "diff between two points", "timeline-diff", exclusive=True,
-                                  on_error=self._diff_failed)
+            self.app.run_blocking(
+                lambda: session.diff_between(path, old, new)["diff"],
+                self._diff_ready,
+                "diff between two points",
+                "timeline-diff",
+                exclusive=True,
+                on_error=self._diff_failed,
+            )
         else:
             point = self._point(self.query_one("#points", KeyedTable).selected_key or "")
             if point is None:
                 return
             head.append(f"what {short_sha(point.commit)} changed: ", style="bold")
             head.append_text(plain(point.subject))
-            self.app.run_blocking(lambda: session.commit_diff(point.commit, path), self._diff_ready, "show commit",
-                                  "timeline-diff", exclusive=True, on_error=self._diff_failed)
+            self.app.run_blocking(
+                lambda: session.commit_diff(point.commit, path),
+                self._diff_ready,
+                "show commit",
+                "timeline-diff",
+                exclusive=True,
+                on_error=self._diff_failed,
+            )
         self.query_one("#points-head", Static).update(head)
 
     def _date(self, sha: str) -> str:
@@ -159,8 +193,9 @@ class TimelineScreen(ModeScreen):
 
     def _diff_ready(self, diff: str) -> None:
         self.diff_text = diff
-        self.query_one("#points-diff", Static).update(colour_diff(diff.splitlines()) if diff else
-                                                      plain("no change to this memory or its history", "dim"))
+        self.query_one("#points-diff", Static).update(
+            colour_diff(diff.splitlines()) if diff else plain("no change to this memory or its history", "dim")
+        )
         self.query_one("#points-diff-box", VerticalScroll).scroll_home(animate=False)
 
     def _diff_failed(self, reason: str) -> None:

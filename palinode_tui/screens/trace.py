@@ -1,5 +1,6 @@
 """Trace: why a memory is as it is. Also the plain memory viewer residue jumps to.
 Both show the store the app shows: now, or as of a point of history."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -9,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from palinode_core.inspect.trace import Pointer, Trace
+from palinode_core.api import Pointer, Trace
 
 from ..render import body_text, colour_diff, plain, short_date, short_sha
 from ..widgets import AsOfBanner, KeyedTable
@@ -44,15 +45,25 @@ class TraceScreen(ModeScreen):
 
     def store_updated(self, changed: object) -> None:
         session = self.app.session
-        self.app.run_blocking(lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True,
-                              on_error=self._untraceable)
-        self.app.run_blocking(session.delivery_counts, self._delivered, "count deliveries", "trace-deliveries",
-                              exclusive=True, on_error=lambda reason: self._delivered(None))
+        self.app.run_blocking(
+            lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True, on_error=self._untraceable
+        )
+        self.app.run_blocking(
+            session.delivery_counts,
+            self._delivered,
+            "count deliveries",
+            "trace-deliveries",
+            exclusive=True,
+            on_error=lambda reason: self._delivered(None),
+        )
 
     def _delivered(self, counts: dict[str, int] | None) -> None:
         count = None if counts is None else counts.get(self.path, 0)
-        words = ("no retrieval log (.audit/retrievals.jsonl): deliveries unknown" if count is None else
-                 f"delivered {count} time(s) by Palinode's retrieval log (v in Review: what, when)")
+        words = (
+            "no retrieval log (.audit/retrievals.jsonl): deliveries unknown"
+            if count is None
+            else f"delivered {count} time(s) by Palinode's retrieval log (v in Review: what, when)"
+        )
         self.query_one("#trace-deliveries", Static).update(plain(words, "bold" if count else "dim"))
 
     def _untraceable(self, reason: str) -> None:
@@ -68,8 +79,10 @@ class TraceScreen(ModeScreen):
         self._fill_chain(trace)
         self.query_one("#trace-why", Static).update(explain(trace))
         table = self.query_one("#trace-commits", KeyedTable)
-        table.refill((c.sha, (plain(short_sha(c.sha), "dim"), plain(short_date(c.date)), plain(c.subject)))
-                     for c in trace.commits)
+        table.refill(
+            (c.sha, (plain(short_sha(c.sha), "dim"), plain(short_date(c.date)), plain(c.subject)))
+            for c in trace.commits
+        )
         if trace.commits:
             self._show_commit(table.selected_key or trace.commits[0].sha)
 
@@ -112,14 +125,16 @@ class TraceScreen(ModeScreen):
         def show(diff: str) -> None:
             self.query_one("#trace-diff", Static).update(colour_diff(diff.splitlines()))
 
-        self.app.run_blocking(lambda: session.commit_diff(sha, self.path), show, "show commit", "trace-diff",
-                              exclusive=True)
+        self.app.run_blocking(
+            lambda: session.commit_diff(sha, self.path), show, "show commit", "trace-diff", exclusive=True
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)
 
     def action_timeline(self) -> None:
         from .timeline import TimelineScreen
+
         self.app.push_screen(TimelineScreen(self.path))
 
 
@@ -134,13 +149,13 @@ def explain(trace: Trace) -> Text:
         r = trace.retired_by
         why.append("forgotten by ", style="bold")
         why.append(plain(r.request, "cyan"))
-        why.append(": \"")
+        why.append(': "')
         why.append(plain(r.pref, "bold"))
-        why.append(f"\"  r:{r.rid}  coverage {r.coverage:.4f}  route {r.route}\n")
+        why.append(f'"  r:{r.rid}  coverage {r.coverage:.4f}  route {r.route}\n')
     for r in trace.retractions:
-        why.append("struck for \"", style="bold")
+        why.append('struck for "', style="bold")
         why.append(plain(r.pref, "bold"))
-        why.append(f"\"  r:{r.rid}  {r.markers} marker(s)  by ")
+        why.append(f'"  r:{r.rid}  {r.markers} marker(s)  by ')
         why.append(plain(r.request or "an unknown request", "cyan"))
         why.append(f"  coverage {r.coverage:.4f}\n")
     why.append("\nhistory (", style="bold")
@@ -179,9 +194,16 @@ class MemoryViewScreen(ModeScreen):
                 return None
             return memory.text, memory.body, memory.body_line_offset
 
-        self.app.run_blocking(read, self._show, "read the memory", "memory-view", exclusive=True,
-                              on_error=lambda reason: self.query_one("#view-body", Static).update(
-                                  plain(f"not readable: {reason}", "red")))
+        self.app.run_blocking(
+            read,
+            self._show,
+            "read the memory",
+            "memory-view",
+            exclusive=True,
+            on_error=lambda reason: self.query_one("#view-body", Static).update(
+                plain(f"not readable: {reason}", "red")
+            ),
+        )
 
     def _show(self, read: tuple[str, str, int] | None) -> None:
         if read is None:
@@ -207,4 +229,5 @@ class MemoryViewScreen(ModeScreen):
 
     def action_timeline(self) -> None:
         from .timeline import TimelineScreen
+
         self.app.push_screen(TimelineScreen(self.path))

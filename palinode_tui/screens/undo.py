@@ -1,6 +1,7 @@
 """Undo: every applied operation (ours or Palinode's), previewed before it is
 reversed; an undone one dimmed, and redone exactly as it was approved; and
 whole requests, withdrawn."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -9,17 +10,20 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from palinode_core.ops.apply import Applied
-from palinode_core.ops.plan import Plan
-from palinode_core.undo.operations import Operation
-from palinode_core.undo.withdraw import WithdrawPlan
+from palinode_core.api import Applied, Operation, Plan, WithdrawPlan
 
 from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
-from ..widgets import AsOfBanner, ConfirmModal, StatusLine, ModeTabs
+from ..widgets import AsOfBanner, ConfirmModal, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
-OP_STYLE = {"archive": "yellow", "supersede": "yellow", "retract": "magenta", "restore": "green",
-            "unretract": "green", "request": "bold cyan"}
+OP_STYLE = {
+    "archive": "yellow",
+    "supersede": "yellow",
+    "retract": "magenta",
+    "restore": "green",
+    "unretract": "green",
+    "request": "bold cyan",
+}
 
 
 class UndoScreen(ModeScreen):
@@ -65,8 +69,14 @@ class UndoScreen(ModeScreen):
         table.clear()
         self.rows = []
         for st in states:
-            table.add_row("", plain("request", OP_STYLE["request"]), plain(st.path),
-                          plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")), "", key=f"req:{st.path}")
+            table.add_row(
+                "",
+                plain("request", OP_STYLE["request"]),
+                plain(st.path),
+                plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")),
+                "",
+                key=f"req:{st.path}",
+            )
             self.rows.append(("request", st))
         for op in ops:
             table.add_row(*op_cells(op), key=f"op:{op.commit}")
@@ -75,7 +85,9 @@ class UndoScreen(ModeScreen):
             table.move_cursor(row=min(keep, len(self.rows) - 1))
             self._preview()
         else:
-            self.query_one("#undo-preview", Static).update(plain("Nothing has been forgotten in this store yet.", "dim"))
+            self.query_one("#undo-preview", Static).update(
+                plain("Nothing has been forgotten in this store yet.", "dim")
+            )
 
     def _selected(self):
         table = self.query_one("#undo-ops", DataTable)
@@ -109,17 +121,25 @@ class UndoScreen(ModeScreen):
             return "undo", session.plan_undo(item, reason="undone in palinode-tui")
 
         verb = "redo" if kind == "op" and item.undone else "undo"
-        self.app.run_blocking(work, self._show_preview, f"plan the {verb}", "undo-preview", exclusive=True,
-                              on_error=lambda reason: self.query_one("#undo-preview", Static).update(
-                                  plain(f"Cannot {verb} this from here: {reason}", "yellow")))
+        self.app.run_blocking(
+            work,
+            self._show_preview,
+            f"plan the {verb}",
+            "undo-preview",
+            exclusive=True,
+            on_error=lambda reason: self.query_one("#undo-preview", Static).update(
+                plain(f"Cannot {verb} this from here: {reason}", "yellow")
+            ),
+        )
 
     def _show_preview(self, result) -> None:
         self.preview_kind, plan = result
         self.preview = plan
         text = Text()
         if self.preview_kind == "redo":
-            text.append("Redo preview (R to run): exactly what was approved, on the file as it is now\n\n",
-                        style="bold")
+            text.append(
+                "Redo preview (R to run): exactly what was approved, on the file as it is now\n\n", style="bold"
+            )
             text.append_text(plan_preview(plan))
         elif isinstance(plan, WithdrawPlan):
             text.append("Withdraw ", style="bold")
@@ -164,9 +184,15 @@ class UndoScreen(ModeScreen):
             self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title=title, markup=False)
             self.app.scan_store(None)
 
-        self.app.push_screen(ConfirmModal(f"{verb}: {plan.op} {plan.target}?", plan_preview(plan), verb),
-                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply(plan), done,
-                                                                     f"{verb.lower()} {plan.target}", "apply"))
+        self.app.push_screen(
+            ConfirmModal(f"{verb}: {plan.op} {plan.target}?", plan_preview(plan), verb),
+            lambda ok: (
+                ok
+                and self.app.run_blocking(
+                    lambda: self.app.session.apply(plan), done, f"{verb.lower()} {plan.target}", "apply"
+                )
+            ),
+        )
 
     def action_withdraw(self) -> None:
         plan = self.preview
@@ -184,23 +210,43 @@ class UndoScreen(ModeScreen):
             if result["failed"]:
                 self.app.fail("Withdraw stopped", "; ".join(f"{f['path']}: {f['reason']}" for f in result["failed"]))
             else:
-                self.notify("\n".join(f"{(c['commit'] or '')[:7]} {c['subject']}" for c in result["commits"]),
-                            title="Withdrawn", markup=False, timeout=8)
+                self.notify(
+                    "\n".join(f"{(c['commit'] or '')[:7]} {c['subject']}" for c in result["commits"]),
+                    title="Withdrawn",
+                    markup=False,
+                    timeout=8,
+                )
             self.app.scan_store(None)
 
-        self.app.push_screen(ConfirmModal(f"Withdraw {plan.request}?", body, "Withdraw"),
-                             lambda ok: ok and self.app.run_blocking(lambda: self.app.session.apply_withdraw(plan), done,
-                                                                     f"withdraw {plan.request}", "apply"))
+        self.app.push_screen(
+            ConfirmModal(f"Withdraw {plan.request}?", body, "Withdraw"),
+            lambda ok: (
+                ok
+                and self.app.run_blocking(
+                    lambda: self.app.session.apply_withdraw(plan), done, f"withdraw {plan.request}", "apply"
+                )
+            ),
+        )
 
 
 def op_cells(op: Operation) -> tuple[Text, ...]:
     """One operation's row; an undone one dimmed, with when it was undone."""
     if op.undone_by is None:
-        return (plain(short_date(op.date)), plain(op.op, OP_STYLE.get(op.op, "")), plain(op.path),
-                plain(op.counterpart or ""), plain(short_sha(op.commit), "dim"))
+        return (
+            plain(short_date(op.date)),
+            plain(op.op, OP_STYLE.get(op.op, "")),
+            plain(op.path),
+            plain(op.counterpart or ""),
+            plain(short_sha(op.commit), "dim"),
+        )
     note = f"undone {short_date(op.undone_at)[:10]}" + (", redone" if op.redone_by else "")
     via = Text(style="dim")
     via.append_text(plain(op.counterpart or "", "dim"))
     via.append_text(plain(f"{'  ' if op.counterpart else ''}{note}", "dim italic"))
-    return (plain(short_date(op.date), "dim"), plain(op.op, "dim"), plain(op.path, "dim"), via,
-            plain(short_sha(op.commit), "dim"))
+    return (
+        plain(short_date(op.date), "dim"),
+        plain(op.op, "dim"),
+        plain(op.path, "dim"),
+        via,
+        plain(short_sha(op.commit), "dim"),
+    )

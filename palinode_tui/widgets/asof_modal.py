@@ -1,7 +1,10 @@
 """Asks which point of history to show: a date or a git revision. The store
 is opened as of that point in a worker while the dialog says so; a point that
 cannot be read is one line in the dialog, and nothing else changes."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -12,12 +15,22 @@ from textual.widgets import Button, Input, Label, Static
 
 from ..render import plain, safe
 
-HOW = ("A date: YYYY-MM-DD (the end of that day) or YYYY-MM-DD HH:MM, UTC unless a zone is given; "
-       "or a git revision: a commit, a tag, HEAD~3. Empty: back to now. Read from git; nothing is checked out.")
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
+HOW = (
+    "A date: YYYY-MM-DD (the end of that day) or YYYY-MM-DD HH:MM, UTC unless a zone is given; "
+    "or a git revision: a commit, a tag, HEAD~3. Empty: back to now. Read from git; nothing is checked out."
+)
 
 
 class AsOfModal(ModalScreen[object]):
     """Dismissed with the opened view (``timetravel.AsOfView``), "now", or None (cancelled)."""
+
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
@@ -61,8 +74,14 @@ class AsOfModal(ModalScreen[object]):
         self.query_one("#as-of", Input).disabled = True
         self.query_one("#as-of-line", Static).update(plain(f"opening the store as of {asked}…", "italic"))
         app = self.app
-        app.run_blocking(lambda: app.open_as_of(asked), self._opened, f"open the store as of {asked}", "as-of",
-                         exclusive=True, on_error=self._failed)
+        app.run_blocking(
+            lambda: app.open_as_of(asked),
+            self._opened,
+            f"open the store as of {asked}",
+            "as-of",
+            exclusive=True,
+            on_error=self._failed,
+        )
 
     def _opened(self, view: object) -> None:
         if not self.cancelled:  # else the view is dropped, and its git process with it

@@ -1,15 +1,26 @@
 """The as-of banner: while the views show the store as of a point of history,
 one line on every screen says which point, that it is read-only, and the keys
 to move elsewhere in time. Hidden when the views show the store as it is now."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
 from ..render import plain
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
 
 class AsOfBanner(Static):
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
+
     DEFAULT_CSS = """
     AsOfBanner { height: 1; display: none; background: $warning 30%; padding: 0 1; }
     AsOfBanner.-on { display: block; }

@@ -2,10 +2,11 @@
 (default ``<request-stem>-report.<ext>`` in the current directory), then the
 report written by the core in a worker. An existing file is replaced only
 after a second, explicit press."""
+
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -14,9 +15,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from palinode_core.inspect.report_out import FORMATS
+from palinode_core.api import FORMATS
 
 from ..render import plain, safe
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
 
 Export = tuple[str, str, bool]  # (format, path, overwrite)
 
@@ -26,6 +32,9 @@ def default_name(request: str, fmt: str) -> str:
 
 
 class ExportModal(ModalScreen["Export | None"]):
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     ExportModal { align: center middle; }
@@ -45,8 +54,14 @@ class ExportModal(ModalScreen["Export | None"]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(plain("Export the audit report", "bold"))
-            yield Static(plain(f"{self.request}" + (f"  as of {self.when}" if self.when else "")
-                               + f"\nrelative paths are in {Path.cwd()}", "dim"))
+            yield Static(
+                plain(
+                    f"{self.request}"
+                    + (f"  as of {self.when}" if self.when else "")
+                    + f"\nrelative paths are in {Path.cwd()}",
+                    "dim",
+                )
+            )
             with RadioSet(id="export-format"):
                 for fmt in FORMATS:
                     yield RadioButton(fmt, value=fmt == self.fmt, name=fmt)
@@ -87,15 +102,21 @@ class ExportModal(ModalScreen["Export | None"]):
             resolved = out.resolve()
             return resolved if resolved.exists() else None
 
-        self.app.run_blocking(exists, lambda found: self._checked(fmt, out, found), "check the report file",
-                              "export-check", exclusive=True)
+        self.app.run_blocking(
+            exists,
+            lambda found: self._checked(fmt, out, found),
+            "check the report file",
+            "export-check",
+            exclusive=True,
+        )
 
     def _checked(self, fmt: str, out: Path, existing: Path | None) -> None:
         if existing is not None and existing != self.confirmed:
             self.confirmed = existing
             self.query_one("#export", Button).label = "Overwrite"
             self.query_one("#export-line", Static).update(
-                plain(f"{existing} exists: press Overwrite to replace it, or change the name.", "bold yellow"))
+                plain(f"{existing} exists: press Overwrite to replace it, or change the name.", "bold yellow")
+            )
             return
         self.dismiss((fmt, str(out), existing is not None))
 
@@ -118,7 +139,11 @@ def export_report(app: Any, request: str) -> None:
             app.record("action", f"export the report of {request} ({fmt}) to {result['written']}")
             app.notify(f"Wrote {result['written']}: {result['targets']} target(s)", title="Report exported")
 
-        app.run_blocking(lambda: session.write_report(out, fmt, overwrite=overwrite, request=request), done,
-                         f"export the report of {request}", "export")
+        app.run_blocking(
+            lambda: session.write_report(out, fmt, overwrite=overwrite, request=request),
+            done,
+            f"export the report of {request}",
+            "export",
+        )
 
     app.push_screen(ExportModal(request, app.as_of_words() if app.as_of is not None else None), chosen)

@@ -1,5 +1,6 @@
 """Modal dialogs. Titles and bodies that hold store text go through
 ``render.plain``; the default button is always the harmless one."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -140,10 +141,12 @@ class RecoveryModal(ModalScreen["str | None"]):
             yield Static(body)
             with Horizontal():
                 yield Button("Later", id="later", variant="primary")
-                yield Button("Roll back", id="rollback", variant="warning",
-                             disabled=not all(i.can_roll_back for i in self.items))
-                yield Button("Complete", id="complete", variant="success",
-                             disabled=not all(i.can_complete for i in self.items))
+                yield Button(
+                    "Roll back", id="rollback", variant="warning", disabled=not all(i.can_roll_back for i in self.items)
+                )
+                yield Button(
+                    "Complete", id="complete", variant="success", disabled=not all(i.can_complete for i in self.items)
+                )
 
     def on_mount(self) -> None:
         self.query_one("#later", Button).focus()

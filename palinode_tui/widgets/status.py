@@ -1,5 +1,8 @@
 """The status line shown on every main screen."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -8,9 +11,17 @@ from textual.widgets import ProgressBar, Static
 
 from ..render import plain
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
 
 class StatusLine(Horizontal):
     """Store path, read-only badge, index progress: shown on every screen."""
+
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
 
     DEFAULT_CSS = """
     StatusLine { height: 1; background: $panel; padding: 0 1; }

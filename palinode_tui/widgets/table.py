@@ -1,8 +1,9 @@
 """A DataTable whose rows have keys and which keeps the selected key across
 refills (a refresh must not move the reviewer's cursor to another row)."""
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual.widgets import DataTable

@@ -1,15 +1,26 @@
 """The top line of every main screen: the screens as tabs with their keys
 (the current one highlighted) and the app-wide keys, so the footer below has
 room for the screen's own keys."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
 from ..actions import REGISTRY
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..app import PalinodeApp
+
 
 class ModeTabs(Static):
+    if TYPE_CHECKING:
+        app = getters.app(PalinodeApp)
+
     DEFAULT_CSS = """
     ModeTabs { height: 1; background: $panel; padding: 0 1; }
     """
