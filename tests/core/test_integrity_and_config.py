@@ -134,6 +134,14 @@ def test_multiline_strike(retracted):
     assert "crosses a line break" in problems[0].detail
 
 
+def test_ledger_conflict(retracted):
+    """Issue 25: mid-merge, a ledger with conflict markers is a problem, not "ok"."""
+    ledger = retracted / ".palinode-audit/ledger.jsonl"
+    ledger.parent.mkdir(exist_ok=True)
+    ledger.write_text('<<<<<<< HEAD\n{"action": "dismiss"}\n=======\n{"action": "apply"}\n>>>>>>> other\n')
+    assert kinds(retracted) == [(".palinode-audit/ledger.jsonl", "ledger_conflict", "error")]
+
+
 def test_every_problem_kind_has_a_test():
     """A new Problem kind in the core must come with its own test above."""
     import re
@@ -145,7 +153,7 @@ def test_every_problem_kind_has_a_test():
     assert len(found) >= 9
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
-              "multiline_strike", "temp_file"}
+              "multiline_strike", "temp_file", "ledger_conflict"}
     assert found == tested
 
 

@@ -13,6 +13,12 @@ from ..ops.lock import writer_lock
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
+# Committed beside the ledger: git's built-in union merge keeps both sides' new
+# lines, so two clones recording different decisions merge without a conflict
+# (nothing is run: "union" is git's own, not a configured driver).
+ATTRIBUTES_REL = f"{AUDIT_DIR}/.gitattributes"
+ATTRIBUTES = "ledger.jsonl merge=union\n"
+CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
@@ -23,14 +29,21 @@ def read_ledger(store: Store) -> list[dict[str, Any]]:
 
 
 def parse_ledger(text: str) -> list[dict[str, Any]]:
+    """The decisions, oldest first: after a merge another clone's lines may sit
+    after ours whatever their time, and a line both sides added appears once."""
     entries = []
+    seen: set[str] = set()
     for line in text.splitlines():
+        if line in seen:
+            continue
+        seen.add(line)
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):  # JSONDecodeError, an over-long number, deep nesting
             continue  # a hand-damaged line is skipped, never fatal
         if isinstance(entry, dict):
             entries.append(entry)
+    entries.sort(key=lambda e: str(e.get("at") or ""))  # stable: lines of one time keep their order
     return entries
 
 
@@ -62,6 +75,10 @@ def record(
         )
         subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
+        files = [{"rel": LEDGER_REL, "before": before, "after": after}]
+        attributes = store.read_optional(ATTRIBUTES_REL)[0]
+        if attributes is None:  # the merge rule travels with the ledger from its first line on
+            files.append({"rel": ATTRIBUTES_REL, "before": None, "after": ATTRIBUTES})
         return commit_files(
             store,
             {
@@ -71,7 +88,7 @@ def record(
                 "trailers": trailers,
                 "parent": parent,
             },
-            [{"rel": LEDGER_REL, "before": before, "after": after}],
+            files,
             fault,
             steps=("after_ledger_write",),
         )

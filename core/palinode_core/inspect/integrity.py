@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
+from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL
 from ..ops import journal
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
@@ -44,6 +45,16 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
         )
         for item in items
     ]
+    ledger = store.read_text(LEDGER_REL) or ""
+    if any(line.startswith(CONFLICT_MARKERS) for line in ledger.splitlines()):
+        problems.append(
+            Problem(
+                LEDGER_REL,
+                "ledger_conflict",
+                "the ledger holds merge conflict markers: decisions are read without them until the merge is "
+                "finished (keep both sides' lines, git add, commit) or aborted",
+            )
+        )
     # our atomic writes' temp files: in any memory's folder, the audit folder, or one a journal names
     folders = {AUDIT_DIR, ""} | {rel.rpartition("/")[0] for rel in memories}
     folders |= {
@@ -73,7 +84,7 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
                 )
             )
         problems += chain_problems(rel, memory, partial(_history_text, store, rel))
-    return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_"))]
+    return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_", "ledger_"))]
 
 
 def _history_text(store: Store, rel: str) -> str | None:

@@ -42,11 +42,16 @@ def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path
     real = Path(os.path.realpath(candidate))
     if real != root_real and root_real not in real.parents:
         raise PathError(f"path escapes the store through a link: {text!r}")
-    if any(is_git_internal(seg) for seg in (*parts, *real.relative_to(root_real).parts)):
+    own = PurePosixPath(*parts).as_posix() in OWN_GIT_FILES
+    if not own and any(is_git_internal(seg) for seg in (*parts, *real.relative_to(root_real).parts)):
         # whatever a commit, journal, draft or user names: git's own files are never read or written
         raise PathError(f"path is inside git's own files, never a memory: {text!r}")
     rel = PurePosixPath(*parts).as_posix()
     return rel, candidate
+
+
+# The one git file this tool writes itself: its ledger's merge rule (forget/ledger.py).
+OWN_GIT_FILES = frozenset({".palinode-audit/.gitattributes"})
 
 
 def is_git_internal(segment: str) -> bool:

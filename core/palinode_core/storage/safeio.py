@@ -20,7 +20,7 @@ import stat as stat_mod
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-from .paths import is_git_internal
+from .paths import OWN_GIT_FILES, is_git_internal
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -67,7 +67,7 @@ def _anchor(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -
                 raise LinkRefused(errno.EINVAL, "path is outside the store", text)
             text = text[len(prefix) :]
         parts = split_rel(text)
-        if any(is_git_internal(p) for p in parts):
+        if "/".join(parts) not in OWN_GIT_FILES and any(is_git_internal(p) for p in parts):
             # the last line of defence: whatever named it, git's own files are never opened here
             raise LinkRefused(errno.EPERM, "git's own files are never read or written", text)
         return base, parts

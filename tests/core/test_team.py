@@ -1,0 +1,96 @@
+"""Team review over a git remote (issue 25): decisions recorded in different
+clones merge without a conflict, whatever the order of pulls and pushes, and a
+merge neither loses nor duplicates one. Real bare remote, real clones, the real
+CLI writing the decisions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers import git, make_git_store, palinode_file
+
+FILES = {
+    "insights/pref-tea.md": palinode_file({"id": "pref-tea", "created_at": "2031-05-01T10:00:00+00:00"},
+                                          "I drink oolong tea every morning."),
+    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+                                           "I keep bees in the back garden."),
+    "insights/pref-chess.md": palinode_file({"id": "pref-chess", "created_at": "2031-05-01T10:00:00+00:00"},
+                                            "I play chess on Sundays."),
+    "insights/forget-tea.md": palinode_file({"id": "forget-tea", "created_at": "2031-05-20T10:00:00+00:00"},
+                                            "Please forget that I drink oolong tea."),
+    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+                                             "Please forget that I keep bees."),
+    "insights/forget-chess.md": palinode_file({"id": "forget-chess", "created_at": "2031-05-20T10:00:00+00:00"},
+                                              "Please forget that I play chess."),
+}
+
+
+def audit(clone, *args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def team(tmp_path):
+    origin = make_git_store(tmp_path / "origin-work", FILES)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(bare)], check=True)
+    clones = []
+    for name in ("a", "b", "c"):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+        git(clone, "config", "user.name", name.upper())
+        git(clone, "config", "user.email", f"{name}@example.org")
+        clones.append(clone)
+    return clones
+
+
+def sync(clone, how: str) -> None:
+    git(clone, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase")
+    git(clone, "push", "-q")
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+@pytest.mark.parametrize("order", ["abc", "cba", "bca"])
+def test_three_reviewers_decisions_merge_exactly_once(team, how, order):
+    a, b, c = team
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    audit(b, "apply", "insights/forget-bees.md", "--lexical", "--yes")
+    audit(c, "dismiss", "insights/forget-chess.md", "--note", "kept on purpose", "--yes")
+    by_name = {"a": a, "b": b, "c": c}
+    for name in order:  # each pulls what the others pushed, then pushes
+        sync(by_name[name], how)
+    for clone in (a, b, c):
+        git(clone, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase")
+    for clone in (a, b, c):
+        ledger = (clone / ".palinode-audit/ledger.jsonl").read_text()
+        assert "<<<<<<<" not in ledger
+        decisions = [(e["action"], e["request"]) for e in map(json.loads, ledger.splitlines())
+                     if e.get("action") in ("apply", "dismiss")]
+        assert sorted(decisions) == [("apply", "insights/forget-bees.md"), ("apply", "insights/forget-tea.md"),
+                                     ("dismiss", "insights/forget-chess.md")]
+        states = {r["path"]: r["state"] for r in audit(clone, "requests")["requests"]}
+        assert states == {"insights/forget-tea.md": "applied", "insights/forget-bees.md": "applied",
+                          "insights/forget-chess.md": "dismissed"}
+        assert audit(clone, "integrity")["problems"] == []
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_the_same_request_applied_in_two_clones_is_one_application(team, how):
+    a, b, _c = team
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    audit(b, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    sync(a, how)
+    sync(b, how)
+    git(a, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase")
+    for clone in (a, b):
+        text = (clone / "insights/pref-tea.md").read_text()
+        assert text.count("status: archived") == 1 and "<<<<<<<" not in text
+        states = {r["path"]: r["state"] for r in audit(clone, "requests")["requests"]}
+        assert states["insights/forget-tea.md"] == "applied"
+        assert audit(clone, "integrity")["problems"] == []
