@@ -94,3 +94,68 @@ def test_the_same_request_applied_in_two_clones_is_one_application(team, how):
         states = {r["path"]: r["state"] for r in audit(clone, "requests")["requests"]}
         assert states["insights/forget-tea.md"] == "applied"
         assert audit(clone, "integrity")["problems"] == []
+
+
+def run_audit(clone, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("how", ["--merge", "--rebase"])
+def test_sync_brings_clones_together_and_checks_them_again(team, how):
+    a, b, _c = team
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    audit(b, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    first = audit(a, "sync", how, "--yes")
+    assert first["synced"] and first["pushed"] and first["problems"] == []
+    second = audit(b, "sync", how, "--yes")
+    states = {s["path"]: s["state"] for s in second["states"]}
+    assert states["insights/forget-tea.md"] == "applied" and states["insights/forget-chess.md"] == "dismissed"
+    assert second["pushed"] and second["problems"] == []
+    third = audit(a, "sync", how, "--yes")
+    assert {s["path"]: s["state"] for s in third["states"]} == states
+
+
+def test_sync_refuses_with_one_line_and_fetches_nothing(team):
+    a, b, _c = team
+    audit(b, "apply", "insights/forget-bees.md", "--lexical", "--yes")
+    git(b, "push", "-q")
+    (a / "insights/pref-tea.md").write_text("an edit of my own\n")
+    head = git(a, "rev-parse", "HEAD")
+    for args in (("sync", "--yes"), ("sync",)):
+        proc = run_audit(a, *args)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "uncommitted changes" in proc.stderr
+    assert git(a, "rev-parse", "HEAD") == head
+    assert git(a, "rev-parse", "--verify", "-q", "refs/remotes/origin/main", ) == git(a, "rev-parse", "HEAD")
+
+
+def test_a_conflict_in_memories_is_named_and_left_as_git_left_it(team):
+    a, b, _c = team
+    for clone, text in ((a, "I drink green tea.\n"), (b, "I drink black tea.\n")):
+        (clone / "insights/pref-tea.md").write_text(palinode_file({"id": "pref-tea"}, text))
+        git(clone, "commit", "-qam", "an edit")
+    git(a, "push", "-q")
+    proc = run_audit(b, "sync", "--yes")
+    assert proc.returncode == 1 and "conflict in insights/pref-tea.md" in proc.stderr
+    assert (b / ".git/MERGE_HEAD").exists()  # left for the person: nothing resolved silently
+    again = run_audit(b, "sync", "--yes")
+    assert again.returncode == 1 and "in progress" in again.stderr
+
+
+def test_sync_runs_no_hook_the_store_or_remote_names(team, tmp_path):
+    a, b, _c = team
+    marker = tmp_path / "ran"
+    for clone in (a, b):
+        for name in ("post-merge", "pre-push", "post-checkout", "reference-transaction", "post-rewrite"):
+            hook = clone / ".git/hooks" / name
+            hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+            hook.chmod(0o755)
+        # a store's own config naming programs for the transport: never run by sync
+        git(clone, "config", "remote.origin.uploadpack", f"touch {marker}; git-upload-pack")
+        git(clone, "config", "remote.origin.receivepack", f"touch {marker}; git-receive-pack")
+    audit(b, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    audit(b, "sync", "--yes")
+    audit(a, "sync", "--yes")
+    audit(a, "sync", "--rebase", "--yes")
+    assert not marker.exists()
+    assert "insights/forget-chess.md" in (a / ".palinode-audit/ledger.jsonl").read_text()

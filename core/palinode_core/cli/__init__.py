@@ -17,14 +17,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ..errors import PalinodeError, UsageError
-from . import audit_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, trust_cmds
+from . import audit_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, team_cmds, trust_cmds
 from .args import as_of_args
 from .output import error_line, render
 from .registry import Command
 
 COMMANDS: dict[str, Command] = {
     c.name: c
-    for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, delivery_cmds, trust_cmds)
+    for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, delivery_cmds, team_cmds, trust_cmds)
     for c in module.COMMANDS
 }
 

@@ -1,0 +1,101 @@
+"""``palinode-audit sync STORE``: bring a clone up to date with its remote and
+check it again (issue 25). Fetch, integrate (merge or rebase), re-check
+integrity and request states, push; through the one git runner, so nothing a
+remote or a store configures (hooks, filters, drivers) runs unless the store
+is trusted. Refused with one line, before anything is fetched, while the store
+has uncommitted changes, an interrupted operation or a merge in progress. A
+conflict is never resolved here: it names the files and leaves the store as
+git left it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import PalinodeError
+from .forget.requests import request_states
+from .inspect.integrity import integrity
+from .ops import journal
+from .ops.lock import writer_lock
+from .storage.gitstore import GitCommandFailed
+from .storage.store import Store
+
+How = Literal["merge", "rebase"]
+# The runner allows no transport at all (a partial clone's on-demand fetch would run the
+# remote's programs); sync's own fetch and push open the everyday ones, never ext::, and
+# name git's own pack programs, so a store's remote.*.uploadpack/receivepack runs nothing.
+_TRANSPORT = tuple(arg for proto in ("file", "ssh", "https", "git") for arg in ("-c", f"protocol.{proto}.allow=always"))
+
+
+def ready(store: Store) -> str | None:
+    """Why ``sync`` would refuse now, or None (a preview: nothing fetched)."""
+    with writer_lock(store):
+        return _not_ready(store)
+
+
+def sync(store: Store, how: How = "merge", push: bool = True) -> dict[str, Any]:
+    store.check_writable()
+    store.git.preflight()
+    with writer_lock(store):
+        refusal = _not_ready(store)
+        if refusal:
+            raise PalinodeError(f"{refusal}; nothing was fetched")
+        upstream = _git(store, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", read=True).strip()
+        if not upstream:
+            raise PalinodeError(
+                "this branch has no upstream (git branch --set-upstream-to REMOTE/BRANCH); nothing done"
+            )
+        before = _git(store, "rev-parse", "HEAD", read=True).strip()
+        remote = upstream.split("/", 1)[0]
+        _git(store, *_TRANSPORT, "fetch", "--quiet", "--no-recurse-submodules", "--upload-pack=git-upload-pack", remote)
+        try:
+            if how == "rebase":
+                _git(store, "rebase", "--quiet", "@{u}")
+            else:
+                _git(store, "merge", "--quiet", "--no-edit", "@{u}")
+        except PalinodeError:
+            unmerged = _git(store, "diff", "--name-only", "--diff-filter=U", read=True).split()
+            raise PalinodeError(
+                f"the {how} of {upstream} stopped on a conflict in {', '.join(unmerged) or 'the history'}: "
+                f"resolve it with git (or git {how} --abort); the store is as git left it"
+            ) from None
+        after = _git(store, "rev-parse", "HEAD", read=True).strip()
+        pushed = False
+        if push and _git(store, "rev-list", "--count", "@{u}..HEAD", read=True).strip() not in ("", "0"):
+            try:
+                _git(store, *_TRANSPORT, "push", "--quiet", "--receive-pack=git-receive-pack", remote, "HEAD")
+            except PalinodeError as exc:
+                raise PalinodeError(f"integrated {upstream} but the push was refused ({exc}); sync again") from None
+            pushed = True
+    scan = store.scan()
+    problems = integrity(store, scan.memories)
+    return {
+        "upstream": upstream,
+        "how": how,
+        "before": before,
+        "after": after,
+        "pushed": pushed,
+        "states": [s.to_dict() for s in request_states(store, scan.memories)],
+        "problems": [p.to_dict() for p in problems],
+    }
+
+
+def _not_ready(store: Store) -> str | None:
+    """Why the store cannot be synced now, or None."""
+    git_dir = Path(store.git.git_dir or "")
+    if any((git_dir / name).exists() for name in ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD")):
+        return "a merge or rebase is in progress: finish or abort it first"
+    if journal.pending(store):
+        return "an interrupted operation is on record: recover it first (palinode-audit recover)"
+    if _git(store, "status", "--porcelain", "--untracked-files=no", read=True).strip():
+        return "the store has uncommitted changes: commit or stash them first"
+    return None
+
+
+def _git(store: Store, *args: str, read: bool = False) -> str:
+    try:
+        return store.git.run(*args, read=read)
+    except GitCommandFailed as exc:
+        detail = " ".join(str(exc.stderr or exc).split())[:300]
+        verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
+        raise PalinodeError(f"git {verb} failed: {detail}") from None
