@@ -78,6 +78,13 @@ def test_three_reviewers_decisions_merge_exactly_once(team, how, order):
         assert states == {"insights/forget-tea.md": "applied", "insights/forget-bees.md": "applied",
                           "insights/forget-chess.md": "dismissed"}
         assert audit(clone, "integrity")["problems"] == []
+    # an operation A made is undone in B, exactly, from B's own history
+    ops = [o for o in audit(b, "operations")["operations"] if o["path"] == "insights/pref-tea.md"]
+    assert len(ops) == 1 and ops[0]["op"] == "supersede"  # archived as superseded by the request
+    undone = audit(b, "undo", ops[0]["commit"], "--yes")
+    assert "status: archived" not in (b / "insights/pref-tea.md").read_text(), undone
+    assert audit(b, "integrity")["problems"] == []
+    assert {r["path"]: r["state"] for r in audit(b, "requests")["requests"]}["insights/forget-tea.md"] == "pending"
 
 
 @pytest.mark.parametrize("how", ["merge", "rebase"])
