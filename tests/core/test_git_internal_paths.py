@@ -97,3 +97,24 @@ def test_xdg_cache_home_that_is_relative_or_a_file(store, tmp_path, value):
         assert proc.returncode == 0 and not (tmp_path / "relative").exists()
     else:
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "not a folder" in proc.stderr
+
+
+@pytest.mark.parametrize("rel", ["../outside.md", ".git/config", ".GIT/config"])
+def test_a_journal_entry_naming_a_path_outside_the_store_is_listed_not_run(store, rel):
+    """Issue 24, findings 0 and 8: a forged entry with `../` or a git path made integrity and
+    recover fail as a whole; now it is one listed entry, and recover never writes it."""
+    import json
+
+    folder = store / ".git" / "palinode-audit" / "journal"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "archive-forged.json").write_text(json.dumps(
+        {"kind": "archive", "id": "archive-forged", "target": rel, "index_before": {},
+         "files": [{"rel": rel, "before": "[core]\n", "after": "---\nstatus: archived\n---\n"}]}))
+    config = (store / ".git/config").read_bytes()
+    listed = audit("--json", "integrity", str(store))
+    assert listed.returncode == 0 and "did not write" in listed.stdout
+    for how in ("--rollback", "--complete"):
+        proc = audit("recover", str(store), how, "--yes")
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert (store / ".git/config").read_bytes() == config
+    git(store, "status")

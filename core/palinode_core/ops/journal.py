@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import PathError
 from ..storage import safeio
 from ..storage.store import Store
 from ..storage.textio import atomic_write
@@ -136,12 +137,12 @@ def pending(store: Store) -> list[Interrupted]:
             )
         elif entry.get("parent") in ids:
             continue  # described with its transaction
-        elif entry.get("kind") in TXN_KINDS and malformed_txn(entry):
+        elif problem := _foreign(store, entry):
             out.append(
                 Interrupted(
                     path,
                     {"kind": "unknown", "id": path.stem},
-                    f"a journal entry this tool did not write ({malformed_txn(entry)}; remove it by hand)",
+                    f"a journal entry this tool did not write ({problem}; remove it by hand)",
                     False,
                     False,
                     live=live,
@@ -165,6 +166,26 @@ def pending(store: Store) -> list[Interrupted]:
                 )
             )
     return out
+
+
+def _foreign(store: Store, entry: dict[str, Any]) -> str | None:
+    """Why ``entry`` cannot be one this tool journaled (so it is listed, never
+    acted on), or None: a malformed transaction, or a path outside the store."""
+    if entry.get("kind") in TXN_KINDS and (problem := malformed_txn(entry)):
+        return problem
+    named = [f.get("rel") if isinstance(f, dict) else f for f in entry.get("files") or []]
+    for step in entry.get("steps") or []:
+        named += [step.get("target"), step.get("history_rel")] if isinstance(step, dict) else [step]
+    for rel in named:
+        if rel is None:
+            continue
+        if not isinstance(rel, str):
+            return "a path that is not text"
+        try:
+            store.resolve(rel)
+        except PathError as exc:
+            return str(exc)
+    return None
 
 
 def _state(current: str | None, old: str | None, new: str | None) -> str:
