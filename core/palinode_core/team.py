@@ -33,6 +33,15 @@ def ready(store: Store) -> str | None:
         return _not_ready(store)
 
 
+def upstream_of(store: Store) -> str | None:
+    """The branch ``sync`` would integrate (``origin/main``), or None."""
+    try:
+        name = store.git.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", read=True).strip()
+    except GitCommandFailed:
+        return None
+    return name or None
+
+
 def sync(store: Store, how: How = "merge", push: bool = True) -> dict[str, Any]:
     store.check_writable()
     store.git.preflight()
@@ -40,7 +49,7 @@ def sync(store: Store, how: How = "merge", push: bool = True) -> dict[str, Any]:
         refusal = _not_ready(store)
         if refusal:
             raise PalinodeError(f"{refusal}; nothing was fetched")
-        upstream = _git(store, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", read=True).strip()
+        upstream = upstream_of(store)
         if not upstream:
             raise PalinodeError(
                 "this branch has no upstream (git branch --set-upstream-to REMOTE/BRANCH); nothing done"

@@ -20,14 +20,21 @@ def _sync_args(p: argparse.ArgumentParser) -> None:
 
 def _sync(args: argparse.Namespace) -> dict[str, Any]:
     from ..errors import PalinodeError
-    from ..team import ready, sync
+    from ..team import ready, sync, upstream_of
 
     store = open_session(args).store
     if not writes(args):
         refusal = ready(store)
         if refusal:
             raise PalinodeError(f"{refusal}; nothing was fetched")
-        return {"synced": False, "message": NOTHING_WRITTEN.replace("apply", "fetch, integrate and push")}
+        upstream = upstream_of(store)
+        return {
+            "synced": False,
+            "upstream": upstream,
+            "message": NOTHING_WRITTEN.replace("apply", "fetch, integrate and push")
+            if upstream
+            else "this branch has no upstream (git branch --set-upstream-to REMOTE/BRANCH); nothing was fetched",
+        }
     return {"synced": True, **sync(store, "rebase" if args.rebase else "merge", push=not args.no_push)}
 
 
