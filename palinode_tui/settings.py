@@ -65,6 +65,7 @@ def check_keymap(keymap: dict[str, str], lines: dict[str, int], path: Path) -> t
         usable[action_id] = keys
     effective = {s.id: _keys(usable.get(s.id, s.key)) for s in REGISTRY}
     shared = ("app", "main")
+    refused: set[str] = set()
     for action_id, keys in usable.items():
         spec = by_id[action_id]
         for other in REGISTRY:
@@ -74,12 +75,15 @@ def check_keymap(keymap: dict[str, str], lines: dict[str, int], path: Path) -> t
                 continue
             clash = effective[action_id] & effective[other.id]
             if clash:
+                # a clash is never applied: one of the two actions would become unreachable
                 where = f"{path}:{lines[action_id]}" if action_id in lines else str(path)
                 notices.append(
                     f"{where}: keymap entry '{action_id}: {keys}' takes {', '.join(sorted(clash))}, "
-                    f"already the key of '{other.id}'"
+                    f"already the key of '{other.id}'; ignored"
                 )
-    return usable, notices
+                refused.add(action_id)
+                break
+    return {k: v for k, v in usable.items() if k not in refused}, notices
 
 
 @dataclass

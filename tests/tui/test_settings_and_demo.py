@@ -34,11 +34,11 @@ def test_unknown_and_clashing_keymap_entries_are_warnings_with_their_line():
     config_path().parent.mkdir(parents=True, exist_ok=True)
     config_path().write_text(CONFIG)
     settings = Settings.load()
-    assert settings.keymap == {"review.apply": "d", "app.review": "f9"}
+    assert settings.keymap == {"app.review": "f9"}  # the clashing entry is refused, not applied
     unknown, clash = settings.notices
     assert unknown.startswith(f"{config_path()}:4: keymap entry 'review.aply: ctrl+a' names no action")
     assert clash.startswith(f"{config_path()}:5: keymap entry 'review.apply: d' takes d, already the key of "
-                            "'review.diff'")
+                            "'review.diff'; ignored")
 
 
 async def test_warnings_show_and_saving_the_theme_keeps_comments(tmp_path, spec_store):
@@ -97,3 +97,21 @@ def test_make_demo_says_where_its_store_is_on_close(tmp_path):
     assert sent and proc.returncode == 0, text[-2000:]
     store = next(p for p in tmp_path.glob("palinode-demo-*/store"))
     assert f"The demo store is in {store}" in text and f"Reopen it with: palinode-tui {store}" in text
+
+
+async def test_a_clashing_remap_is_refused_so_no_screen_becomes_unreachable(tmp_path, spec_store):
+    """Issue 23, item 11: `app.review: 1` was reported and applied anyway: Browse unreachable."""
+    from palinode_tui.screens.browse import BrowseScreen
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text("keymap:\n  app.review: 1\n")
+    app = PalinodeApp(spec_store, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert any("app.review: 1" in n.message and "ignored" in n.message for n in app._notifications)
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, BrowseScreen)
