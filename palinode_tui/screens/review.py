@@ -366,6 +366,7 @@ class ReviewScreen(ModeScreen):
             return
 
         def chosen(spans: frozenset[int] | None) -> None:
+            self.query_one("#candidates", KeyedTable).focus()  # back where the diff was opened from
             if self.review is not review or spans is None:
                 return  # re-planned meanwhile, or not a strike
             review.draft.choose_spans(cand, spans)

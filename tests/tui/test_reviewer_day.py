@@ -124,3 +124,21 @@ async def test_2_the_resolver_switch_and_knobs_that_mean_what_they_show(tmp_path
         await pilot.press("r")
         await settle(app, pilot)
         assert review.review.plan.resolver == "thorough" and errors(app) == []
+
+
+async def test_14_esc_from_the_diff_returns_focus_to_the_plan_table(tmp_path, spec_store):
+    from palinode_tui.screens.diff import DiffScreen
+
+    app = lexical_app(spec_store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        review.query_one("#candidates").focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        review.query_one("#candidate-detail-box").focus()  # the diff is opened from any pane
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DiffScreen)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is review and app.focused is not None and app.focused.id == "candidates"
