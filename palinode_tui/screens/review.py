@@ -93,8 +93,10 @@ class ReviewScreen(ModeScreen):
         )
         if self.review and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
+            # said once per change, and never over a dialog (the header says STALE meanwhile)
+            if not self.review.stale and self.app.screen is self:
+                self.notify("Files in this plan changed on disk; re-planning.", severity="warning")
             self.review.stale = True
-            self.notify("Files in this plan changed on disk; re-planning.", severity="warning")
             self._render_plan()
 
     def index_updated(self, mode: object) -> None:

@@ -142,3 +142,29 @@ async def test_14_esc_from_the_diff_returns_focus_to_the_plan_table(tmp_path, sp
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.screen is review and app.focused is not None and app.focused.id == "candidates"
+
+
+async def test_14_the_replanning_toast_is_said_once_and_never_over_a_dialog(tmp_path, spec_store):
+    from tui.conftest import wait_until
+
+    from palinode_tui.widgets.modals import ConfirmModal
+
+    app = lexical_app(spec_store, tmp_path, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        target = spec_store / "people/wilhelmina-fair.md"
+
+        def toasts() -> int:
+            return sum("re-planning" in n.message for n in app._notifications)
+
+        before = toasts()
+        target.write_text(target.read_text() + "\nOne line more.\n")
+        await wait_until(app, pilot, lambda: review.review is not None and review.review.stale)
+        await wait_until(app, pilot, lambda: review.review is not None and not review.review.stale)
+        assert toasts() == before + 1
+        await pilot.press("A")  # the apply dialog
+        await settle(app, pilot)
+        if isinstance(app.screen, ConfirmModal):
+            target.write_text(target.read_text() + "\nAnd another.\n")
+            await wait_until(app, pilot, lambda: review.review is None or review.review.stale, attempts=100)
+            assert toasts() == before + 1  # the dialog's buttons stay clear
