@@ -83,7 +83,7 @@ def test_yaml_examples_are_understood(tmp_path):
     settings = Settings.load()
     from palinode_tui.actions import REGISTRY
     ids = {s.id for s in REGISTRY}
-    assert settings.theme == "nord" and set(settings.keymap) <= ids
+    assert settings.theme == "nord" and set(settings.keymap) <= ids and settings.notices == []
 
 
 def test_readme_key_table_matches_the_registry():

@@ -91,6 +91,8 @@ class ReviewScreen(ModeScreen):
         self.app.run_blocking(
             self.app.session.request_states, self._states_ready, "list forget requests", "requests", exclusive=True
         )
+        if self.review is None and self.current:
+            self._render_plan()  # what the first plan waits for has moved on
         if self.review and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
             # said once per change, and never over a dialog (the header says STALE meanwhile)
@@ -98,6 +100,15 @@ class ReviewScreen(ModeScreen):
                 self.notify("Files in this plan changed on disk; re-planning.", severity="warning")
             self.review.stale = True
             self._render_plan()
+
+    def _waiting_for(self) -> str:
+        """Plain words for what the first plan waits on (the status line has the counts)."""
+        app = self.app
+        if app.live_scan is None:
+            return "reading the store"
+        if app.index is None:
+            return "indexing the store's sentences for search (progress below)"
+        return "resolving the request against the index"
 
     def index_updated(self, mode: object) -> None:
         if self.app.as_of is not None or not self.current:
@@ -257,7 +268,9 @@ class ReviewScreen(ModeScreen):
             table.refill((t["path"], record_cells(record, t)) for t in record["targets"])
             self._render_detail()
             return
-        self.query_one("#plan-header", Static).update(plan_header(review, self.current, self.app.read_only))
+        self.query_one("#plan-header", Static).update(
+            plan_header(review, self.current, self.app.read_only, self._waiting_for())
+        )
         if review is None:
             table.refill(())
             self.query_one("#candidate-detail", Static).update("")

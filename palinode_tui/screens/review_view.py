@@ -105,10 +105,14 @@ def _from_ledger(request: str, rid: str, decisions: list[dict[str, Any]]) -> Dra
     return draft
 
 
-def plan_header(review: Review | None, current: str | None, read_only: bool) -> Text:
+def plan_header(review: Review | None, current: str | None, read_only: bool, waiting: str = "") -> Text:
+    """``waiting``: what a plan not shown yet waits for (reading the store, indexing it)."""
     header = Text()
     if review is None:
-        header.append("planning…" if current else "select a forget request", style="dim italic")
+        header.append(
+            f"planning: {waiting}…" if current and waiting else "planning…" if current else "select a forget request",
+            style="dim italic",
+        )
         return header
     plan = review.plan
     header.append("pref ", style="dim")

@@ -291,12 +291,12 @@ async def test_keymap_and_theme_are_remembered(tmp_path, spec_store, monkeypatch
     import yaml
     from palinode_tui.settings import config_path
     config_path().parent.mkdir(parents=True, exist_ok=True)
-    config_path().write_text(yaml.safe_dump({"keymap": {"app.review": "r"}, "theme": "nord"}))
+    config_path().write_text(yaml.safe_dump({"keymap": {"app.review": "f9"}, "theme": "nord"}))
     app = lexical_app_for(spec_store, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.theme == "nord"
-        await pilot.press("r")
+        await pilot.press("f9")
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen)
         app.theme = "gruvbox"

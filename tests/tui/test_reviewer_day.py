@@ -168,3 +168,11 @@ async def test_14_the_replanning_toast_is_said_once_and_never_over_a_dialog(tmp_
             target.write_text(target.read_text() + "\nAnd another.\n")
             await wait_until(app, pilot, lambda: review.review is None or review.review.stale, attempts=100)
             assert toasts() == before + 1  # the dialog's buttons stay clear
+
+
+def test_14_the_first_plan_says_what_it_waits_for():
+    from palinode_tui.screens.review_view import plan_header
+
+    shown = plan_header(None, "insights/forget-w.md", False, "indexing the store's sentences for search").plain
+    assert shown == "planning: indexing the store's sentences for search…"
+    assert plan_header(None, None, False, "reading the store").plain == "select a forget request"
