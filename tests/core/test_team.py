@@ -56,7 +56,7 @@ def sync(clone, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["merge", "rebase"])
-@pytest.mark.parametrize("order", ["abc", "cba", "bca"])
+@pytest.mark.parametrize("order", ["abc", "acb", "bac", "bca", "cab", "cba"])
 def test_three_reviewers_decisions_merge_exactly_once(team, how, order):
     a, b, c = team
     audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
@@ -152,6 +152,10 @@ def test_a_conflict_in_memories_is_named_and_left_as_git_left_it(team):
 def test_sync_runs_no_hook_the_store_or_remote_names(team, tmp_path):
     a, b, _c = team
     marker = tmp_path / "ran"
+    # the remote's history names a filter for every file (committed before any hook exists)
+    (b / ".gitattributes").write_text("* filter=evil\n")
+    git(b, "add", ".gitattributes")
+    git(b, "commit", "-qm", "attributes")
     for clone in (a, b):
         for name in ("post-merge", "pre-push", "post-checkout", "reference-transaction", "post-rewrite"):
             hook = clone / ".git/hooks" / name
@@ -160,6 +164,9 @@ def test_sync_runs_no_hook_the_store_or_remote_names(team, tmp_path):
         # a store's own config naming programs for the transport: never run by sync
         git(clone, "config", "remote.origin.uploadpack", f"touch {marker}; git-upload-pack")
         git(clone, "config", "remote.origin.receivepack", f"touch {marker}; git-receive-pack")
+    # ... and the clone's own config defines it
+    git(a, "config", "filter.evil.smudge", f"sh -c 'touch {marker}; cat'")
+    git(a, "config", "filter.evil.clean", f"sh -c 'touch {marker}; cat'")
     audit(b, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
     audit(b, "sync", "--yes")
     audit(a, "sync", "--yes")
