@@ -164,10 +164,14 @@ async def test_14_the_replanning_toast_is_said_once_and_never_over_a_dialog(tmp_
         assert toasts() == before + 1
         await pilot.press("A")  # the apply dialog
         await settle(app, pilot)
-        if isinstance(app.screen, ConfirmModal):
-            target.write_text(target.read_text() + "\nAnd another.\n")
-            await wait_until(app, pilot, lambda: review.review is None or review.review.stale, attempts=100)
-            assert toasts() == before + 1  # the dialog's buttons stay clear
+        assert isinstance(app.screen, ConfirmModal)
+        seen = app.live_scan.memories["people/wilhelmina-fair.md"].fingerprint
+        target.write_text(target.read_text() + "\nAnd another.\n")
+        await wait_until(  # the app has read the change
+            app, pilot, lambda: app.live_scan.memories["people/wilhelmina-fair.md"].fingerprint != seen
+        )
+        await settle(app, pilot)
+        assert toasts() == before + 1  # the dialog's buttons stay clear
 
 
 def test_14_the_first_plan_says_what_it_waits_for():
