@@ -90,3 +90,26 @@ def test_never_inside_the_store_nor_over_a_folder(store, tmp_path):
     with pytest.raises(PalinodeError, match="a folder"):
         write_output(store, "x", tmp_path)
     assert not (store / "people" / "new.md").exists()
+
+
+def test_a_strike_is_shown_as_words_wrapped_to_the_terminal_and_exactly_on_request(tmp_path):
+    """Issue 23, item 15: a one-paragraph memory's strike was two 500-character lines."""
+    paragraph = ("Profile notes. I live in Berlin and work at Stripe. " + "I bike to the office most days. " * 15).strip()
+    root = make_git_store(tmp_path / "w", {
+        "people/me.md": palinode_file({"id": "me", "created_at": "2031-04-01T10:00:00+00:00"}, paragraph),
+        "insights/forget-berlin.md": palinode_file({"id": "f", "created_at": "2031-05-20T10:00:00+00:00"},
+                                                   "Please forget that I live in Berlin."),
+    })
+
+    def plan(*extra: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "plan", str(root), "insights/forget-berlin.md",
+                               "--lexical", *extra], capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "80", "XDG_CACHE_HOME": str(tmp_path / "c")})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    words = plan()
+    assert any("[-I-]{+~~I+}" in line for line in words) and any("[RETRACTED" in line for line in words)
+    assert max(len(line) for line in words if line.startswith("    ~ ") or line.startswith("      ")) <= 80
+    exact = plan("--exact")
+    assert any(line.startswith("    -Profile notes.") and len(line) > 400 for line in exact)

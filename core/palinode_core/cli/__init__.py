@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         data = {"as_of": point.to_dict(), **data}
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     try:
-        print(render(args.command, data, args.json, colour), flush=True)
+        print(render(args.command, data, args.json, colour, getattr(args, "exact", False)), flush=True)
     except BrokenPipeError:  # the reader (a pager, `head`) stopped early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way

@@ -177,6 +177,7 @@ def knob_args(p: argparse.ArgumentParser, *, request_optional: bool = False) -> 
         help="embed every sentence not embedded yet first (loads the model; progress on stderr); "
         "by default a plan uses the vectors already computed and says how many that is",
     )
+    p.add_argument("--exact", action="store_true", help="show diffs line by line, byte for byte (not as words)")
     p.add_argument(
         "--resolver",
         choices=("thorough", "palinode"),
