@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -325,9 +326,10 @@ def test_pathspec_like_names_commit_exactly_that_file(tmp_path, name):
     assert sorted(f.strip("\n") for f in files) == sorted([name, history])
     status = git(root, "status", "--porcelain", "-z").split("\0")
     assert " M a.md" in status and "M  b.md" in status and "?? untracked.md" in status
-    body = git(root, "log", "-1", "--format=%B", done.commit)
-    assert body.count("\n") <= 2, "the subject is one line: nothing forged below it"
-    assert not git(root, "log", "-1", "--format=%(trailers)", done.commit).strip()
+    subject, _, rest = git(root, "log", "-1", "--format=%B", done.commit).partition("\n")
+    assert subject.startswith("palinode archive: "), "the subject is one line: nothing forged below it"
+    trailers = git(root, "log", "-1", "--format=%(trailers)", done.commit).strip()
+    assert rest.strip() == trailers and re.fullmatch(r"Operation-Id: apply-[0-9a-f]{12}", trailers)
     op = operations(store)[0]
     assert (op.op, op.path) == ("archive", name)
 
@@ -340,9 +342,9 @@ def test_newline_name_never_forges_a_trailer(tmp_path):
     git(root, "commit", "-qm", "odd name")
     store = Store(root, clock=Clock())
     done = apply(store, lifecycle.plan_archive(store, name))
-    assert git(root, "log", "-1", "--format=%(trailers)", done.commit).strip() == ""
+    assert git(root, "log", "-1", "--format=%(trailers)", done.commit).strip().startswith("Operation-Id: apply-")
     commit = store.git.log(limit=1)[0]
-    assert commit.trailers == {} and "\n" not in commit.subject
+    assert list(commit.trailers) == ["Operation-Id"] and "\n" not in commit.subject
     assert operations(store)[0].path == name
     sibling = (root / (name[:-3] + "-history.md")).read_text()
     assert sibling.count("<!-- fact:") == 1 and "\nForget-Request" not in sibling

@@ -6,6 +6,7 @@ CLI writing the decisions."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -28,9 +29,13 @@ FILES = {
 }
 
 
+# Each reviewer commits as their clone's own git identity, not the suite's.
+REVIEWER_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+
+
 def audit(clone, *args: str) -> dict:
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=REVIEWER_ENV)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -105,7 +110,7 @@ def test_the_same_request_applied_in_two_clones_is_one_application(team, how):
 
 def run_audit(clone, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=REVIEWER_ENV)
 
 
 @pytest.mark.parametrize("how", ["--merge", "--rebase"])
@@ -173,3 +178,40 @@ def test_sync_runs_no_hook_the_store_or_remote_names(team, tmp_path):
     audit(a, "sync", "--rebase", "--yes")
     assert not marker.exists()
     assert "insights/forget-chess.md" in (a / ".palinode-audit/ledger.jsonl").read_text()
+
+
+def test_an_undo_still_names_its_operation_after_a_rebase_rewrote_both(team):
+    a, b, _c = team
+    audit(b, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    op = next(o for o in audit(b, "operations")["operations"] if o["path"] == "insights/pref-tea.md")
+    audit(b, "undo", op["commit"], "--yes")
+    audit(a, "apply", "insights/forget-bees.md", "--lexical", "--yes")
+    sync(a, "merge")
+    sync(b, "rebase")  # B's apply and undo are replayed on A's work: new shas for both
+    ops = [o for o in audit(b, "operations")["operations"] if o["path"] == "insights/pref-tea.md"]
+    original = next(o for o in ops if o["op"] == "supersede")
+    assert original["commit"] != op["commit"], "the rebase rewrote the operation"
+    assert original["undone_by"], "the undo still names it, by its Operation-Id"
+    assert git(b, "log", "-1", "--format=%(trailers:key=Undoes-Operation,valueonly)", original["undone_by"]).strip() \
+        == git(b, "log", "-1", "--format=%(trailers:key=Operation-Id,valueonly)", original["commit"]).strip()
+    states = {r["path"]: r["state"] for r in audit(b, "requests")["requests"]}
+    assert states["insights/forget-tea.md"] == "pending" and states["insights/forget-bees.md"] == "applied"
+    redone = audit(b, "redo", original["commit"], "--yes")
+    assert "status: archived" in (b / "insights/pref-tea.md").read_text(), redone
+    assert audit(b, "integrity")["problems"] == []
+
+
+def test_every_decision_names_who_made_it(team):
+    a, b, c = team
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    audit(c, "dismiss", "insights/forget-chess.md", "--note", "kept on purpose", "--yes")
+    for clone in (a, c, a):
+        sync(clone, "merge")
+    entries = [json.loads(line) for line in (a / ".palinode-audit/ledger.jsonl").read_text().splitlines()]
+    by = {(e["action"], e["request"]): e["decided_by"] for e in entries}
+    assert by[("apply", "insights/forget-tea.md")] == "A <a@example.org>"
+    assert by[("dismiss", "insights/forget-chess.md")] == "C <c@example.org>"
+    assert all(e["v"] == 1 for e in entries)
+    report = audit(a, "report", "--since", "2000-01-01")
+    decisions = {(d["action"], r["path"]): d["by"] for r in report["requests"] for d in r["decisions"]}
+    assert decisions[("dismiss", "insights/forget-chess.md")] == "C <c@example.org>"

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..ops.apply import commit_files
+from ..ops.apply import commit_files, step_op_id
 from ..ops.lock import writer_lock
 from ..storage.store import AUDIT_DIR, Store
 
@@ -19,6 +19,8 @@ LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 ATTRIBUTES_REL = f"{AUDIT_DIR}/.gitattributes"
 ATTRIBUTES = "ledger.jsonl merge=union\n"
 CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
+# The version of the record format (docs/records.md); a record without one predates it.
+RECORD_VERSION = 1
 
 
 def read_ledger(store: Store) -> list[dict[str, Any]]:
@@ -63,7 +65,9 @@ def record(
     store.check_writable()
     store.git.preflight()
     at = store.now().isoformat()
-    entry = {"at": at, **entry}
+    # who decided, as git names them: the same identity the ledger commit is authored by
+    stamp = {"at": at, "v": RECORD_VERSION, "decided_by": store.git.identity()}
+    entry = {**stamp, **entry}
     with writer_lock(store):
         before = store.read_optional(LEDGER_REL)[0]  # refuses a linked ledger or folder
         head = before or ""
@@ -71,7 +75,7 @@ def record(
             head += "\n"
         after = head + "".join(
             json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
-            for line in (entry, *({"at": at, **a} for a in also))
+            for line in (entry, *({**stamp, **a} for a in also))
         )
         subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
@@ -87,6 +91,7 @@ def record(
                 "subject": subject.strip(),
                 "trailers": trailers,
                 "parent": parent,
+                "op_id": step_op_id(parent, "ledger") if parent else None,
             },
             files,
             fault,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import NotAForgetRequest
-from ..ops.subjects import parse_subject
+from ..ops.subjects import OP_ID_TRAILER, UNDOES_OP_TRAILER, parse_subject
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
@@ -146,17 +146,20 @@ def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]
     undone: dict[str, set[str]] = {}
     prefix = store.config.commit_prefix
     commits = store.git.log(limit=500)
-    by_sha = {c.sha: c for c in commits}
+    by_ref = {c.sha: c for c in commits}
+    by_ref.update({c.trailers[OP_ID_TRAILER]: c for c in reversed(commits) if c.trailers.get(OP_ID_TRAILER)})
     for commit in commits:
         op = parse_subject(commit.subject, prefix)
         if op is None:
             continue
         undoes, redoes = commit.trailers.get("Undoes"), "Redoes" in commit.trailers
+        # by sha, or by the operation's id when a rebase rewrote the sha
+        undid = by_ref.get(undoes or "") or by_ref.get(commit.trailers.get(UNDOES_OP_TRAILER) or "")
         if op.op == "retract" and not undoes and not redoes:
             # by path, so a commit only counts for a memory that is struck for the request now
             by_hand.setdefault(commit.trailers.get("Forget-Request", ""), set()).add(op.path)
-        elif undoes and not redoes and undoes in by_sha:
-            original = parse_subject(by_sha[undoes].subject, prefix)
+        elif undoes and not redoes and undid is not None:
+            original = parse_subject(undid.subject, prefix)
             if original is not None:
                 for key in (original.counterpart, commit.trailers.get("Retraction-Id")):
                     if key:

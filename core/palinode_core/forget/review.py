@@ -205,6 +205,7 @@ def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
             "route": entry["steps"][d["index"]].get("route"),
             "spans": d.get("spans", []),
             "commit": d["commit"],
+            **({"op_id": d["op_id"]} if d.get("op_id") else {}),
         }
         for d in committed(entry)
     ]

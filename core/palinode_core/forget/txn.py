@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import PalinodeError, ReadOnlyError
 from ..ops import journal, lifecycle
-from ..ops.apply import Fault, apply, put_back
+from ..ops.apply import Fault, apply, put_back, step_op_id
 from ..ops.journal import Interrupted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
@@ -100,6 +100,7 @@ class Transaction:
             {
                 "index": index,
                 "commit": sha,
+                "op_id": step_op_id(self.entry["id"], index),
                 "path": plan.target,
                 "op": plan.op,
                 "subject": plan.commit_subject,
@@ -241,6 +242,7 @@ def finish(
                     {
                         "index": index,
                         "commit": sha or (found[0].sha if found else None),
+                        "op_id": step_op_id(entry["id"], index),
                         "path": step["target"],
                         "op": step["op"],
                         "subject": step["subject"],

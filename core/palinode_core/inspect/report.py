@@ -220,7 +220,9 @@ def _one(
                 "route": route,
                 "coverage": evidence.pop("coverage"),
                 "decision": "approved" if decided else "automatic",
-                "decided_by": (decided.get("recorded") or {}).get("author") if decided else None,
+                "decided_by": (decided.get("decided_by") or (decided.get("recorded") or {}).get("author"))
+                if decided
+                else None,
                 "commit": commit.sha,
                 "evidence": {**evidence, "reason": None, "rank": None},
                 "flags": [],
@@ -323,7 +325,7 @@ def _decision_row(entry: dict[str, Any]) -> dict[str, Any]:
         "action": str(entry.get("action")),
         "at": entry.get("at"),
         "note": entry.get("note"),
-        "by": recorded.get("author"),
+        "by": entry.get("decided_by") or recorded.get("author"),
         "commit": recorded.get("commit"),
         "approved": paths("approved"),
         "rejected": paths("rejected"),

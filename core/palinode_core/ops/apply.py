@@ -9,6 +9,7 @@ success from what HEAD really holds, never from git's wording."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from . import journal
 from .journal import in_head
 from .lock import writer_lock
 from .plan import Applied, Plan
+from .subjects import OP_ID_TRAILER
 
 # Fault-injection points, in order, for the reliability tests.
 APPLY_STEPS = ("after_check", "after_file_write", "after_history_write", "before_commit")
@@ -70,6 +72,7 @@ def apply(
             "trailers": plan.trailers,
             "parent": parent,
             "step": step_index,
+            "op_id": step_op_id(parent, step_index) if parent and step_index is not None else None,
         }
         sha = commit_files(
             store,
@@ -185,6 +188,10 @@ def commit_files(
     step = fault or _nothing
     rels = [f["rel"] for f in files]
     name = meta.get("target") or rels[0]
+    # The id travels in the commit, so a record names the operation whatever its sha becomes
+    # after a rebase; journaled with the message, so a recovered commit carries the same id.
+    op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"))
+    meta = {**meta, "op_id": op_id, "trailers": {**(meta.get("trailers") or {}), OP_ID_TRAILER: op_id}}
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
         index_before = store.git.index_entries(rels)
@@ -254,6 +261,16 @@ def commit_files(
         on_commit(sha)
     journal.clear(entry)
     return sha
+
+
+def new_op_id(kind: str) -> str:
+    return f"{kind}-{uuid.uuid4().hex[:12]}"
+
+
+def step_op_id(txn_id: str, step: int | str) -> str:
+    """The id of one step of a transaction (or its ``ledger`` record): known
+    before the commit exists, so the transaction's journal names it too."""
+    return f"{txn_id}.{step}"
 
 
 def _reason(exc: BaseException, name: str) -> str:

@@ -19,6 +19,11 @@ SUBJECT_RE = re.compile(
 AUDIT_PREFIX = "palinode-audit"
 # Our reviewed applies, withdrawals, undos and redos carry these; Palinode's own commits carry none.
 OUR_TRAILERS = ("Forget-Request", "Retraction-Id", "Undoes", "Redoes")
+# Every commit this tool makes carries an id of its operation; an undo and a redo name the
+# operation they take back by id as well as by sha, since a rebase changes the sha.
+OP_ID_TRAILER = "Operation-Id"
+UNDOES_OP_TRAILER = "Undoes-Operation"
+REDOES_OP_TRAILER = "Redoes-Operation"
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ class GitStore:
         self.on_command = on_command
         self.read_only = read_only
         self._identity_ok = False  # checked once per store: it does not change mid-session
+        self._identity: str | None = None
         git_dir = find_git_dir(self.root)
         self.git_dir: Path | None = git_dir
         self.repo: _Repo | None = _Repo(str(git_dir), str(self.root)) if git_dir else None
@@ -206,7 +207,7 @@ class GitStore:
         self._refuse_untrusted_signing()
         if not self._identity_ok:
             try:
-                self.run("var", "GIT_COMMITTER_IDENT", read=True)
+                self._identity = _ident_name(self.run("var", "GIT_AUTHOR_IDENT", read=True))
             except GitCommandFailed as exc:
                 raise GitError(
                     self._explain(exc, "no git identity is configured; set user.name and user.email")
@@ -222,6 +223,16 @@ class GitStore:
                 "another git process holds .git/index.lock; try again when it has finished "
                 "(remove the lock only if no git command is running)"
             )
+
+    def identity(self) -> str:
+        """Who the store's commits are made by, as git names them (``Name <email>``):
+        the author a decision is recorded under. Checked by ``preflight``."""
+        if self._identity is None:
+            try:
+                self._identity = _ident_name(self.run("var", "GIT_AUTHOR_IDENT", read=True))
+            except GitCommandFailed:
+                return "unknown"
+        return self._identity
 
     def _refuse_untrusted_signing(self) -> None:
         if self._profile is None:
@@ -392,3 +403,9 @@ class GitStore:
             return self.run("cat-file", "blob", f"{rev}:{path}", read=True)
         except GitCommandFailed:
             return None
+
+
+def _ident_name(ident: str) -> str:
+    """``Name <email> 1700000000 +0000`` without its time: who, not when."""
+    name, bracket, _when = ident.strip().rpartition(">")
+    return escape_control(name + bracket) if bracket else escape_control(ident.strip())

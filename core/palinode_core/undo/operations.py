@@ -11,7 +11,7 @@ from typing import Any, Literal, cast
 from ..errors import PalinodeError, UsageError
 from ..ops import lifecycle
 from ..ops.plan import Plan
-from ..ops.subjects import SUBJECT_RE
+from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, SUBJECT_RE, UNDOES_OP_TRAILER
 from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.store import Store
 from ..text.history import parse_entries
@@ -44,6 +44,12 @@ class Operation:
     undone_by: str | None = None
     undone_at: str | None = None
     redone_by: str | None = None
+    undone_by_op: str | None = None  # the undo's Operation-Id, for a redo to name
+
+    @property
+    def op_id(self) -> str | None:
+        """The id the commit carries (``Operation-Id:``); None on Palinode's own and older commits."""
+        return self.trailers.get(OP_ID_TRAILER) or None
 
     @property
     def undone(self) -> bool:
@@ -82,13 +88,19 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
     the same file (the redo of an operation is the inverse of its undo)."""
     found = _read(store, limit)
     by_sha = {o.commit: o for o in found}
+    by_id = {o.op_id: o for o in reversed(found) if o.op_id}  # an id seen twice: the newest commit
+
+    def named(o: Operation, sha_key: str, id_key: str) -> Operation | None:
+        # by sha first; by id when a rebase rewrote the sha the trailer names
+        return by_sha.get(o.trailers.get(sha_key, "")) or by_id.get(o.trailers.get(id_key, ""))
+
     undone: dict[str, Operation] = {}
     redone: dict[str, str] = {}
     for o in found:
-        target = by_sha.get(o.trailers.get("Undoes", ""))
+        target = named(o, "Undoes", UNDOES_OP_TRAILER)
         if target is not None and target.path == o.path and _TAKES_BACK[_KIND[target.op]] == _KIND[o.op]:
             undone.setdefault(target.commit, o)  # newest first: the latest undo wins
-        original = by_sha.get(o.trailers.get("Redoes", ""))
+        original = named(o, "Redoes", REDOES_OP_TRAILER)
         if original is not None and original.path == o.path and _KIND[original.op] == _KIND[o.op]:
             redone.setdefault(original.commit, o.commit)
     return [
@@ -97,6 +109,7 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
             undone_by=undone[o.commit].commit if o.commit in undone else None,
             undone_at=undone[o.commit].date if o.commit in undone else None,
             redone_by=redone.get(o.commit),
+            undone_by_op=undone[o.commit].op_id if o.commit in undone else None,
         )
         for o in found
     ]
@@ -186,7 +199,7 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
             raise PalinodeError(f"{short} was already undone in {operation.undone_by[:7]}; redo it instead")
         raise PalinodeError(f"{short} was undone and then redone in {operation.redone_by[:7]}; undo that commit")
     pref = None
-    trailers = {"Undoes": operation.commit}
+    trailers = {"Undoes": operation.commit, **({UNDOES_OP_TRAILER: operation.op_id} if operation.op_id else {})}
     if operation.op in ("retract", "unretract"):
         pref = pref_for(store, operation.path, operation.trailers.get("Retraction-Id"), operation.op)
         if pref is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..errors import PalinodeError
 from ..ops import lifecycle
 from ..ops.plan import Plan
+from ..ops.subjects import REDOES_OP_TRAILER, UNDOES_OP_TRAILER
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from .operations import Operation, pref_for
@@ -25,6 +26,10 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
         raise PalinodeError(f"{short} was already redone in {operation.redone_by[:7]}; act on that commit")
     trailers = {k: v for k, v in operation.trailers.items() if k in ("Forget-Request", "Retraction-Id")}
     trailers.update(Redoes=operation.commit, Undoes=operation.undone_by)
+    if operation.op_id:
+        trailers[REDOES_OP_TRAILER] = operation.op_id
+    if operation.undone_by_op:
+        trailers[UNDOES_OP_TRAILER] = operation.undone_by_op
     if operation.op == "retract":
         rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
         pref = pref_for(store, operation.path, rid, "retract")

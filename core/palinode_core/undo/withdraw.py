@@ -118,7 +118,8 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
 
 
 def _commit_of(done: dict[str, Any]) -> dict[str, Any]:
-    return {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
+    found = {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
+    return {**found, "op_id": done["op_id"]} if done.get("op_id") else found
 
 
 def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
