@@ -92,7 +92,16 @@ def snapshot(root: Path) -> dict[str, str]:
 def commits(root: Path) -> list[str]:
     run = subprocess.run(["git", "-C", str(root), "log", "--format=%B%x1e"], capture_output=True, text=True,
                          check=False, env={**os.environ, **GIT_ENV})
-    return [c.strip() for c in run.stdout.split("\x1e") if c.strip()]
+    return [_without_ids(c) for c in run.stdout.split("\x1e") if c.strip()]
+
+
+# Our commits add an id trailer Palinode's lack (docs/format.md, "Operation ids"): the
+# subject and every trailer Palinode writes are compared; the ids are not.
+_ID_TRAILERS = ("Operation-Id: ", "Undoes-Operation: ", "Redoes-Operation: ")
+
+
+def _without_ids(message: str) -> str:
+    return "\n".join(line for line in message.strip().splitlines() if not line.startswith(_ID_TRAILERS)).strip()
 
 
 @dataclass

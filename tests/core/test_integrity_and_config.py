@@ -153,7 +153,8 @@ def test_every_problem_kind_has_a_test():
     assert len(found) >= 9
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
-              "multiline_strike", "temp_file", "ledger_conflict"}
+              "multiline_strike", "temp_file", "ledger_conflict",
+              "ledger_unbacked"}  # tests/core/test_team.py, every forgery
     assert found == tested
 
 

@@ -106,7 +106,7 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
     assert sneakers["resolver"]["by"] == "palinode-audit (reviewed)" and sneakers["resolver"]["search_mode"] == "lexical"
     assert sneakers["resolver"]["knobs_source"] == "ledger" and sneakers["state"] == "applied"
     [target] = sneakers["targets"]
-    assert target["decision"] == "approved" and target["decided_by"] == "Test Author" and target["route"] == "archive"
+    assert target["decision"] == "approved" and target["decided_by"] == "Test Author <author@example.test>" and target["route"] == "archive"
     assert target["coverage"] > 0.05 and "sneakers" in target["evidence"]["shared_words"]
     assert target["evidence"]["reason"].startswith("coverage") and target["evidence"]["rank"] >= 1
     assert sneakers["filed"]["date"].startswith("2031-05-16") and sneakers["decisions"][0]["note"] == NOTES["sneakers"]
@@ -116,7 +116,7 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
     assert ottoline["operations"] == [] and ottoline["decisions"][0]["note"] == NOTES["ottoline"]
     tea = by_path["insights/forget-tea.md"]
     assert tea["state"] == "dismissed" and [d["action"] for d in tea["decisions"]] == ["dismiss"]
-    assert tea["decisions"][0]["note"] == NOTES["tea"] and tea["decisions"][0]["by"] == "Test Author"
+    assert tea["decisions"][0]["note"] == NOTES["tea"] and tea["decisions"][0]["by"] == "Test Author <author@example.test>"
     w = by_path["insights/forget-w.md"]
     assert [d["action"] for d in w["decisions"]] == ["apply", "residue", "flag", "flag"]  # the leak check follows each apply
     assert {t["path"]: t for t in w["targets"]}["people/wilhelmina-fair.md"]["flags"] == [NOTES["flag_target"]]

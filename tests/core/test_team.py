@@ -215,3 +215,41 @@ def test_every_decision_names_who_made_it(team):
     report = audit(a, "report", "--since", "2000-01-01")
     decisions = {(d["action"], r["path"]): d["by"] for r in report["requests"] for d in r["decisions"]}
     assert decisions[("dismiss", "insights/forget-chess.md")] == "C <c@example.org>"
+
+
+def commit_ledger_line(clone, entry: dict, subject: str, trailers: str = "") -> None:
+    with (clone / ".palinode-audit/ledger.jsonl").open("a") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    git(clone, "add", ".palinode-audit/ledger.jsonl")
+    git(clone, "commit", "-qm", subject + (f"\n\n{trailers}" if trailers else ""))
+
+
+@pytest.mark.parametrize("forgery", ["plain commit", "other request", "other decider", "no such commit"])
+def test_a_pulled_record_history_does_not_back_is_reported_and_not_believed(team, forgery):
+    a, b, _c = team
+    audit(a, "apply", "insights/forget-bees.md", "--lexical", "--yes")  # a real decision, believed
+    dismiss = {"action": "dismiss", "at": "2031-06-01T00:00:00+00:00", "note": "nobody said so",
+               "request": "insights/forget-tea.md", "v": 1}
+    if forgery == "plain commit":
+        commit_ledger_line(a, dismiss, "tidy notes")
+    elif forgery == "other request":
+        commit_ledger_line(a, dismiss, "palinode-audit ledger: dismiss insights/forget-chess.md",
+                           "Forget-Request: insights/forget-chess.md")
+    elif forgery == "other decider":
+        commit_ledger_line(a, {**dismiss, "decided_by": "Boss <boss@example.org>"},
+                           "palinode-audit ledger: dismiss insights/forget-tea.md",
+                           "Forget-Request: insights/forget-tea.md")
+    else:
+        apply = {"action": "apply", "at": "2031-06-01T00:00:00+00:00", "request": "insights/forget-tea.md",
+                 "approved": [{"commit": "0" * 40, "op_id": "forget-000000000000.0", "path": "insights/pref-tea.md",
+                               "route": "archive"}], "v": 1}
+        commit_ledger_line(a, apply, "palinode-audit ledger: apply insights/forget-tea.md",
+                           "Forget-Request: insights/forget-tea.md")
+    sync(a, "merge")
+    sync(b, "merge")
+    problems = audit(b, "integrity")["problems"]
+    assert [p["kind"] for p in problems] == ["ledger_unbacked"], problems
+    assert "forget-tea.md" in problems[0]["detail"] and "not believed" in problems[0]["detail"]
+    states = {r["path"]: r["state"] for r in audit(b, "requests")["requests"]}
+    assert states["insights/forget-tea.md"] == "pending", "a forged decision decides nothing"
+    assert states["insights/forget-bees.md"] == "applied"

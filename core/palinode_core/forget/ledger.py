@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..ops.apply import commit_files, step_op_id
 from ..ops.lock import writer_lock
+from ..ops.subjects import parse_subject
+from ..storage.gitstore import GitCommandFailed
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
@@ -101,3 +104,156 @@ def record(
 
 def decisions_for(ledger: list[dict[str, Any]], request_path: str) -> list[dict[str, Any]]:
     return [e for e in ledger if e.get("request") == request_path]
+
+
+LEDGER_SUBJECT = "palinode-audit ledger"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The commit that added one ledger line: who recorded it, when, under what subject."""
+
+    commit: str
+    subject: str
+    author: str  # Name <email>
+    date: str
+    request: str  # its Forget-Request trailer, or ""
+
+
+@dataclass(frozen=True)
+class Unbelieved:
+    """A ledger record that history does not back, and why."""
+
+    entry: dict[str, Any]
+    why: str
+
+
+def provenance(store: Store) -> dict[str, Provenance]:
+    """Each ledger line -> the non-merge commit that first added it. A union
+    merge keeps each side's own commit as the one that added its lines, and a
+    rebase replays them as commits of the same kind; a line that only a merge
+    (a hand resolution) or a stranger's commit added is not ours."""
+    fmt = "%x1e%H%x1f%s%x1f%an <%ae>%x1f%aI%x1f%(trailers:key=Forget-Request,valueonly,separator=%x2C)%x1f"
+    try:
+        out = store.git.run_bytes(
+            "log",
+            "-p",
+            "--no-merges",
+            "--topo-order",
+            "--reverse",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--unified=0",
+            f"--format={fmt}",
+            store.git.tip(),
+            "--",
+            LEDGER_REL,
+            read=True,
+        ).decode("utf-8", "replace")
+    except GitCommandFailed:
+        return {}  # no history yet
+    found: dict[str, Provenance] = {}
+    for record in out.split("\x1e")[1:]:
+        fields = record.split("\x1f")
+        if len(fields) < 6:
+            continue
+        sha, subject, author, date, request = (f.strip("\n") for f in fields[:5])
+        who = Provenance(sha, subject, author, date, request)
+        for line in "\x1f".join(fields[5:]).split("\n"):
+            if line.startswith("+") and not line.startswith("+++ "):
+                found.setdefault(line[1:], who)
+    return found
+
+
+def unbelieved(store: Store, text: str | None = None) -> list[Unbelieved]:
+    """The ledger's records that its history does not back: added by no ledger
+    commit of this tool, by one filed under another request, or naming a
+    decider other than the commit's author. Such a record is reported by
+    ``integrity`` and decides no request's state. Empty for a shallow clone,
+    whose older lines have no commit here to be checked against."""
+    text = store.read_text(LEDGER_REL) if text is None else text
+    if not text or store.git.shallow():
+        return []
+    found = provenance(store)
+    out: list[Unbelieved] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        if line in seen or line.startswith(CONFLICT_MARKERS):
+            continue
+        seen.add(line)
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(entry, dict):
+            continue
+        why = _why_unbelieved(entry, found.get(line))
+        if why:
+            out.append(Unbelieved(entry, why))
+    return out
+
+
+def _why_unbelieved(entry: dict[str, Any], source: Provenance | None) -> str | None:
+    if source is None:
+        return "no commit of its own added it (written by hand, or in a merge)"
+    if not source.subject.startswith(LEDGER_SUBJECT):
+        return f"added by commit {source.commit[:10]} ({source.subject[:60]!r}), not by a ledger commit"
+    request = entry.get("request")
+    if isinstance(request, str) and source.request and source.request != request:
+        return f"added by commit {source.commit[:10]}, which was filed for {source.request}"
+    decided_by = entry.get("decided_by")
+    if isinstance(decided_by, str) and decided_by != source.author:
+        return f"names {decided_by} as its decider, but commit {source.commit[:10]} was made by {source.author}"
+    return None
+
+
+def believed(store: Store, ledger: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``ledger`` without the records history does not back."""
+    doubted = unbelieved(store)
+    if not doubted:
+        return ledger
+    keys = {json.dumps(d.entry, sort_keys=True) for d in doubted}
+    return [e for e in ledger if json.dumps(e, sort_keys=True) not in keys]
+
+
+def unmatched_commits(store: Store, ledger: list[dict[str, Any]]) -> list[Unbelieved]:
+    """Apply and withdraw records naming a commit that history does not hold:
+    not by its sha, not by its Operation-Id (a rebase rewrites the sha), nor as
+    the same operation for the same request (a rebase drops a commit another
+    clone had already made: one application, recorded twice)."""
+    claims = [
+        (entry, item)
+        for entry in ledger
+        if entry.get("action") in ("apply", "withdraw")
+        for item in [*(entry.get("approved") or []), *(entry.get("commits") or [])]
+        if isinstance(item, dict) and isinstance(item.get("commit"), str)
+    ]
+    if not claims:
+        return []
+    fmt = "%H%x1f%(trailers:key=Operation-Id,valueonly,separator=%x2C)%x1f%(trailers:key=Forget-Request,valueonly,separator=%x2C)%x1f%s"
+    try:
+        out = store.git.run("log", f"--format={fmt}", store.git.tip(), read=True)
+    except GitCommandFailed:
+        out = ""
+    shas: set[str] = set()
+    op_ids: set[str] = set()
+    done: set[tuple[str, str]] = set()  # (request, path) of each operation filed for a request
+    for line in out.splitlines():
+        sha, op_id, request, subject = [*line.split("\x1f", 3), "", "", ""][:4]
+        shas.add(sha)
+        op_ids.add(op_id)
+        parsed = parse_subject(subject, store.config.commit_prefix)
+        if parsed is not None:
+            done.add((request or parsed.counterpart or "", parsed.path))
+    out_list: list[Unbelieved] = []
+    for entry, item in claims:
+        if item["commit"] in shas or item.get("op_id") in op_ids:
+            continue
+        if (str(entry.get("request") or ""), str(item.get("path") or "")) in done:
+            continue
+        out_list.append(
+            Unbelieved(entry, f"names commit {item['commit'][:10]} ({item.get('path')}), which history does not hold")
+        )
+    return out_list

@@ -13,7 +13,7 @@ from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
 from ..text.words import normalize_pref, retraction_id
-from .ledger import decisions_for, read_ledger
+from .ledger import believed, decisions_for, read_ledger
 
 RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed"]
 
@@ -98,7 +98,7 @@ class RequestState:
 
 
 def request_states(store: Store, memories: Mapping[str, Memory]) -> list[RequestState]:
-    ledger = read_ledger(store)
+    ledger = believed(store, read_ledger(store))  # a record history does not back decides nothing
     states = []
     requests = find_requests(memories)
     by_hand, undone = _from_history(store) if requests else ({}, {})

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL
+from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL, parse_ledger, unbelieved, unmatched_commits
 from ..ops import journal
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
@@ -46,13 +46,26 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
         for item in items
     ]
     ledger = store.read_text(LEDGER_REL) or ""
-    if any(line.startswith(CONFLICT_MARKERS) for line in ledger.splitlines()):
+    conflicted = any(line.startswith(CONFLICT_MARKERS) for line in ledger.splitlines())
+    if conflicted:
         problems.append(
             Problem(
                 LEDGER_REL,
                 "ledger_conflict",
                 "the ledger holds merge conflict markers: decisions are read without them until the merge is "
                 "finished (keep both sides' lines, git add, commit) or aborted",
+            )
+        )
+    # mid-merge the conflict is the problem; an interrupted apply's own line is not committed yet
+    checked = "" if conflicted else ledger if not items else store.git.blob_at(store.git.tip(), LEDGER_REL) or ""
+    for doubt in [*unbelieved(store, checked), *unmatched_commits(store, parse_ledger(checked))]:
+        what = doubt.entry.get("request") or doubt.entry.get("path") or "?"
+        problems.append(
+            Problem(
+                LEDGER_REL,
+                "ledger_unbacked",
+                f"the {doubt.entry.get('action')} record for {what} of {doubt.entry.get('at')} is not believed: "
+                f"{doubt.why}",
             )
         )
     # our atomic writes' temp files: in any memory's folder, the audit folder, or one a journal names

@@ -9,7 +9,7 @@ success from what HEAD really holds, never from git's wording."""
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ def commit_files(
     name = meta.get("target") or rels[0]
     # The id travels in the commit, so a record names the operation whatever its sha becomes
     # after a rebase; journaled with the message, so a recovered commit carries the same id.
-    op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"))
+    op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"), store.now().isoformat(), files, _head(store))
     meta = {**meta, "op_id": op_id, "trailers": {**(meta.get("trailers") or {}), OP_ID_TRAILER: op_id}}
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
@@ -263,8 +263,21 @@ def commit_files(
     return sha
 
 
-def new_op_id(kind: str) -> str:
-    return f"{kind}-{uuid.uuid4().hex[:12]}"
+def new_op_id(kind: str, at: str, files: list[dict[str, Any]], base: str) -> str:
+    """Unique per commit (the time, what it writes, the commit it follows), yet
+    reproducible under a fixed clock: the demo store's history is the same every build."""
+    digest = hashlib.sha256(f"{at}\0{base}".encode())
+    for f in files:
+        digest.update(f"\0{f['rel']}\0".encode("utf-8", "surrogatepass"))
+        digest.update(str(f["after"]).encode("utf-8", "surrogatepass"))
+    return f"{kind}-{digest.hexdigest()[:12]}"
+
+
+def _head(store: Store) -> str:
+    try:
+        return store.git.run("rev-parse", "-q", "--verify", "HEAD", read=True).strip()
+    except GitCommandFailed:
+        return ""  # the first commit
 
 
 def step_op_id(txn_id: str, step: int | str) -> str:

@@ -15,6 +15,7 @@ hold; the journal only says what was meant.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -44,7 +45,13 @@ def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
     folder = journal_dir(store)
     if folder is None:
         return None
-    entry.setdefault("id", f"{entry['kind']}-{uuid.uuid4().hex[:12]}")
+    if "id" not in entry:
+        # from what it records and when (its ids go into commits: a fixed clock gives the demo
+        # store the same history every build); a clash with a live entry takes a random id
+        body = json.dumps(entry, ensure_ascii=False, sort_keys=True, default=str)
+        entry["id"] = f"{entry['kind']}-{hashlib.sha256(body.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+        if (folder / f"{entry['id']}.json").exists():
+            entry["id"] = f"{entry['kind']}-{uuid.uuid4().hex[:12]}"
     path = folder / f"{entry['id']}.json"
     atomic_write(path, json.dumps(entry, ensure_ascii=False))
     return path

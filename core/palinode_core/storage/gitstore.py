@@ -224,6 +224,14 @@ class GitStore:
                 "(remove the lock only if no git command is running)"
             )
 
+    def tip(self) -> str:
+        """The revision reads of history start from (a snapshot: its commit)."""
+        return "HEAD"
+
+    def shallow(self) -> bool:
+        """A shallow clone: history before its boundary is not here to check against."""
+        return self.git_dir is not None and (self.git_dir / "shallow").exists()
+
     def identity(self) -> str:
         """Who the store's commits are made by, as git names them (``Name <email>``):
         the author a decision is recorded under. Checked by ``preflight``."""

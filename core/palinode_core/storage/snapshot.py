@@ -189,6 +189,9 @@ class SnapshotGit(GitStore):
     def head(self) -> str | None:
         return self.as_of.commit
 
+    def tip(self) -> str:
+        return self.as_of.commit
+
     def status(self, paths: list[str]) -> str:
         return ""
 
