@@ -258,7 +258,13 @@ class Session(InspectViews):
         return strike_sentence(self.store, request_at(self.store, request_path, self.memories), path, line, text)
 
     def apply_forget(
-        self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None, *, residue: bool = True
+        self,
+        fplan: ForgetPlan,
+        selection: Selection | None = None,
+        note: str | None = None,
+        *,
+        residue: bool = True,
+        reopen: bool = False,
     ) -> ForgetApplied:
         """Apply; unless ``residue`` is False, the leak check on the store as
         the apply left it goes into the ledger in the same commit as the decision."""
@@ -270,7 +276,7 @@ class Session(InspectViews):
             return forget_leak.residue_record(fplan.request, self.leak_check(fplan.request.path))
 
         return forget_review.apply_forget(
-            self.store, fplan, selection, note, leak_record=leak_record if residue else None
+            self.store, fplan, selection, note, leak_record=leak_record if residue else None, reopen=reopen
         )
 
     def approve(self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None) -> Approved:
@@ -291,7 +297,7 @@ class Session(InspectViews):
                 base = None
         return replace(approved, base_commit=base)
 
-    def apply_saved(self, approved: Approved) -> ForgetApplied:
+    def apply_saved(self, approved: Approved, *, reopen: bool = False) -> ForgetApplied:
         """Apply a saved plan exactly as it was approved, after checking the
         store still holds what it was planned on (forget.saved); nothing is planned again."""
         self._live_only("applying a saved plan")
@@ -306,6 +312,7 @@ class Session(InspectViews):
         self.search_index()  # the leak check after the apply is then a lookup in the unit index, not a read of every memory
         with writer_lock(self.store):
             checked = forget_saved.checked(self.store, approved)
+            forget_review.refuse_decided(self.store, approved.request, reopen)
 
             def leak_record() -> dict[str, Any]:
                 request = request_at(self.store, approved.request)

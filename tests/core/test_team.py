@@ -253,3 +253,18 @@ def test_a_pulled_record_history_does_not_back_is_reported_and_not_believed(team
     states = {r["path"]: r["state"] for r in audit(b, "requests")["requests"]}
     assert states["insights/forget-tea.md"] == "pending", "a forged decision decides nothing"
     assert states["insights/forget-bees.md"] == "applied"
+
+
+def test_a_request_dismissed_in_another_clone_says_who_before_an_apply(team):
+    a, _b, c = team
+    audit(c, "dismiss", "insights/forget-tea.md", "--note", "the tea is work-related", "--yes")
+    sync(c, "merge")
+    sync(a, "merge")
+    refused = run_audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "dismissed by C <c@example.org>" in refused.stderr and "work-related" in refused.stderr
+    assert "status: archived" not in (a / "insights/pref-tea.md").read_text()
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes", "--reopen")
+    assert "status: archived" in (a / "insights/pref-tea.md").read_text()
+    again = run_audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    assert "already applied by A <a@example.org>" in again.stderr

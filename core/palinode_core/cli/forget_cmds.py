@@ -156,6 +156,7 @@ def _apply_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", metavar="FILE", help="apply exactly this saved plan (`plan --out`): nothing is re-planned")
     p.add_argument("--yes", action="store_true", help="really apply; without it the plan is only shown")
     p.add_argument("--note")
+    p.add_argument("--reopen", action="store_true", help="apply a request a reviewer dismissed (says who and why)")
 
 
 PLAN_FILE_MAX = 64 << 20  # a plan file holds whole memories: generous, but bounded
@@ -168,7 +169,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
     session, fplan = _planned(args)
     if not args.yes:
         return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
-    result = session.apply_forget(fplan, _selection(session, args.only), note=args.note)
+    result = session.apply_forget(fplan, _selection(session, args.only), note=args.note, reopen=args.reopen)
     return {"applied": True, **result.to_dict()}
 
 
@@ -195,7 +196,7 @@ def _apply_saved(args: argparse.Namespace) -> dict[str, Any]:
             "request": approved.request,
             "steps": steps,
         }
-    return {"applied": True, **session.apply_saved(approved).to_dict()}
+    return {"applied": True, **session.apply_saved(approved, reopen=args.reopen).to_dict()}
 
 
 def _dismiss_args(p: argparse.ArgumentParser) -> None:

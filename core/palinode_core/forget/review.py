@@ -12,7 +12,7 @@ from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.store import Store
-from .ledger import record
+from .ledger import believed, read_ledger, record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .saved import Approved
@@ -51,6 +51,7 @@ def apply_forget(
     note: str | None = None,
     fault: Fault | None = None,
     leak_record: Callable[[], dict[str, Any]] | None = None,
+    reopen: bool = False,
 ) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order, then the
     ledger record: one transaction (see txn.py). ``leak_record``, run once the
@@ -68,6 +69,7 @@ def apply_forget(
     store.check_writable()
     store.git.preflight()
     with writer_lock(store):
+        refuse_decided(store, fplan.request.path, reopen)
         return execute(store, approve(store, fplan, selection, note), fault, leak_record)
 
 
@@ -89,7 +91,7 @@ def approve(store: Store, fplan: ForgetPlan, selection: Selection | None, note: 
             assert cand.plan is not None
             steps.append((narrow(store, cand.plan, choice.spans), cand.route))
     if not steps:
-        raise PalinodeError(_nothing_approved(fplan, rejected, deferred))
+        raise PalinodeError(_nothing_approved(fplan, rejected, deferred, last_decision(store, fplan.request.path)))
     request = fplan.request
     return Approved(
         request=request.path,
@@ -175,6 +177,29 @@ def execute(
     return out
 
 
+def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
+    """A request someone dismissed (here, or in a clone this one synced with)
+    is applied only when the reviewer says so (``reopen``): say who and why."""
+    last = last_decision(store, request_path)
+    if reopen or last is None or last.get("action") != "dismiss":
+        return
+    note = f" ({str(last.get('note'))[:120]!r})" if last.get("note") else ""
+    raise UsageError(
+        f"{request_path} was dismissed by {last.get('decided_by') or 'a reviewer'} at {last.get('at')}{note}; "
+        "nothing was changed (apply it anyway with --reopen)"
+    )
+
+
+def last_decision(store: Store, request_path: str) -> dict[str, Any] | None:
+    """The newest apply, dismiss or withdraw history backs for the request."""
+    decisions = [
+        d
+        for d in believed(store, read_ledger(store))
+        if d.get("request") == request_path and d.get("action") in ("apply", "dismiss", "withdraw")
+    ]
+    return decisions[-1] if decisions else None
+
+
 def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
     """A selection may only name what this plan would change."""
     targets = [c.path for c in fplan.actionable]
@@ -186,9 +211,11 @@ def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
         )
 
 
-def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str]) -> str:
+def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str], last: dict[str, Any] | None) -> str:
     head = f"nothing to apply for {fplan.request.path}"
     if not fplan.actionable:
+        if last is not None and last.get("action") == "apply":  # perhaps in another clone, then synced
+            head += f": already applied by {last.get('decided_by') or 'a reviewer'} at {last.get('at')}"
         return f"{head}: no target would change; nothing was changed"
     if rejected and not deferred:
         return f"{head}: every target is rejected (dismiss the request to record that); nothing was changed"
