@@ -23,6 +23,7 @@ from .search.index import SearchIndex
 from .session import Session
 from .storage.config import ForgetKnobs
 from .storage.memory import Memory, ScanResult
+from .storage.records import LedgerRecord, OpKind, RequestStateName
 from .storage.snapshot import AsOf
 from .storage.store import utc_now
 from .storage.watch import StoreWatcher
@@ -48,14 +49,17 @@ __all__ = [
     "ForgetApplied",
     "ForgetKnobs",
     "ForgetPlan",
+    "LedgerRecord",
     "Memory",
     "Mention",
+    "OpKind",
     "Operation",
     "PalinodeError",
     "Plan",
     "Point",
     "Pointer",
     "RequestState",
+    "RequestStateName",
     "ScanResult",
     "SearchIndex",
     "Session",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .ops.plan import Plan
     from .search.embed import Embedder
     from .search.index import SearchIndex
+    from .storage.records import LedgerRecord
     from .storage.snapshot import AsOf
     from .undo.operations import Operation
     from .undo.withdraw import WithdrawPlan
@@ -272,7 +273,7 @@ class Session(InspectViews):
         from .forget import leak as forget_leak
         from .forget import review as forget_review
 
-        def leak_record() -> dict[str, Any]:
+        def leak_record() -> LedgerRecord:
             return forget_leak.residue_record(fplan.request, self.leak_check(fplan.request.path))
 
         return forget_review.apply_forget(
@@ -314,7 +315,7 @@ class Session(InspectViews):
             checked = forget_saved.checked(self.store, approved)
             forget_review.refuse_decided(self.store, approved.request, reopen)
 
-            def leak_record() -> dict[str, Any]:
+            def leak_record() -> LedgerRecord:
                 request = request_at(self.store, approved.request)
                 return forget_leak.residue_record(request, self.leak_check(approved.request))
 
@@ -337,7 +338,7 @@ class Session(InspectViews):
         found = self.leak_check(request_path) if leaks is None else leaks
         return forget_leak.record_residue(self.store, forget_requests.request_at(self.store, request_path), found, note)
 
-    def decisions(self, request_path: str) -> list[dict[str, Any]]:
+    def decisions(self, request_path: str) -> list[LedgerRecord]:
         """The ledger's records about one request (applies, dismissals, flags), oldest first."""
         from .forget import ledger as forget_ledger
 

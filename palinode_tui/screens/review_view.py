@@ -4,11 +4,10 @@ the blocking part (``build_review``, run in a worker) and the text."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.text import Text
 
-from palinode_core.api import Candidate, Choice, ForgetPlan, Session
+from palinode_core.api import Candidate, Choice, ForgetPlan, LedgerRecord, Session
 
 from ..drafts import Draft, DraftBook, Mark, TargetDraft
 from ..render import (
@@ -42,7 +41,7 @@ class Review:
 
     plan: ForgetPlan
     draft: Draft
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[LedgerRecord] = field(default_factory=list)
     hidden: frozenset[str] = frozenset()  # forget requests the resolver proposed: never targets here
     moved: list[str] = field(default_factory=list)  # span choices moved by a file change on this plan
     stale: bool = False
@@ -95,7 +94,7 @@ def build_review(session: Session, book: DraftBook, plan: ForgetPlan, draft: Dra
     return Review(plan, draft, decisions, hidden, moved, baseline=baseline)
 
 
-def _from_ledger(request: str, rid: str, decisions: list[dict[str, Any]]) -> Draft:
+def _from_ledger(request: str, rid: str, decisions: list[LedgerRecord]) -> Draft:
     """A new draft starts from the last apply: what was skipped then stays skipped."""
     draft = Draft(request, rid)
     applies = [e for e in decisions if e.get("action") == "apply"]

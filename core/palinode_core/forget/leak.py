@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
+from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
@@ -193,7 +194,7 @@ def leak_counts(leaks: list[Leak]) -> dict[str, int]:
     return counts
 
 
-def residue_record(request: Request, leaks: list[Leak], note: str | None = None) -> dict[str, Any]:
+def residue_record(request: Request, leaks: list[Leak], note: str | None = None) -> LedgerRecord:
     """The leak check as a ledger record."""
     return {
         "action": "residue",

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..ops.apply import commit_files, step_op_id
 from ..ops.lock import writer_lock
 from ..ops.subjects import parse_subject
 from ..storage.gitstore import GitCommandFailed
+from ..storage.records import RECORD_VERSION, LedgerRecord, from_line, to_line
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
@@ -22,18 +22,16 @@ LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
 ATTRIBUTES_REL = f"{AUDIT_DIR}/.gitattributes"
 ATTRIBUTES = "ledger.jsonl merge=union\n"
 CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
-# The version of the record format (docs/records.md); a record without one predates it.
-RECORD_VERSION = 1
 
 
-def read_ledger(store: Store) -> list[dict[str, Any]]:
+def read_ledger(store: Store) -> list[LedgerRecord]:
     text = store.read_text(LEDGER_REL)  # a snapshot store reads it from history
     if text is None:
         return []
     return parse_ledger(text)
 
 
-def parse_ledger(text: str) -> list[dict[str, Any]]:
+def parse_ledger(text: str) -> list[LedgerRecord]:
     """The decisions, oldest first: after a merge another clone's lines may sit
     after ours whatever their time, and a line both sides added appears once."""
     entries = []
@@ -42,11 +40,8 @@ def parse_ledger(text: str) -> list[dict[str, Any]]:
         if line in seen:
             continue
         seen.add(line)
-        try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):  # JSONDecodeError, an over-long number, deep nesting
-            continue  # a hand-damaged line is skipped, never fatal
-        if isinstance(entry, dict):
+        entry = from_line(line)
+        if entry is not None:
             entries.append(entry)
     entries.sort(key=lambda e: str(e.get("at") or ""))  # stable: lines of one time keep their order
     return entries
@@ -54,10 +49,10 @@ def parse_ledger(text: str) -> list[dict[str, Any]]:
 
 def record(
     store: Store,
-    entry: dict[str, Any],
+    entry: LedgerRecord,
     parent: str | None = None,
     fault: Callable[[str], None] | None = None,
-    also: Sequence[dict[str, Any]] = (),
+    also: Sequence[LedgerRecord] = (),
 ) -> str | None:
     """Append one decision (and ``also``, the records that belong with it,
     such as an apply's leak check) to the ledger in one commit of its own.
@@ -69,17 +64,14 @@ def record(
     store.git.preflight()
     at = store.now().isoformat()
     # who decided, as git names them: the same identity the ledger commit is authored by
-    stamp = {"at": at, "v": RECORD_VERSION, "decided_by": store.git.identity()}
-    entry = {**stamp, **entry}
+    stamp: LedgerRecord = {"at": at, "v": RECORD_VERSION, "decided_by": store.git.identity()}
+    entry = _stamped(stamp, entry)
     with writer_lock(store):
         before = store.read_optional(LEDGER_REL)[0]  # refuses a linked ledger or folder
         head = before or ""
         if head and not head.endswith("\n"):
             head += "\n"
-        after = head + "".join(
-            json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
-            for line in (entry, *({**stamp, **a} for a in also))
-        )
+        after = head + "".join(to_line(line) + "\n" for line in (entry, *(_stamped(stamp, a) for a in also)))
         subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
         files = [{"rel": LEDGER_REL, "before": before, "after": after}]
@@ -102,7 +94,13 @@ def record(
         )
 
 
-def decisions_for(ledger: list[dict[str, Any]], request_path: str) -> list[dict[str, Any]]:
+def _stamped(stamp: LedgerRecord, entry: LedgerRecord) -> LedgerRecord:
+    out = stamp.copy()
+    out.update(entry)  # the record's own keys win: recovery writes a journaled record as it was
+    return out
+
+
+def decisions_for(ledger: list[LedgerRecord], request_path: str) -> list[LedgerRecord]:
     return [e for e in ledger if e.get("request") == request_path]
 
 
@@ -124,7 +122,7 @@ class Provenance:
 class Unbelieved:
     """A ledger record that history does not back, and why."""
 
-    entry: dict[str, Any]
+    entry: LedgerRecord
     why: str
 
 
@@ -183,11 +181,8 @@ def unbelieved(store: Store, text: str | None = None) -> list[Unbelieved]:
         if line in seen or line.startswith(CONFLICT_MARKERS):
             continue
         seen.add(line)
-        try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(entry, dict):
+        entry = from_line(line)
+        if entry is None:
             continue
         why = _why_unbelieved(entry, found.get(line))
         if why:
@@ -195,7 +190,7 @@ def unbelieved(store: Store, text: str | None = None) -> list[Unbelieved]:
     return out
 
 
-def _why_unbelieved(entry: dict[str, Any], source: Provenance | None) -> str | None:
+def _why_unbelieved(entry: LedgerRecord, source: Provenance | None) -> str | None:
     if source is None:
         return "no commit of its own added it (written by hand, or in a merge)"
     if not source.subject.startswith(LEDGER_SUBJECT):
@@ -209,7 +204,7 @@ def _why_unbelieved(entry: dict[str, Any], source: Provenance | None) -> str | N
     return None
 
 
-def believed(store: Store, ledger: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def believed(store: Store, ledger: list[LedgerRecord]) -> list[LedgerRecord]:
     """``ledger`` without the records history does not back."""
     doubted = unbelieved(store)
     if not doubted:
@@ -218,7 +213,7 @@ def believed(store: Store, ledger: list[dict[str, Any]]) -> list[dict[str, Any]]
     return [e for e in ledger if json.dumps(e, sort_keys=True) not in keys]
 
 
-def unmatched_commits(store: Store, ledger: list[dict[str, Any]]) -> list[Unbelieved]:
+def unmatched_commits(store: Store, ledger: list[LedgerRecord]) -> list[Unbelieved]:
     """Apply and withdraw records naming a commit that history does not hold:
     not by its sha, not by its Operation-Id (a rebase rewrites the sha), nor as
     the same operation for the same request (a rebase drops a commit another
@@ -254,6 +249,8 @@ def unmatched_commits(store: Store, ledger: list[dict[str, Any]]) -> list[Unbeli
         if (str(entry.get("request") or ""), str(item.get("path") or "")) in done:
             continue
         out_list.append(
-            Unbelieved(entry, f"names commit {item['commit'][:10]} ({item.get('path')}), which history does not hold")
+            Unbelieved(
+                entry, f"names commit {str(item['commit'])[:10]} ({item.get('path')}), which history does not hold"
+            )
         )
     return out_list

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import NotAForgetRequest
 from ..ops.subjects import OP_ID_TRAILER, UNDOES_OP_TRAILER, parse_subject
+from ..storage import records
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
 from ..text.words import normalize_pref, retraction_id
 from .ledger import believed, decisions_for, read_ledger
 
-RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed"]
+RequestStateName = records.RequestStateName  # docs/records.md
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class RequestState:
     archived_targets: tuple[str, ...]
     struck_targets: tuple[str, ...]
     created_at: str | None
-    last_decision: dict[str, Any] | None
+    last_decision: records.LedgerRecord | None
     note: str | None = None  # PALINODE_ONLY_NOTE for a request only Palinode's detector takes
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,11 +169,11 @@ def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]
 
 
 # The ledger records that decide a state (a leak check or a flag decides nothing).
-_DECIDING = ("apply", "dismiss", "withdraw")
+_DECIDING = records.DECIDING_ACTIONS
 
 
 def _state(
-    request: Request, live: set[str], decisions: list[dict[str, Any]], by_hand: bool, undone: bool
+    request: Request, live: set[str], decisions: list[records.LedgerRecord], by_hand: bool, undone: bool
 ) -> RequestStateName:
     """What the files say now, read with the reviewer's decisions: ``live`` is
     every memory archived under the request or struck for its preference.

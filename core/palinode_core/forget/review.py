@@ -11,6 +11,7 @@ from ..errors import PalinodeError, UsageError
 from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
+from ..storage.records import CommitRef, LedgerRecord
 from ..storage.store import Store
 from .ledger import believed, read_ledger, record
 from .requests import request_at
@@ -50,7 +51,7 @@ def apply_forget(
     selection: Selection | None = None,
     note: str | None = None,
     fault: Fault | None = None,
-    leak_record: Callable[[], dict[str, Any]] | None = None,
+    leak_record: Callable[[], LedgerRecord] | None = None,
     reopen: bool = False,
 ) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order, then the
@@ -128,7 +129,7 @@ def execute(
     store: Store,
     approved: Approved,
     fault: Fault | None = None,
-    leak_record: Callable[[], dict[str, Any]] | None = None,
+    leak_record: Callable[[], LedgerRecord] | None = None,
 ) -> ForgetApplied:
     """Run exactly ``approved`` as one transaction (the writer lock held)."""
     plans = list(approved.steps)
@@ -190,7 +191,7 @@ def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
     )
 
 
-def last_decision(store: Store, request_path: str) -> dict[str, Any] | None:
+def last_decision(store: Store, request_path: str) -> LedgerRecord | None:
     """The newest apply, dismiss or withdraw history backs for the request."""
     decisions = [
         d
@@ -211,7 +212,7 @@ def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
         )
 
 
-def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str], last: dict[str, Any] | None) -> str:
+def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str], last: LedgerRecord | None) -> str:
     head = f"nothing to apply for {fplan.request.path}"
     if not fplan.actionable:
         if last is not None and last.get("action") == "apply":  # perhaps in another clone, then synced
@@ -222,11 +223,11 @@ def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str
     return f"{head}: no target is approved (awaiting review: {', '.join(deferred)}); nothing was changed"
 
 
-def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
+def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
     """The ledger record of a forget transaction, from what it committed."""
     base = entry["ledger"]
     failed = [*base.get("failed", []), *({"path": f["path"], "reason": f["reason"]} for f in entry["failed"])]
-    approved = [
+    approved: list[CommitRef] = [
         {
             "path": d["path"],
             "route": entry["steps"][d["index"]].get("route"),

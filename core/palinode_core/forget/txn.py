@@ -20,8 +20,12 @@ from ..ops.apply import Fault, apply, put_back, step_op_id
 from ..ops.journal import Interrupted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
+from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from .ledger import LEDGER_REL, record
+
+# A transaction's ledger record, from its journal entry.
+LedgerOf = Callable[[dict[str, Any]], LedgerRecord]
 
 
 def step_record(plan: Plan, **extra: Any) -> dict[str, Any]:
@@ -89,7 +93,7 @@ class Transaction:
         store: Store,
         entry: dict[str, Any],
         path: Path | None,
-        ledger_of: Callable[[dict[str, Any]], dict[str, Any]],
+        ledger_of: LedgerOf,
         fault: Fault | None = None,
     ):
         self.store, self.entry, self.path, self.ledger_of, self.fault = store, entry, path, ledger_of, fault
@@ -128,7 +132,7 @@ class Transaction:
             return False
         return True
 
-    def attach(self, ledger_record: dict[str, Any]) -> None:
+    def attach(self, ledger_record: LedgerRecord) -> None:
         """A record committed with the transaction's own (journaled, so recovery writes it too)."""
         self.entry.setdefault("also_records", []).append(ledger_record)
         journal.update(self.path, self.entry)
@@ -147,7 +151,7 @@ class Transaction:
             try:
                 sha = record(
                     self.store,
-                    {**self.ledger_of(self.entry), "txn": self.entry["id"]},
+                    {**self.ledger_of(self.entry), "txn": str(self.entry["id"])},
                     parent=self.entry["id"],
                     fault=_prefixed(self.fault, "ledger:"),
                     also=self.entry.get("also_records", ()),
@@ -172,7 +176,7 @@ def begin(
     kind: str,
     fields: dict[str, Any],
     steps: list[dict[str, Any]],
-    ledger_of: Callable[[dict[str, Any]], dict[str, Any]],
+    ledger_of: LedgerOf,
     fault: Fault | None,
 ) -> Transaction:
     """Journal the whole request before anything is written (the caller holds the writer lock)."""
@@ -211,9 +215,7 @@ def describe(entry: dict[str, Any], done: list[dict[str, Any]]) -> str:
     return f"committed {len(done)} of {len(entry['steps'])} step(s) ({paths})"
 
 
-def finish(
-    store: Store, item: Interrupted, how: str, ledger_of: Callable[[dict[str, Any]], dict[str, Any]]
-) -> dict[str, Any]:
+def finish(store: Store, item: Interrupted, how: str, ledger_of: LedgerOf) -> dict[str, Any]:
     """Complete or roll back an interrupted transaction as a whole."""
     with writer_lock(store):
         entry = item.entry
@@ -260,9 +262,7 @@ def finish(
         return {**base, **_roll_back(store, item, entry)}
 
 
-def _complete(
-    store: Store, item: Interrupted, entry: dict[str, Any], ledger_of: Callable[[dict[str, Any]], dict[str, Any]]
-) -> dict[str, Any]:
+def _complete(store: Store, item: Interrupted, entry: dict[str, Any], ledger_of: LedgerOf) -> dict[str, Any]:
     txn = Transaction(store, entry, item.path, ledger_of)
     if not entry["failed"]:  # a live run that met a refusal stopped there; only its record is missing
         known = {d["index"] for d in entry["done"]}

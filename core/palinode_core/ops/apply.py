@@ -10,6 +10,7 @@ success from what HEAD really holds, never from git's wording."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -188,13 +189,14 @@ def commit_files(
     step = fault or _nothing
     rels = [f["rel"] for f in files]
     name = meta.get("target") or rels[0]
-    # The id travels in the commit, so a record names the operation whatever its sha becomes
-    # after a rebase; journaled with the message, so a recovered commit carries the same id.
-    op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"), store.now().isoformat(), files, _head(store))
-    meta = {**meta, "op_id": op_id, "trailers": {**(meta.get("trailers") or {}), OP_ID_TRAILER: op_id}}
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
         index_before = store.git.index_entries(rels)
+        # The id travels in the commit, so a record names the operation whatever its sha becomes
+        # after a rebase; journaled with the message, so a recovered commit carries the same id.
+        at = store.now().isoformat()
+        op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"), at, files, index_before)
+        meta = {**meta, "op_id": op_id, "trailers": {**(meta.get("trailers") or {}), OP_ID_TRAILER: op_id}}
         entry = journal.write_entry(
             store, {**meta, "files": files, "index_before": index_before, "started_at": store.now().isoformat()}
         )
@@ -263,21 +265,14 @@ def commit_files(
     return sha
 
 
-def new_op_id(kind: str, at: str, files: list[dict[str, Any]], base: str) -> str:
-    """Unique per commit (the time, what it writes, the commit it follows), yet
-    reproducible under a fixed clock: the demo store's history is the same every build."""
-    digest = hashlib.sha256(f"{at}\0{base}".encode())
+def new_op_id(kind: str, at: str, files: list[dict[str, Any]], index_before: dict[str, list[str]]) -> str:
+    """Unique per commit (the time, what it writes over what), yet reproducible
+    under a fixed clock: the demo store's history is the same every build."""
+    digest = hashlib.sha256(f"{at}\0{json.dumps(index_before, sort_keys=True)}".encode())
     for f in files:
         digest.update(f"\0{f['rel']}\0".encode("utf-8", "surrogatepass"))
         digest.update(str(f["after"]).encode("utf-8", "surrogatepass"))
     return f"{kind}-{digest.hexdigest()[:12]}"
-
-
-def _head(store: Store) -> str:
-    try:
-        return store.git.run("rev-parse", "-q", "--verify", "HEAD", read=True).strip()
-    except GitCommandFailed:
-        return ""  # the first commit
 
 
 def step_op_id(txn_id: str, step: int | str) -> str:

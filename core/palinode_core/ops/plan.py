@@ -7,10 +7,11 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..storage.records import PlanOp
 from ..text.markdown import Region, Span
 from .backing import Flag
 
-Op = Literal["archive", "restore", "retract", "unretract"]
+Op = PlanOp  # docs/records.md
 # would_<op> when the plan changes the file, else Palinode's no-op status
 PlanStatus = Literal[
     "would_archive",

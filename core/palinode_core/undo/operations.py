@@ -6,20 +6,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from ..errors import PalinodeError, UsageError
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, SUBJECT_RE, UNDOES_OP_TRAILER
 from ..storage.paths import history_rel_for, parse_subject_path
+from ..storage.records import OpKind
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.markdown import struck_spans
 from ..text.words import retraction_id
 from .restrike import restrike, struck_by
 
-OperationName = Literal["archive", "supersede", "retract", "unretract", "restore"]
+OperationName = OpKind  # docs/records.md
 
 _SUBJECT_RE = SUBJECT_RE  # parsed in ops.subjects, shared with the audit views
 _RETRACT_ENTRY_RE = re.compile(

@@ -14,6 +14,7 @@ from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
+from ..storage.records import CommitRef, LedgerRecord
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.words import retraction_id
@@ -117,12 +118,14 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
     }
 
 
-def _commit_of(done: dict[str, Any]) -> dict[str, Any]:
-    found = {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
-    return {**found, "op_id": done["op_id"]} if done.get("op_id") else found
+def _commit_of(done: dict[str, Any]) -> CommitRef:
+    found: CommitRef = {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
+    if done.get("op_id"):
+        found["op_id"] = done["op_id"]
+    return found
 
 
-def ledger_entry(entry: dict[str, Any]) -> dict[str, Any]:
+def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
     """The ledger record of a withdraw transaction, from what it committed."""
     failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in entry["failed"]]
     return {

@@ -1,0 +1,156 @@
+"""The formats clones merge and recovery reads back, each defined once:
+operation kinds, request states, ledger records (``.palinode-audit/ledger.jsonl``)
+and journal entries (``.git/palinode-audit/journal/*.json``, never committed). Every other module
+reads and writes these through the types here; docs/records.md and
+docs/ledger-record.schema.json are generated from them (``schema()``), and a
+test keeps the two in step."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
+
+# The version written into every ledger record (``v``). A record without one predates it;
+# a reader keeps records of a newer version it does not know (it only reads their keys).
+RECORD_VERSION = 1
+
+# What a lifecycle commit does to a memory (its subject's verb, docs/format.md); a plan is
+# one of the four (an archive with a successor is committed as ``supersede``).
+OpKind = Literal["archive", "supersede", "retract", "unretract", "restore"]
+PlanOp = Literal["archive", "restore", "retract", "unretract"]
+# Where a forget request stands.
+RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed"]
+# What a ledger record records: a decision (apply, dismiss, withdraw), a residue line marked
+# for later (flag), or a leak check (residue).
+LedgerAction = Literal["apply", "dismiss", "withdraw", "flag", "residue"]
+DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw")
+# The kinds of crash-journal entry: one commit, or a whole forget or withdraw transaction.
+JournalKind = Literal["apply", "ledger", "forget", "withdraw"]
+
+
+class CommitRef(TypedDict, total=False):
+    """One commit a decision made, named by sha and by Operation-Id (a rebase keeps the id)."""
+
+    commit: str | None
+    op_id: str
+    path: str
+    op: str
+    subject: str
+    route: str | None  # apply: archive or strike
+    spans: list[int]  # apply: the units struck
+
+
+class LedgerRecord(TypedDict, total=False):
+    """One line of the ledger. ``at``, ``v``, ``decided_by`` and ``action`` are
+    on every record this version writes; the rest depends on the action."""
+
+    action: LedgerAction
+    at: str  # ISO 8601, the clock of the clone that decided
+    v: int  # RECORD_VERSION
+    decided_by: str  # the git identity the ledger commit is authored by: Name <email>
+    request: str | None  # the forget request's path (a flag may have none)
+    pref: str
+    rid: str  # the retraction id, r:<rid> in strike markers
+    note: str | None
+    txn: str  # the journal transaction that wrote it
+    # apply
+    approved: list[CommitRef]
+    rejected: list[str]
+    deferred: list[str]
+    failed: list[dict[str, Any]]
+    targets: list[dict[str, Any]]  # every target as resolved: path, rank, route, coverage, shared words, reason
+    knobs: dict[str, Any]
+    search_mode: str
+    complete: bool
+    # withdraw
+    commits: list[CommitRef]
+    broad: bool
+    # residue (a leak check) and flag
+    counts: dict[str, int]
+    mentions: list[dict[str, Any]]
+    path: str
+    line: int
+    kind: str
+    text: str
+
+
+class JournalEntry(TypedDict, total=False):
+    """An intent written before anything changes, removed once it is committed."""
+
+    id: str
+    kind: JournalKind
+    started_at: str
+    # one commit (kind apply or ledger)
+    op: str
+    op_id: str  # the Operation-Id the commit carries
+    target: str
+    history_rel: str
+    subject: str
+    trailers: dict[str, str]
+    parent: str | None  # the transaction it is a step of
+    step: int | None
+    files: list[dict[str, Any]]  # rel, before, after
+    index_before: dict[str, list[str]]
+    # a transaction (kind forget or withdraw)
+    request: str
+    pref: str
+    rid: str
+    steps: list[dict[str, Any]]
+    done: list[dict[str, Any]]
+    failed: list[dict[str, Any]]
+    ledger: dict[str, Any]
+    ledger_rel: str
+    also_records: list[LedgerRecord]
+    broad: bool
+
+
+def to_line(record: LedgerRecord) -> str:
+    """The one serialisation of a record: JSON, keys sorted, UTF-8 kept, one line."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=True)
+
+
+def from_line(line: str) -> LedgerRecord | None:
+    """A record, or None for a line that is not one (hand-damaged: skipped, never fatal)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):  # JSONDecodeError, an over-long number, deep nesting
+        return None
+    return value if isinstance(value, dict) else None  # type: ignore[return-value]  # keys read with .get
+
+
+def schema(kind: type = LedgerRecord) -> dict[str, Any]:
+    """The JSON Schema of a record type, from its annotations (docs/ledger-record.schema.json)."""
+    hints = get_type_hints(kind)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": kind.__name__,
+        "description": " ".join((kind.__doc__ or "").split()),
+        "type": "object",
+        "properties": {name: _json_type(hint) for name, hint in hints.items()},
+        "additionalProperties": True,  # a newer version may add keys; readers ignore them
+    }
+
+
+def _json_type(hint: Any) -> dict[str, Any]:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Literal:
+        return {"enum": list(args)}
+    if hint is type(None):
+        return {"type": "null"}
+    if origin in (list, tuple):
+        return {"type": "array", "items": _json_type(args[0]) if args else {}}
+    if origin is dict or hint is dict:
+        return {"type": "object"}
+    if args and type(None) in args:  # X | None
+        rest = [a for a in args if a is not type(None)]
+        return {"anyOf": [_json_type(rest[0]) if len(rest) == 1 else {}, {"type": "null"}]}
+    if isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__annotations__"):
+        return {"type": "object", "properties": {k: _json_type(v) for k, v in get_type_hints(hint).items()}}
+    simple = {str: "string", int: "integer", bool: "boolean", float: "number"}
+    return {"type": simple[hint]} if hint in simple else {}
+
+
+if __name__ == "__main__":  # python -m palinode_core.storage.records [journal] > docs/<name>.schema.json
+    import sys
+
+    print(json.dumps(schema(JournalEntry if sys.argv[1:] == ["journal"] else LedgerRecord), indent=2))
