@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 from .args import NOTHING_WRITTEN, dry_run_arg, open_session, writes
@@ -38,7 +41,81 @@ def _sync(args: argparse.Namespace) -> dict[str, Any]:
     return {"synced": True, **sync(store, "rebase" if args.rebase else "merge", push=not args.no_push)}
 
 
+def _review_pack_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, metavar="DIR", help="a folder outside the store (made if missing)")
+    p.add_argument("--lexical", action="store_true", help="plan with BM25 only (no model: a lean CI runner)")
+
+
+def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
+    """For CI (docs/team.md): every pending request's saved plan, what a
+    reviewer approves, and a redacted Markdown page to post on the forge."""
+    from ..errors import PalinodeError
+    from ..forget.saved import dumps
+    from ..inspect.report_out import render_report
+    from ..storage.output import write_output
+    from .forget_cmds import updated_index
+
+    session = open_session(args, lexical=args.lexical)
+    folder = Path(args.out).expanduser().absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PalinodeError(f"cannot make {folder}: {exc.strerror or exc}") from None
+    index = updated_index(session, args.lexical, False)
+    entries: list[dict[str, Any]] = []
+    comment = ["# Pending forget requests", ""]
+    for state in session.request_states():
+        if state.state != "pending":
+            continue
+        fplan = session.plan(state.path, index=index)
+        page = render_report(session.report(request=state.path, redacted=True), "md")
+        write_output(session.root, page, folder / f"{state.rid}.md")
+        try:
+            approved = session.approve(fplan)
+        except PalinodeError as exc:  # nothing pre-approved: a person reviews it in the app or with plan --out --only
+            why = "no target would change" if not fplan.actionable else "no target is pre-approved"
+            entries.append({"request": state.path, "rid": state.rid, "plan": None, "why": why, "detail": str(exc)})
+            comment += [f"## r:{state.rid}", "", f"- no plan to approve here: {why}", ""]
+            continue
+        text = dumps(approved)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        plan_file = write_output(session.root, text, folder / f"{state.rid}.plan.json")
+        steps = [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps]
+        entries.append(
+            {
+                "request": state.path,
+                "rid": state.rid,
+                "plan": plan_file.name,
+                "plan_sha256": digest,
+                "steps": steps,
+                "deferred": approved.ledger["deferred"],
+            }
+        )
+        comment += [
+            f"## r:{state.rid}",
+            "",
+            f"- plan `{state.rid}.plan.json`, sha256 `{digest}`",
+            f"- {len(steps)} target(s) to change, {len(approved.ledger['deferred'])} awaiting review by hand",
+            *(f"  - {s['route']} `{hashlib.sha256(s['path'].encode()).hexdigest()[:12]}`" for s in steps),
+            f"- approve: run the apply workflow with rid `{state.rid}` and plan_sha256 `{digest}`",
+            "",
+        ]
+    if not entries:
+        comment.append("None: nothing to review.")
+    write_output(session.root, "\n".join(comment) + "\n", folder / "comment.md")
+    write_output(
+        session.root, json.dumps({"requests": entries}, indent=1, sort_keys=True) + "\n", folder / "index.json"
+    )
+    return {"folder": str(folder), "requests": entries}
+
+
 COMMANDS = (
+    Command(
+        "review-pack",
+        "for CI: each pending request's saved plan and a redacted page to post (docs/team.md)",
+        _review_pack,
+        _review_pack_args,
+    ),
     Command(
         "sync",
         "fetch, merge (or --rebase) and push, then check integrity and request states again",

@@ -8,11 +8,39 @@ it sits in."""
 from __future__ import annotations
 
 import hashlib
+import re
+from pathlib import PurePath
 from typing import Any
+
+from ..text.stem import stem
+from ..text.words import content_words
 
 TEXT_KEYS = frozenset(
     {"pref", "text", "sentence", "struck", "shared_words", "history_line", "diff", "query", "note", "flags", "reason"}
 )
+
+
+# Fields whose values are the report's own vocabulary (states, kinds, routes), never store text.
+VOCABULARY_KEYS = frozenset(
+    {
+        "action",
+        "kind",
+        "state",
+        "route",
+        "op",
+        "class",
+        "match",
+        "where",
+        "severity",
+        "decision",
+        "revision_match",
+        "actor",
+        "knobs_source",
+        "schema",
+        "mode",
+    }
+)
+_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 def digest(text: str) -> str:
@@ -20,18 +48,27 @@ def digest(text: str) -> str:
 
 
 def redact(report: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``report`` carrying no preference text."""
-    prefs = {r["pref"].strip().lower() for r in report.get("requests", []) if str(r.get("pref") or "").strip()}
-    if (report.get("scope") or {}).get("pref"):
-        prefs.add(str(report["scope"]["pref"]).strip().lower())
+    """A copy of ``report`` carrying no preference text: besides the text
+    fields, any string holding a content word of a preference, in any
+    inflection (a path such as ``insights/forget-berlin.md``, a commit
+    subject naming it), is hashed; the store is named, never located."""
+    prefs = [str(r.get("pref") or "") for r in report.get("requests", [])]
+    prefs.append(str((report.get("scope") or {}).get("pref") or ""))
+    stems = {stem(w) for pref in prefs for w in content_words(pref)}
+
+    def carries(value: str) -> bool:
+        return any(stem(w) in stems for w in _WORD_RE.findall(value.lower()))
 
     def scrub(value: Any, key: str | None) -> Any:
         if isinstance(value, dict):
             return {k: scrub(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [scrub(v, key) for v in value]
-        if isinstance(value, str) and value and (key in TEXT_KEYS or any(p in value.lower() for p in prefs)):
+        if isinstance(value, str) and value and key not in VOCABULARY_KEYS and (key in TEXT_KEYS or carries(value)):
             return digest(value)
         return value
 
-    return {**scrub(report, None), "redacted": True}
+    out = scrub(report, None)
+    if isinstance(out.get("store"), str):
+        out["store"] = PurePath(out["store"]).name  # no absolute path: the auditor's folders stay private
+    return {**out, "redacted": True}
