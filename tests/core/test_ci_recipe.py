@@ -1,0 +1,119 @@
+"""The CI recipe of docs/team.md, end to end against a bare remote (issue 25):
+every `run:` step of docs/ci/palinode-review.yml, executed as a forge runner
+would (bash -eo pipefail, its env, the workflow's inputs), except the forge's
+own steps (checkout, install, posting a comment). The plan job publishes each
+pending request's plan on the review branch; the apply job applies exactly the
+reviewed plan and pushes, and refuses any other."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import ROOT, git, make_git_store
+
+from test_team import FILES
+
+WORKFLOW = ROOT / "docs/ci/palinode-review.yml"
+RUNNER_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+RUNNER_ENV["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # palinode-audit installed
+
+
+def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None = None) -> list[str]:
+    """Run the job's steps in ``workspace``; the ids of the steps run. Raises on a failed step."""
+    spec = yaml.safe_load(WORKFLOW.read_text())
+    temp.mkdir(parents=True, exist_ok=True)  # a runner makes its RUNNER_TEMP
+    env = {**RUNNER_ENV, **spec.get("env", {}), "RUNNER_TEMP": str(temp), "GITHUB_ACTOR": "reviewer-jo",
+           "GITHUB_SHA": git(workspace, "rev-parse", "HEAD").strip(), "GITHUB_WORKSPACE": str(workspace)}
+    ran = []
+    for step in spec["jobs"][job]["steps"]:
+        if "uses" in step or step.get("id", "").startswith(("forge-", "install")):
+            continue  # the forge's own part: checkout, install, its API
+        step_env = {k: re.sub(r"\$\{\{\s*inputs\.(\w+)\s*\}\}", lambda m: (inputs or {}).get(m.group(1), ""), str(v))
+                    for k, v in step.get("env", {}).items()}
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              cwd=workspace, env={**env, **step_env}, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise StepFailed(step["id"], proc.stderr)
+        ran.append(step["id"])
+    return ran
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, stderr: str):
+        super().__init__(f"{step}: {stderr}")
+        self.step, self.stderr = step, stderr
+
+
+@pytest.fixture
+def forge(tmp_path):
+    origin = make_git_store(tmp_path / "origin-work", FILES)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(bare)], check=True)
+    return bare
+
+
+def checkout(bare: Path, where: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(bare), str(where)], check=True)
+    return where
+
+
+def review_comment(bare: Path, tmp: Path) -> dict:
+    """What a reviewer reads on the forge: the review branch's index of plans."""
+    return json.loads(subprocess.run(["git", "-C", str(bare), "show", "palinode-review:index.json"],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
+def test_plans_are_published_then_exactly_the_reviewed_one_is_applied_and_pushed(forge, tmp_path):
+    ran = run_job("plan", checkout(forge, tmp_path / "ci-plan"), tmp_path / "t1")
+    assert ran == ["pack", "publish"]
+    index = review_comment(forge, tmp_path)
+    tea = next(e for e in index["requests"] if e["request"] == "insights/forget-tea.md")
+    comment = subprocess.run(["git", "-C", str(forge), "show", "palinode-review:comment.md"],
+                             capture_output=True, text=True, check=True).stdout
+    assert tea["plan_sha256"] in comment and "oolong" not in comment.lower() and "tea" not in comment.lower()
+
+    ran = run_job("apply", checkout(forge, tmp_path / "ci-apply"), tmp_path / "t2",
+                  {"rid": tea["rid"], "plan_sha256": tea["plan_sha256"], "review": "https://forge.example/pr/7"})
+    assert ran == ["apply"]
+    reviewer = checkout(forge, tmp_path / "reviewer")
+    assert "status: archived" in (reviewer / "insights/pref-tea.md").read_text()
+    ledger = [json.loads(line) for line in (reviewer / ".palinode-audit/ledger.jsonl").read_text().splitlines()]
+    applied = [e for e in ledger if e["action"] == "apply"]
+    assert len(applied) == 1 and applied[0]["request"] == "insights/forget-tea.md"
+    assert applied[0]["decided_by"] == "reviewer-jo <reviewer-jo@users.noreply.invalid>"
+    assert "https://forge.example/pr/7" in applied[0]["note"]
+    audit = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "integrity", str(reviewer)],
+                           capture_output=True, text=True, env=RUNNER_ENV)
+    assert json.loads(audit.stdout)["problems"] == []
+
+
+def test_a_plan_other_than_the_reviewed_one_is_refused_and_nothing_pushed(forge, tmp_path):
+    run_job("plan", checkout(forge, tmp_path / "ci-plan"), tmp_path / "t1")
+    tea = next(e for e in review_comment(forge, tmp_path)["requests"] if e["request"] == "insights/forget-tea.md")
+    before = subprocess.run(["git", "-C", str(forge), "rev-parse", "main"], capture_output=True, text=True).stdout
+    with pytest.raises(StepFailed, match="not the plan that was reviewed"):
+        run_job("apply", checkout(forge, tmp_path / "ci-a"), tmp_path / "t2",
+                {"rid": tea["rid"], "plan_sha256": "0" * 64})
+    with pytest.raises(StepFailed, match="hex"):
+        run_job("apply", checkout(forge, tmp_path / "ci-b"), tmp_path / "t3",
+                {"rid": "../../x", "plan_sha256": tea["plan_sha256"]})
+    # the target changed on main after the review: the saved plan is stale, nothing is written
+    editor = checkout(forge, tmp_path / "editor")
+    target = editor / "insights/pref-tea.md"
+    target.write_text(target.read_text() + "\nI switched to green tea in June.\n")
+    git(editor, "commit", "-qam", "edit")
+    git(editor, "push", "-q")
+    moved = subprocess.run(["git", "-C", str(forge), "rev-parse", "main"], capture_output=True, text=True).stdout
+    assert moved != before
+    with pytest.raises(StepFailed) as refused:
+        run_job("apply", checkout(forge, tmp_path / "ci-c"), tmp_path / "t4",
+                {"rid": tea["rid"], "plan_sha256": tea["plan_sha256"]})
+    assert "pref-tea.md" in refused.value.stderr
+    after = subprocess.run(["git", "-C", str(forge), "rev-parse", "main"], capture_output=True, text=True).stdout
+    assert after == moved, "nothing was pushed"
