@@ -268,3 +268,26 @@ def test_a_request_dismissed_in_another_clone_says_who_before_an_apply(team):
     assert "status: archived" in (a / "insights/pref-tea.md").read_text()
     again = run_audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
     assert "already applied by A <a@example.org>" in again.stderr
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_history_credits_a_merged_strike_to_its_retract_commit(tmp_path, how):
+    from palinode_core.demo import build_demo_store
+
+    origin = tmp_path / "origin"
+    build_demo_store(origin)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(bare)], check=True)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for clone in (a, b):
+        subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+        git(clone, "config", "user.name", clone.name.upper())
+        git(clone, "config", "user.email", f"{clone.name}@example.org")
+    audit(a, "apply", "insights/forget-berlin.md", "--lexical", "--yes")  # a strike in people/me-profile.md
+    audit(b, "apply", "insights/forget-sneakers.md", "--lexical", "--yes")
+    audit(a, "sync", f"--{how}", "--yes")
+    audit(b, "sync", f"--{how}", "--yes")
+    history = audit(b, "integrity", "--history")["history"]
+    berlin = [m for m in history["markers"] if m["path"] == "people/me-profile.md" and m["author"] == "A"]
+    assert len(berlin) == 1 and berlin[0]["retract_commit"] and berlin[0]["op"] == "retract", history["markers"]
+    assert history["unsound_markers"] == 0 and history["ok"]

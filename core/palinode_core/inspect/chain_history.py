@@ -25,7 +25,7 @@ from .integrity import chain_problems
 _ZERO = "0" * 40
 # (problems as (kind, detail), marker rids, record rids, history-line rids) of one memory at one point
 Checked = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str], frozenset[str]]
-_HEADER = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
+_HEADER = "%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s%x1f%(trailers:only,unfold)%x1f"
 
 
 def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
@@ -47,10 +47,10 @@ def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[st
     )
     commits = []
     for record in out.split(b"\x1e")[1:]:
-        fields = record.split(b"\x1f", 5)
-        sha, author, date, subject, trailers = (f.decode("utf-8", "replace") for f in fields[:5])
+        fields = record.split(b"\x1f", 6)
+        sha, parents, author, date, subject, trailers = (f.decode("utf-8", "replace") for f in fields[:6])
         changes = []
-        tokens = fields[5].split(b"\0") if len(fields) > 5 else []
+        tokens = fields[6].split(b"\0") if len(fields) > 6 else []
         i = 0
         while i < len(tokens):
             token = tokens[i].lstrip(b"\n")
@@ -64,6 +64,7 @@ def _commits(store: Store, rev: str) -> list[tuple[dict[str, Any], list[tuple[st
             (
                 {
                     "commit": sha,
+                    "parents": parents.split(),
                     "author": author,
                     "date": date,
                     "subject": subject,
@@ -121,7 +122,10 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
             checked[key] = result
         return checked[key]
 
-    for info, changes in commits:
+    walked = [0]
+
+    def visit(info: dict[str, Any], changes: list[tuple[str, str]]) -> None:
+        walked[0] += 1
         touched: set[str] = set()
         for path, blob in changes:
             if not path.endswith(".md"):
@@ -143,6 +147,7 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
             "op": parsed.op if parsed else None,
         }
         who.pop("trailers")
+        who.pop("parents")
         for rel in sorted(touched):
             before = current.get(rel, (frozenset(), frozenset(), frozenset(), frozenset()))
             after = check(rel) if rel in state else (frozenset(), frozenset(), frozenset(), frozenset())
@@ -164,6 +169,15 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
                 )
             for kind, detail in sorted(before[0] - after[0]):
                 repairs.append({**who, "path": rel, "kind": kind, "detail": detail})
+
+    for info, changes in commits:
+        if len(info["parents"]) > 1:
+            # what a merge brings in was written by the merged side's own commits: walk them
+            # first, so a strike merged in is its retract commit's; the merge keeps only what
+            # it changed itself (a conflict resolved by hand)
+            for side_info, side_changes in _commits(store, f"{info['parents'][0]}..{info['parents'][1]}"):
+                visit(side_info, side_changes)
+        visit(info, changes)
     objects.close()
     still = {
         (b["path"], b["kind"], b["detail"])
@@ -173,7 +187,7 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
     open_breaks = [b for b in breaks if (b["path"], b["kind"], b["detail"]) in still]
     unsound = [m for m in markers if not (m["record"] and m["history_line"] and m["retract_commit"])]
     return {
-        "commits_walked": len(commits),
+        "commits_walked": walked[0],
         "markers": markers,
         "unsound_markers": len(unsound),
         "breaks": breaks,
