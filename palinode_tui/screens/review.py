@@ -32,6 +32,15 @@ StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed",
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
+def decider(state: RequestState) -> str:
+    """Who made the request's last decision, and what it was (in this clone or one synced with it)."""
+    last = state.last_decision
+    if not last:
+        return ""
+    who = str(last.get("decided_by") or "").split(" <")[0] or "?"
+    return f"{last.get('action')} · {who}"
+
+
 class ReviewScreen(ModeScreen):
     SCOPE = "review"
 
@@ -78,7 +87,7 @@ class ReviewScreen(ModeScreen):
         yield footer()
 
     def on_mount(self) -> None:
-        self.query_one("#requests", KeyedTable).add_columns("state", "request", "pref")
+        self.query_one("#requests", KeyedTable).add_columns("state", "request", "pref", "decided by")
         self.query_one("#candidates", KeyedTable).add_columns(*CANDIDATE_COLUMNS)
         self._set_knob_inputs(self.app.store.config.forget)
         self.resolver = self.app.live.resolver
@@ -137,7 +146,15 @@ class ReviewScreen(ModeScreen):
         shown = [st for st in states if self.state_filter in ("all", st.state)]
         table.refill(
             (
-                (st.path, (plain(st.state, STATE_STYLE.get(st.state, "")), plain(st.path), plain(st.pref)))
+                (
+                    st.path,
+                    (
+                        plain(st.state, STATE_STYLE.get(st.state, "")),
+                        plain(st.path),
+                        plain(st.pref),
+                        plain(decider(st), "dim"),
+                    ),
+                )
                 for st in shown
             ),
             keep=self.current,

@@ -180,3 +180,31 @@ def test_14_the_first_plan_says_what_it_waits_for():
     shown = plan_header(None, "insights/forget-w.md", False, "indexing the store's sentences for search").plain
     assert shown == "planning: indexing the store's sentences for search…"
     assert plan_header(None, None, False, "reading the store").plain == "select a forget request"
+
+
+async def test_review_lists_who_made_each_request_last_decision(tmp_path):
+    """Team review (issue 25): a decision made in another clone shows its decider once synced."""
+    import subprocess
+    import sys
+
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    subprocess.run(["git", "-C", str(root), "config", "user.name", "Chidi Reviewer"], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "user.email", "chidi@example.org"], check=True)
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+    subprocess.run([sys.executable, "-m", "palinode_core", "dismiss", str(root), "insights/forget-tea.md",
+                    "--note", "work-related", "--yes"], check=True, capture_output=True, env=env)
+    app = lexical_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        for _ in range(4):  # pending -> ... -> all
+            if review.state_filter == "all":
+                break
+            await pilot.press("s")
+            await settle(app, pilot)
+        table = review.query_one("#requests")
+        row = [str(cell) for cell in table.get_row("insights/forget-tea.md")]
+        assert row[0] == "dismissed" and row[3] == "dismiss · Chidi Reviewer", row
+        assert errors(app) == []
