@@ -154,7 +154,8 @@ def test_every_problem_kind_has_a_test():
     tested = {"interrupted_apply", "interrupted_withdraw", "interrupted_unknown", "dangling_superseded_by",
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
               "multiline_strike", "temp_file", "ledger_conflict",
-              "ledger_unbacked"}  # tests/core/test_team.py, every forgery
+              "ledger_unbacked",  # tests/core/test_team.py, every forgery
+              "unmerged_file"}  # tests/core/test_team.py, mid-merge reads
     assert found == tested
 
 

@@ -106,6 +106,13 @@ def test_the_same_request_applied_in_two_clones_is_one_application(team, how):
         states = {r["path"]: r["state"] for r in audit(clone, "requests")["requests"]}
         assert states["insights/forget-tea.md"] == "applied"
         assert audit(clone, "integrity")["problems"] == []
+        report = audit(clone, "report", "--request", "insights/forget-tea.md")["requests"][0]
+        applications = [o for o in report["operations"] if "same_as" not in o]
+        assert len(applications) == 1 and applications[0]["path"] == "insights/pref-tea.md", report["operations"]
+        applies = [d for d in report["decisions"] if d["action"] == "apply"]
+        assert {d["by"] for d in applies} == {"A <a@example.org>", "B <b@example.org>"}, "both decisions kept"
+        assert sum("same_application_as" not in d for d in applies) == 1, "one application"
+        assert audit(clone, "integrity", "--history")["history"]["ok"]
 
 
 def run_audit(clone, *args: str) -> subprocess.CompletedProcess[str]:
@@ -291,3 +298,22 @@ def test_history_credits_a_merged_strike_to_its_retract_commit(tmp_path, how):
     berlin = [m for m in history["markers"] if m["path"] == "people/me-profile.md" and m["author"] == "A"]
     assert len(berlin) == 1 and berlin[0]["retract_commit"] and berlin[0]["op"] == "retract", history["markers"]
     assert history["unsound_markers"] == 0 and history["ok"]
+
+
+def test_every_read_says_when_git_is_mid_merge_with_unmerged_files(team):
+    a, b, _c = team
+    for clone, line in ((a, "I drink it with milk."), (b, "I drink it black.")):
+        target = clone / "insights/pref-tea.md"
+        target.write_text(target.read_text() + line + "\n")
+        git(clone, "commit", "-qam", f"edit in {clone.name}")
+    git(a, "push", "-q")
+    git(b, "fetch", "-q")
+    subprocess.run(["git", "-C", str(b), "merge", "-q", "origin/main"], capture_output=True, env=REVIEWER_ENV)
+    for command in (["scan"], ["requests"], ["integrity"], ["plan", "insights/forget-bees.md", "--lexical"],
+                    ["search", "bees", "--lexical"], ["leaks", "insights/forget-bees.md", "--lexical"]):
+        proc = run_audit(b, *command)
+        assert "a merge is in progress with 1 unmerged file(s) (insights/pref-tea.md)" in proc.stderr, (command, proc)
+    problems = json.loads(run_audit(b, "integrity").stdout)["problems"]
+    assert [(p["path"], p["kind"]) for p in problems] == [("insights/pref-tea.md", "unmerged_file")]
+    refused = run_audit(b, "apply", "insights/forget-bees.md", "--lexical", "--yes")
+    assert refused.returncode != 0 and "merge is in progress" in refused.stderr

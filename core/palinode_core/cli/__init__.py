@@ -124,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
             ),
             file=sys.stderr,
         )
+    if getattr(args, "unfinished", None):
+        print(
+            error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"),
+            file=sys.stderr,
+        )
     if "raw" in data or "stream" in data:  # rendered output, already inert (every store string escaped)
         try:
             for chunk in data["stream"] if "stream" in data else (data["raw"],):

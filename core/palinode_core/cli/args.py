@@ -71,6 +71,15 @@ def _note_if_not_git(args: argparse.Namespace, session: Session) -> Session:
     history: main() says so after a read that worked (a write refuses anyway)."""
     if not session.store.git.available:
         args.not_git = session.root
+        return session
+    what = session.store.git.in_progress()
+    if what:  # main() says so after the command: what was read is git's half-finished worktree
+        unmerged = session.store.git.unmerged()
+        args.unfinished = f"{what} is in progress" + (
+            f" with {len(unmerged)} unmerged file(s) ({', '.join(unmerged[:3])}{', …' if len(unmerged) > 3 else ''})"
+            if unmerged
+            else ""
+        )
     return session
 
 

@@ -45,6 +45,12 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
         )
         for item in items
     ]
+    unfinished = store.git.in_progress() if interrupted else None
+    if unfinished:
+        problems += [
+            Problem(rel, "unmerged_file", f"{unfinished} left this file with conflicts: finish or abort it with git")
+            for rel in store.git.unmerged()
+        ]
     ledger = store.read_text(LEDGER_REL) or ""
     conflicted = any(line.startswith(CONFLICT_MARKERS) for line in ledger.splitlines())
     if conflicted:
@@ -97,7 +103,11 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
                 )
             )
         problems += chain_problems(rel, memory, partial(_history_text, store, rel))
-    return [p for p in problems if p.path not in explained or p.kind.startswith(("interrupted_", "temp_", "ledger_"))]
+    return [
+        p
+        for p in problems
+        if p.path not in explained or p.kind.startswith(("interrupted_", "temp_", "ledger_", "unmerged_"))
+    ]
 
 
 def _history_text(store: Store, rel: str) -> str | None:

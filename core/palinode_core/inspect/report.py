@@ -204,6 +204,7 @@ def _one(
     undos: list[dict[str, Any]] = []
     targets: dict[str, dict[str, Any]] = {}
     forward_at: dict[str, str] = {}  # target -> op of its forward commit
+    in_force: dict[tuple[str, str], str] = {}  # (target, op) -> the commit whose change is in force
     for commit in reversed(history):  # oldest first
         parsed = parse_subject(commit.subject, prefix)
         if parsed is None:
@@ -212,6 +213,11 @@ def _one(
         if ours and parsed.op in FORWARD_OPS and parsed.path != request.path:
             entry = {**_commit_dict(commit, prefix), "diff": _diff(store, commit.sha)}
             ops.append(entry)
+            first = in_force.get((parsed.path, parsed.op))
+            if first is not None:  # the same change made in another clone too, then merged: one application
+                entry["same_as"] = first
+                continue
+            in_force[(parsed.path, parsed.op)] = commit.sha
             route = "strike" if parsed.op == "retract" else "archive"
             evidence = _evidence(objects, request, commit, parsed.path, parsed.op)
             decided = approved.get(parsed.path)
@@ -232,6 +238,7 @@ def _one(
             parsed.path in forward_at and parsed.op in ("restore", "unretract")
         ):
             kind = "withdrawal" if commit.trailers.get("Forget-Request") == request.path else "undo"
+            in_force = {k: v for k, v in in_force.items() if k[0] != parsed.path}
             undos.append({**_commit_dict(commit, prefix), "kind": kind, "diff": _diff(store, commit.sha)})
     for decision in applies:  # what the reviewer saw: every resolved target, route and coverage
         for t in decision.get("targets") or []:
@@ -309,11 +316,28 @@ def _one(
             "knobs_source": source,
         },
         "targets": [targets[p] for p in sorted(targets)],
-        "decisions": [_decision_row(d) for d in mine],
+        "decisions": _same_applications([_decision_row(d) for d in mine]),
         "operations": ops,
         "undos": undos,
         "residue": {"counts": counts, "mentions": [m.to_dict() for m in mentions]},
     }
+
+
+def _same_applications(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mark an apply that approved only what an earlier one (not withdrawn since)
+    already applied: two reviewers applied the request in two clones, and the
+    merge made it one application. Both decisions stay, each with its decider."""
+    applied: dict[str, str] = {}  # target -> the time of the apply that applied it
+    for row in rows:
+        if row["action"] == "withdraw":
+            applied.clear()
+        elif row["action"] == "apply" and row["approved"]:
+            earlier = {applied.get(p) for p in row["approved"]}
+            if None not in earlier:
+                row["same_application_as"] = min(str(e) for e in earlier)
+            for path in row["approved"]:
+                applied.setdefault(path, str(row["at"]))
+    return rows
 
 
 def _decision_row(entry: dict[str, Any]) -> dict[str, Any]:

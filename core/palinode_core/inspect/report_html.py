@@ -108,7 +108,12 @@ def _decision_rows(req: dict[str, Any]) -> list[list[str]]:
                 esc(d["at"]),
                 esc(d["by"] or "—"),
                 "<br>".join(what),
-                esc(d["note"] or ""),
+                esc(d["note"] or "")
+                + (
+                    f" (the same application as {esc(d['same_application_as'])})"
+                    if d.get("same_application_as")
+                    else ""
+                ),
                 f"<code>{esc((d['commit'] or '')[:10])}</code>",
             ]
         )
@@ -129,6 +134,11 @@ def _commits(items: list[dict[str, Any]], undo: bool = False) -> str:
                     ("date", esc(c["date"])),
                     ("author", esc(c["author"])),
                     ("made by", esc(c["actor"])),
+                    *(
+                        [("same change as", f"<code>{esc(c['same_as'][:10])}</code> (another clone: one application)")]
+                        if c.get("same_as")
+                        else []
+                    ),
                 ]
             )
             + _diff(c["diff"])

@@ -37,7 +37,12 @@ def _commits(items: list[dict[str, Any]], undo: bool = False) -> list[str]:
         out += [
             f"#### {kind}{md(c['subject'])}",
             "",
-            f"commit `{c['commit']}`, {md(c['date'])}, by {md(c['author'])} (made by {md(c['actor'])})",
+            f"commit `{c['commit']}`, {md(c['date'])}, by {md(c['author'])} (made by {md(c['actor'])})"
+            + (
+                f"; the same change as `{c['same_as'][:10]}`, made in another clone: one application"
+                if c.get("same_as")
+                else ""
+            ),
             "",
             _fence(c["diff"]),
             "",
@@ -107,7 +112,12 @@ def _request(req: dict[str, Any]) -> list[str]:
                         md(d["at"]),
                         md(d["by"] or "—"),
                         "<br>".join(what),
-                        md(d["note"] or ""),
+                        md(d["note"] or "")
+                        + (
+                            f" (the same application as {md(d['same_application_as'])})"
+                            if d.get("same_application_as")
+                            else ""
+                        ),
                         (d["commit"] or "")[:10],
                     ]
                 )

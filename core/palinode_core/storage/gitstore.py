@@ -34,6 +34,13 @@ _LOCKS_GUARD = threading.Lock()
 _FIELD_SEP = "\x1f"
 _RECORD_SEP = "\x1e"
 _SHA_RE = re.compile(r"[0-9a-f]{4,64}")
+_UNFINISHED = (
+    ("MERGE_HEAD", "a merge"),
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+)
 
 
 class GitCommandFailed(GitError):
@@ -188,15 +195,9 @@ class GitStore:
         git_dir = self.git_dir
         if not os.access(self.root, os.W_OK) or not os.access(git_dir, os.W_OK):
             raise GitError(f"{self.root} is read-only; nothing can be written")
-        for marker, what in (
-            ("MERGE_HEAD", "a merge"),
-            ("rebase-merge", "a rebase"),
-            ("rebase-apply", "a rebase"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
-        ):
-            if (git_dir / marker).exists():
-                raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
+        what = self.in_progress()
+        if what:
+            raise GitError(f"{what} is in progress in {self.root}; finish or abort it first")
         # .git/HEAD names a branch unless detached; reading it saves a git process per apply
         try:  # never blocks on a FIFO or follows a link planted as HEAD
             attached = safeio.read_bytes(git_dir / "HEAD", max_bytes=4096).startswith(b"ref: ")
@@ -223,6 +224,23 @@ class GitStore:
                 "another git process holds .git/index.lock; try again when it has finished "
                 "(remove the lock only if no git command is running)"
             )
+
+    def in_progress(self) -> str | None:
+        """``a merge``, ``a rebase``… when git is in the middle of one, else None."""
+        if self.git_dir is None:
+            return None
+        for marker, what in _UNFINISHED:
+            if (self.git_dir / marker).exists():
+                return what
+        return None
+
+    def unmerged(self) -> list[str]:
+        """Files git left with conflicts (stages 1-3 in the index)."""
+        try:
+            out = self.run("ls-files", "-u", "-z", read=True)
+        except GitCommandFailed:
+            return []
+        return sorted({r.partition("\t")[2] for r in out.split("\0") if "\t" in r})
 
     def tip(self) -> str:
         """The revision reads of history start from (a snapshot: its commit)."""
