@@ -1,10 +1,13 @@
-"""Export one request's audit report: a dialog for the format and the file
-(default ``<request-stem>-report.<ext>`` in the current directory), then the
-report written by the core in a worker. An existing file is replaced only
-after a second, explicit press."""
+"""Export one request's audit report: a dialog for the format, the file
+(default ``<request-stem>-report.<ext>`` in the current directory) and whether
+it is redacted (for posting on a forge: rule ids and hashes, no preference
+text, and a file name that does not repeat the request's), then the report
+written by the core in a worker. An existing file is replaced only after a
+second, explicit press."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
 from palinode_core.api import FORMATS
 
@@ -24,10 +27,12 @@ if TYPE_CHECKING:
 
     from ..app import PalinodeApp
 
-Export = tuple[str, str, bool]  # (format, path, overwrite)
+Export = tuple[str, str, bool, bool]  # (format, path, overwrite, redacted)
 
 
-def default_name(request: str, fmt: str) -> str:
+def default_name(request: str, fmt: str, redacted: bool = False) -> str:
+    if redacted:  # the request's file name often names what is being forgotten
+        return f"request-{hashlib.sha256(request.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}-redacted.{fmt}"
     return f"{PurePosixPath(request).stem}-report.{fmt}"
 
 
@@ -49,6 +54,7 @@ class ExportModal(ModalScreen["Export | None"]):
         super().__init__()
         self.request, self.when = request, when
         self.fmt = "md"
+        self.redacted = False
         self.confirmed: Path | None = None  # the existing file a second press replaces
 
     def compose(self) -> ComposeResult:
@@ -65,6 +71,7 @@ class ExportModal(ModalScreen["Export | None"]):
             with RadioSet(id="export-format"):
                 for fmt in FORMATS:
                     yield RadioButton(fmt, value=fmt == self.fmt, name=fmt)
+            yield Checkbox("redacted: rule ids and hashes, no preference text (to post on a forge)", id="export-redact")
             yield Input(value=safe(default_name(self.request, self.fmt)), id="export-path")
             yield Static(id="export-line")
             with Horizontal():
@@ -76,11 +83,17 @@ class ExportModal(ModalScreen["Export | None"]):
 
     @on(RadioSet.Changed, "#export-format")
     def _format(self, event: RadioSet.Changed) -> None:
-        fmt = event.pressed.name or "md"
+        self._rename(event.pressed.name or "md", self.redacted)
+
+    @on(Checkbox.Changed, "#export-redact")
+    def _redact(self, event: Checkbox.Changed) -> None:
+        self._rename(self.fmt, event.value)
+
+    def _rename(self, fmt: str, redacted: bool) -> None:
         field = self.query_one("#export-path", Input)
-        if field.value == default_name(self.request, self.fmt):  # an edited path is the user's: kept
-            field.value = default_name(self.request, fmt)
-        self.fmt = fmt
+        if field.value == default_name(self.request, self.fmt, self.redacted):  # an edited path is the user's: kept
+            field.value = default_name(self.request, fmt, redacted)
+        self.fmt, self.redacted = fmt, redacted
 
     @on(Input.Changed, "#export-path")
     def _path_changed(self) -> None:
@@ -96,7 +109,7 @@ class ExportModal(ModalScreen["Export | None"]):
             self.query_one("#export-line", Static).update(plain("Name the file to write.", "bold red"))
             return
         out = Path(text).expanduser()
-        fmt = self.fmt
+        fmt, redacted = self.fmt, self.redacted
 
         def exists() -> Path | None:
             resolved = out.resolve()
@@ -104,13 +117,13 @@ class ExportModal(ModalScreen["Export | None"]):
 
         self.app.run_blocking(
             exists,
-            lambda found: self._checked(fmt, out, found),
+            lambda found: self._checked(fmt, out, found, redacted),
             "check the report file",
             "export-check",
             exclusive=True,
         )
 
-    def _checked(self, fmt: str, out: Path, existing: Path | None) -> None:
+    def _checked(self, fmt: str, out: Path, existing: Path | None, redacted: bool) -> None:
         if existing is not None and existing != self.confirmed:
             self.confirmed = existing
             self.query_one("#export", Button).label = "Overwrite"
@@ -118,7 +131,7 @@ class ExportModal(ModalScreen["Export | None"]):
                 plain(f"{existing} exists: press Overwrite to replace it, or change the name.", "bold yellow")
             )
             return
-        self.dismiss((fmt, str(out), existing is not None))
+        self.dismiss((fmt, str(out), existing is not None, redacted))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -133,14 +146,15 @@ def export_report(app: Any, request: str) -> None:
     def chosen(choice: Export | None) -> None:
         if choice is None:
             return
-        fmt, out, overwrite = choice
+        fmt, out, overwrite, redacted = choice
+        kind = f"{fmt}, redacted" if redacted else fmt
 
         def done(result: dict[str, Any]) -> None:
-            app.record("action", f"export the report of {request} ({fmt}) to {result['written']}")
+            app.record("action", f"export the report of {request} ({kind}) to {result['written']}")
             app.notify(f"Wrote {result['written']}: {result['targets']} target(s)", title="Report exported")
 
         app.run_blocking(
-            lambda: session.write_report(out, fmt, overwrite=overwrite, request=request),
+            lambda: session.write_report(out, fmt, overwrite=overwrite, request=request, redacted=redacted),
             done,
             f"export the report of {request}",
             "export",

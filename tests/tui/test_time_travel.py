@@ -322,3 +322,32 @@ async def test_export_writes_the_report_in_each_format_and_never_overwrites_sile
         then = json.loads((out / "forget-poker-report.json").read_text())
         assert then["as_of"]["commit"] == sha and not list(validator.iter_errors(then))
         assert errors(app) == []
+
+
+async def test_export_redacted_carries_no_preference_text_nor_its_file_name(tmp_path, demo, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    request = "insights/forget-poker.md"
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "s", "s")  # pending -> partial -> applied
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        _select_row(app, "#requests", review.request_rows, request)
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        modal = app.screen
+        assert isinstance(modal, ExportModal)
+        await pilot.click("#export-redact")
+        await settle(app, pilot)
+        name = modal.query_one("#export-path").value
+        assert name.endswith("-redacted.md") and "poker" not in name
+        await pilot.click("#export")
+        await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen))
+        text = (out / name).read_text()
+        assert "poker" not in text.lower() and "friday" not in text.lower() and str(demo) not in text
+        assert "r:" in text and "sha256:" in text
+        assert errors(app) == []
