@@ -317,3 +317,15 @@ def test_every_read_says_when_git_is_mid_merge_with_unmerged_files(team):
     assert [(p["path"], p["kind"]) for p in problems] == [("insights/pref-tea.md", "unmerged_file")]
     refused = run_audit(b, "apply", "insights/forget-bees.md", "--lexical", "--yes")
     assert refused.returncode != 0 and "merge is in progress" in refused.stderr
+
+
+def test_sync_says_what_it_did_in_words(team):
+    a, _b, _c = team
+    audit(a, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "sync", str(a), "--yes"],
+                          capture_output=True, text=True, env=REVIEWER_ENV)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "merged origin/main: already up to date, pushed" and lines[1] == "ok"
+    chess = next(line for line in lines if "forget-chess.md" in line)
+    assert chess.split()[0] == "dismissed" and chess.endswith("dismiss by A <a@example.org>")

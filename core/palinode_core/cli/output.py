@@ -226,6 +226,37 @@ def _requests(out: Text, data: dict[str, Any]) -> None:
     out.add(", ".join(f"{n} {state}" for state, n in sorted(counts.items())))
 
 
+def _sync(out: Text, data: dict[str, Any]) -> None:
+    if not data.get("synced"):
+        _generic(out, data)
+        return
+    moved = data["before"] != data["after"]
+    out.add(
+        f"{data['how']}d {p(data['upstream'])}: "
+        + (f"{data['before'][:7]} -> {data['after'][:7]}" if moved else "already up to date")
+        + (", pushed" if data["pushed"] else ", nothing to push")
+    )
+    _integrity(out, {"ok": not data["problems"], "problems": data["problems"]})
+    out.add()
+    out.table(
+        ["state", "request", "preference", "last decision"],
+        [
+            [
+                s["state"],
+                p(s["path"]),
+                p(s["pref"]),
+                p(
+                    f"{s['last_decision'].get('action')} by {s['last_decision'].get('decided_by') or '?'}"
+                    if isinstance(s.get("last_decision"), dict)
+                    else ""
+                ),
+            ]
+            for s in data["states"]
+        ],
+        indent="",
+    )
+
+
 def _commits(out: Text, data: dict[str, Any], verb: str) -> None:
     for c in data.get("commits", []):
         out.add(f"  {(c.get('commit') or '')[:7]}  {p(c.get('subject'))}")
@@ -383,6 +414,7 @@ _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {
     "residue": _residue,
     "leaks": _leaks,
     "integrity": _integrity,
+    "sync": _sync,
 }
 
 
