@@ -36,6 +36,10 @@ def default_name(request: str, fmt: str, redacted: bool = False) -> str:
     return f"{PurePosixPath(request).stem}-report.{fmt}"
 
 
+def _radio_label(fmt: str, chosen: bool) -> str:
+    return f"{fmt} (chosen)" if chosen else fmt
+
+
 class ExportModal(ModalScreen["Export | None"]):
     if TYPE_CHECKING:
         app = getters.app(PalinodeApp)
@@ -56,6 +60,7 @@ class ExportModal(ModalScreen["Export | None"]):
         self.fmt = "md"
         self.redacted = False
         self.confirmed: Path | None = None  # the existing file a second press replaces
+        self.mismatch_ok: Path | None = None  # a name whose extension names another format, confirmed
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -69,8 +74,9 @@ class ExportModal(ModalScreen["Export | None"]):
                 )
             )
             with RadioSet(id="export-format"):
-                for fmt in FORMATS:
-                    yield RadioButton(fmt, value=fmt == self.fmt, name=fmt)
+                # the chosen format first: the keyboard highlight starts on it
+                for fmt in sorted(FORMATS, key=lambda f: f != self.fmt):
+                    yield RadioButton(_radio_label(fmt, fmt == self.fmt), value=fmt == self.fmt, name=fmt)
             yield Checkbox("redacted: rule ids and hashes, no preference text (to post on a forge)", id="export-redact")
             yield Input(value=safe(default_name(self.request, self.fmt)), id="export-path")
             yield Static(id="export-line")
@@ -84,6 +90,8 @@ class ExportModal(ModalScreen["Export | None"]):
     @on(RadioSet.Changed, "#export-format")
     def _format(self, event: RadioSet.Changed) -> None:
         self._rename(event.pressed.name or "md", self.redacted)
+        for button in self.query(RadioButton):  # chosen is said in words, not by colour alone
+            button.label = _radio_label(button.name or "", button is event.pressed)
 
     @on(Checkbox.Changed, "#export-redact")
     def _redact(self, event: Checkbox.Changed) -> None:
@@ -97,7 +105,7 @@ class ExportModal(ModalScreen["Export | None"]):
 
     @on(Input.Changed, "#export-path")
     def _path_changed(self) -> None:
-        self.confirmed = None
+        self.confirmed = self.mismatch_ok = None
         self.query_one("#export", Button).label = "Export"
         self.query_one("#export-line", Static).update("")
 
@@ -110,6 +118,17 @@ class ExportModal(ModalScreen["Export | None"]):
             return
         out = Path(text).expanduser()
         fmt, redacted = self.fmt, self.redacted
+        other = out.suffix.lower().lstrip(".")
+        if other in FORMATS and other != fmt and out != self.mismatch_ok:
+            self.mismatch_ok = out
+            self.query_one("#export-line", Static).update(
+                plain(
+                    f"{out.name} ends in .{other} but the format is {fmt}: press Export again to write it anyway, "
+                    "or change the name or the format.",
+                    "bold yellow",
+                )
+            )
+            return
 
         def exists() -> Path | None:
             resolved = out.resolve()

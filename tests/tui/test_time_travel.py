@@ -351,3 +351,47 @@ async def test_export_redacted_carries_no_preference_text_nor_its_file_name(tmp_
         assert "poker" not in text.lower() and "friday" not in text.lower() and str(demo) not in text
         assert "r:" in text and "sha256:" in text
         assert errors(app) == []
+
+
+async def test_export_says_the_chosen_format_in_words_and_warns_of_a_mismatched_name(tmp_path, demo, monkeypatch):
+    """Issue 23, item 5: radios not told apart by colour alone, the keyboard starting on the
+    chosen one, and Markdown never written into a .json file without a word."""
+    from textual.widgets import Input, RadioSet
+
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        modal = app.screen
+        assert isinstance(modal, ExportModal)
+        labels = {str(b.name): str(b.label) for b in modal.query(RadioButton)}
+        assert labels["md"] == "md (chosen)" and labels["json"] == "json"
+        radios = modal.query_one("#export-format", RadioSet)
+        radios.focus()
+        await pilot.press("enter")  # the highlight starts on the chosen format: enter keeps it
+        await settle(app, pilot)
+        assert radios.pressed_button is not None and radios.pressed_button.name == "md"
+        await pilot.press("right", "enter")
+        await settle(app, pilot)
+        chosen = radios.pressed_button
+        assert chosen is not None and chosen.name != "md" and str(chosen.label).endswith("(chosen)")
+        await pilot.press("left", "enter")  # back to md
+        await settle(app, pilot)
+        field = modal.query_one("#export-path", Input)
+        field.value = "tea.json"
+        await settle(app, pilot)
+        await pilot.click("#export")
+        await settle(app, pilot)
+        assert app.screen is modal and "ends in .json but the format is md" in str(
+            modal.query_one("#export-line").render())
+        assert not (out / "tea.json").exists()
+        await pilot.click("#export")  # a second press writes it anyway
+        await wait_until(app, pilot, lambda: not isinstance(app.screen, ExportModal))
+        assert (out / "tea.json").read_text().startswith("# ")
+        assert errors(app) == []
