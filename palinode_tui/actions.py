@@ -86,6 +86,9 @@ REGISTRY: tuple[ActionSpec, ...] = (
         "browse",
         "All / active / archived / struck / history / unparseable",
     ),
+    ActionSpec(
+        "browse.category", "c", "cycle_category", "Category", "browse", "All categories, then each one in the store"
+    ),
     ActionSpec("browse.trace", "t", "trace", "Trace", "browse", "Why this memory is as it is"),
     ActionSpec("browse.timeline", "l", "timeline", "Timeline", "browse", "Each commit that changed this memory"),
     ActionSpec(

@@ -49,14 +49,27 @@ def _preview(body: str) -> Text:
     return preview
 
 
+# Semantic-only search hits listed (by vector rank): nearest first, then a cut-off.
+SEMANTIC_ONLY_KEPT = 10
+
+
+def category_of(rel: str, memory: Memory | None) -> str:
+    """The memory's ``category:``, else its folder (Palinode files memories by category folder)."""
+    if memory is not None and memory.category:
+        return str(memory.category)
+    return rel.split("/", 1)[0] if "/" in rel else "(top level)"
+
+
 class BrowseScreen(ModeScreen):
     SCOPE = "browse"
 
     def __init__(self) -> None:
         super().__init__()
         self.status_filter: StatusFilter = "all"
+        self.category: str | None = None  # None: every category
         self.text_filter = ""
-        self.search_hits: dict[str, str] | None = None  # path -> arms, when a hybrid search is shown
+        self.search_hits: dict[str, str] | None = None  # path -> score and arms, when a hybrid search is shown
+        self.search_cut = 0  # semantic-only hits left below the cut-off
         self.rows: list[str] = []
         self.shown_path: str | None = None
         self._columns: list = []
@@ -83,20 +96,22 @@ class BrowseScreen(ModeScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", DataTable)
-        self._columns = table.add_columns("status", "path", "title", "match")
+        self._columns = table.add_columns("status", "match", "path", "title")  # match before the long columns
         super().on_mount()
         table.focus()
 
     # -- data -------------------------------------------------------------------
     def _filter_key(self) -> tuple:
         hits = tuple(self.search_hits) if self.search_hits is not None else None
-        return self.status_filter, self.text_filter.lower(), hits
+        return self.status_filter, self.category, self.text_filter.lower(), hits
 
     def _keeps(self, row: Row) -> bool:
         status, rel, memory, _reason = row
         if self.status_filter == "all" and status == "history":
             return False  # history siblings are not browsable memories unless asked for
         if self.status_filter not in ("all", status):
+            return False
+        if self.category is not None and category_of(rel, memory) != self.category:
             return False
         if self.search_hits is not None:
             return rel in self.search_hits
@@ -127,7 +142,7 @@ class BrowseScreen(ModeScreen):
         rows: list[Row] = [(memory_status(m), rel, m, "") for rel, m in scan.memories.items()]
         rows += [("history", rel, m, "") for rel, m in scan.history.items()]
         rows += [("unparseable", e.path, None, e.reason) for e in scan.errors]
-        if self.search_hits is None and not self.text_filter:  # the common case, without a call per row
+        if self.search_hits is None and not self.text_filter and self.category is None:  # the common case, fast
             wanted = self.status_filter
             out = (
                 [row for row in rows if row[0] != "history"]
@@ -180,7 +195,7 @@ class BrowseScreen(ModeScreen):
     def _cells(self, status: str, rel: str, memory: Memory | None, reason: str) -> list[Text]:
         title = memory.title if memory else reason
         arms = self.search_hits.get(rel, "") if self.search_hits is not None else ""
-        return [plain(status, STATUS_STYLE.get(status, "")), plain(rel), plain(title), plain(arms, "cyan")]
+        return [plain(status, STATUS_STYLE.get(status, "")), plain(arms, "cyan"), plain(rel), plain(title)]
 
     def _update_rows(self, visible: list, changed: set[str]) -> None:
         table = self.query_one("#memories", DataTable)
@@ -195,10 +210,15 @@ class BrowseScreen(ModeScreen):
         summary.append(f"{count} shown", style="bold")
         if count > PAGE:
             summary.append(f" (first {PAGE}; type to narrow)", style="dim")
-        summary.append(f" · status: {self.status_filter}")
+        summary.append(f" · status: {self.status_filter} (s)")
+        summary.append(" · category: ")
+        summary.append(plain(self.category or "all"))
+        summary.append(" (c)", style="dim")
         if self.search_hits is not None:
             summary.append(f" · search ({self.app.index_mode}): ")
             summary.append(plain(self.text_filter, "italic"))
+            if self.search_cut:
+                summary.append(f" · {self.search_cut} weaker semantic-only match(es) not listed", style="dim")
             summary.append("  Esc clears", style="dim")
         self.query_one("#browse-summary", Static).update(summary)
 
@@ -211,6 +231,10 @@ class BrowseScreen(ModeScreen):
             table.add_row(*self._cells(status, rel, memory, reason), key=rel)
             self.rows.append(rel)
         self._summarise(len(visible))
+        if not self.rows:  # nothing shown: the pane must not keep describing a memory no longer listed
+            self.shown_path = self._pending_show = None
+            self.query_one("#detail-fields", Static).update(plain("No memory shown: nothing matches.", "dim"))
+            self.query_one("#detail-body", Static).update("")
         if keep in self.rows:
             table.move_cursor(row=self.rows.index(keep))
         elif self.rows and self.shown_path is None:
@@ -319,7 +343,13 @@ class BrowseScreen(ModeScreen):
             return
 
         def done(result) -> None:
-            self.search_hits = {h.path: h.arms for h in result.hits}
+            # every lexical hit carries the words; of the semantic-only ones, the nearest few:
+            # the vector arm ranks every memory, so without a cut-off a search lists the store
+            kept = [h for h in result.hits if h.bm25_rank is not None]
+            kept += [h for h in result.hits if h.bm25_rank is None and (h.vector_rank or 0) <= SEMANTIC_ONLY_KEPT]
+            kept.sort(key=lambda h: -h.score)
+            self.search_hits = {h.path: f"{h.score:.3f} {h.arms}" for h in kept}
+            self.search_cut = len(result.hits) - len(kept)
             if result.notice:
                 self.notify(result.notice, severity="information")
             self._relist()
@@ -345,6 +375,15 @@ class BrowseScreen(ModeScreen):
 
     def action_cycle_status(self) -> None:
         self.status_filter = STATUS_FILTERS[(STATUS_FILTERS.index(self.status_filter) + 1) % len(STATUS_FILTERS)]
+        self._relist()
+
+    def action_cycle_category(self) -> None:
+        """Memories by category: all, then each category the store holds, in order."""
+        scan = self.app.scan
+        found = sorted({category_of(rel, m) for rel, m in scan.memories.items()}) if scan else []
+        cycle: list[str | None] = [None, *found]
+        at = cycle.index(self.category) if self.category in cycle else 0
+        self.category = cycle[(at + 1) % len(cycle)]
         self._relist()
 
     def action_trace(self) -> None:

@@ -352,3 +352,31 @@ async def test_interrupted_apply_is_offered_for_recovery_on_open(tmp_path, spec_
         await settle(app, pilot)
     assert (spec_store / "insights/pref-tea.md").read_bytes() == original
     assert git(spec_store, "status", "--porcelain") == ""
+
+
+@model
+@one_worker
+async def test_hybrid_search_shows_scores_and_cuts_off_weak_semantic_matches(tmp_path, embedder):
+    """Issue 23, item 9: the vector arm ranks every memory; a search lists the memories that
+    carry the words and the nearest few by meaning, each with its score, not the whole store."""
+    from palinode_core.demo import build_demo_store
+    from palinode_tui.screens.browse import SEMANTIC_ONLY_KEPT
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    app = app_for(root, embedder, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        await wait_until(app, pilot, lambda: app.index_mode == "hybrid", attempts=600)
+        active = len(screen.rows)
+        await pilot.press("slash", *"sneakers", "enter")
+        await settle(app, pilot)
+        hits = screen.search_hits
+        assert hits and "insights/pref-sneakers.md" in screen.rows
+        lexical = [p for p, m in hits.items() if "bm25" in m]
+        assert len(screen.rows) <= len(lexical) + SEMANTIC_ONLY_KEPT < active
+        scores = [float(m.split()[0]) for m in hits.values()]
+        assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+        assert "weaker semantic-only" in str(screen.query_one("#browse-summary", Static).render())
+        assert errors(app) == []

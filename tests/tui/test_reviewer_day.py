@@ -208,3 +208,47 @@ async def test_review_lists_who_made_each_request_last_decision(tmp_path):
         row = [str(cell) for cell in table.get_row("insights/forget-tea.md")]
         assert row[0] == "dismissed" and row[3] == "dismiss · Chidi Reviewer", row
         assert errors(app) == []
+
+
+async def test_9_browse_by_category_score_first_and_an_empty_list_shows_no_memory(tmp_path):
+    """Issue 23, item 9: a category view, the match column where 120 columns never cut it,
+    the detail pane emptied when nothing is listed, and reached by Tab."""
+    from textual.widgets import DataTable, Input, Static
+
+    from palinode_core.demo import build_demo_store
+    from palinode_tui.screens.browse import BrowseScreen
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    app = lexical_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        browse = app.screen
+        assert isinstance(browse, BrowseScreen)
+        table = browse.query_one("#memories", DataTable)
+        assert [str(c.label) for c in table.columns.values()][:2] == ["status", "match"]
+        everything = len(browse.rows)
+        await pilot.press("c")  # the first category
+        await settle(app, pilot)
+        first = browse.category
+        assert first is not None and 0 < len(browse.rows) < everything
+        assert all(r.startswith(first + "/") or app.scan.memories[r].category == first for r in browse.rows)
+        assert f"category: {first}" in str(browse.query_one("#browse-summary", Static).render())
+        seen = {first}
+        for _ in range(10):
+            await pilot.press("c")
+            await settle(app, pilot)
+            if browse.category is None:
+                break
+            seen.add(browse.category)
+        assert browse.category is None and len(browse.rows) == everything and "people" in seen
+        reached = set()
+        for _ in range(4):
+            await pilot.press("tab")
+            reached.add(browse.focused.id if browse.focused is not None else None)
+        assert {"browse-detail", "memories", "browse-filter"} <= reached
+        browse.query_one("#browse-filter", Input).value = "no memory says this zqxj"
+        await settle(app, pilot)
+        assert browse.rows == [] and browse.shown_path is None
+        assert "No memory shown" in str(browse.query_one("#detail-fields", Static).render())
+        assert errors(app) == []
