@@ -107,6 +107,13 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             self.set_keymap(self.settings.keymap)
         for notice in self.settings.notices:
             self.notify(notice, title="Settings", severity="warning", timeout=15)
+        if self.store.config_error:
+            self.notify(
+                safe(f"{self.store.config_error}: read with Palinode's defaults; changes wait until it is fixed"),
+                title="Store config",
+                severity="warning",
+                timeout=15,
+            )
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:

@@ -258,11 +258,13 @@ def test_a_bad_config_is_one_clear_error(tmp_path, text, message):
         load_store_config(root)
     assert str(caught.value).startswith(message)
     assert "\n" not in str(caught.value)
-    with pytest.raises(PalinodeError):
-        Store(root)  # a store never opens with knobs it could not read
+    store = Store(root)  # reads go on with Palinode's defaults; nothing is written with knobs it could not read
+    assert store.config.forget.search_k == 10 and str(store.config_error).startswith(message)
+    with pytest.raises(PalinodeError, match="fix it before changing the store"):
+        store.check_writable()
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "scan", str(root)], capture_output=True, text=True,
                           env={**os.environ})
-    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.returncode == 0 and "memories: 1" in proc.stdout and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "palinode.config.yaml" in proc.stderr
 
 
@@ -294,3 +296,35 @@ def test_good_values_are_read_and_used(tmp_path):
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert subjects(root)[0] == "mem archive: people/ann.md"
     assert json.loads(json.dumps(store.config.forget.__dict__))["search_k"] == 7
+
+
+@pytest.mark.parametrize("broken", ["consolidation: [unclosed\n", "- a list\n", "a: &x 1\nb: *x\n",
+                                    "consolidation:\n  forget:\n    search_k: lots\n"])
+def test_a_broken_config_stops_no_read_and_every_write(tmp_path, broken):
+    """Issue 24, finding 8: reads fall back to Palinode's defaults with one warning line;
+    writes are refused with one line until the file is fixed."""
+    import subprocess
+    import sys
+
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    (root / "palinode.config.yaml").write_text(broken)
+    for command in (["scan"], ["requests"], ["integrity"], ["plan", "insights/forget-berlin.md", "--lexical"],
+                    ["search", "Berlin", "--lexical"], ["operations"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command[0], str(root), *command[1:]],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+        warnings = [line for line in proc.stderr.splitlines() if "palinode.config.yaml" in line]
+        assert len(warnings) == 1 and "Palinode's defaults" in warnings[0], (command, proc.stderr)
+    before = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    for command in (["apply", "insights/forget-berlin.md", "--lexical", "--yes"],
+                    ["archive", "people/alice-chen.md", "--yes"],
+                    ["dismiss", "insights/forget-tea.md", "--note", "n", "--yes"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command[0], str(root), *command[1:]],
+                              capture_output=True, text=True)
+        errors_ = [line for line in proc.stderr.splitlines() if "nothing was changed" in line]
+        assert proc.returncode != 0 and len(errors_) == 1 and "fix it" in errors_[0], (command, proc.stderr)
+    assert subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout == before

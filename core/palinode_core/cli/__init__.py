@@ -124,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             ),
             file=sys.stderr,
         )
+    if getattr(args, "config_warning", None):
+        print(error_line(args.config_warning), file=sys.stderr)
     if getattr(args, "unfinished", None):
         print(
             error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"),

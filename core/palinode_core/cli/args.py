@@ -69,6 +69,8 @@ def embedder() -> Embedder:
 def _note_if_not_git(args: argparse.Namespace, session: Session) -> Session:
     """A folder that is no git repository is read as plain files, with no
     history: main() says so after a read that worked (a write refuses anyway)."""
+    if session.store.config_error:  # main() says so: what was read used Palinode's defaults
+        args.config_warning = f"{session.store.config_error}: read with Palinode's defaults"
     if not session.store.git.available:
         args.not_git = session.root
         return session

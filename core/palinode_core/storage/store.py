@@ -82,7 +82,13 @@ class Store:
         self.read_only = read_only or os.environ.get("PALINODE_AUDIT_READ_ONLY", "") not in ("", "0")
         self.clock = clock
         self.git = GitStore(self.root, on_command=on_git, read_only=self.read_only)
-        self.config: StoreConfig = load_store_config(self.root)
+        # A config that cannot be read stops no read: Palinode's defaults, said once (config_error);
+        # writes are refused until it is fixed, since its commit prefix and knobs are unknown.
+        self.config_error: str | None = None
+        try:
+            self.config: StoreConfig = load_store_config(self.root)
+        except PalinodeError as exc:
+            self.config, self.config_error = StoreConfig(), str(exc)
         self.cache_dir = cache_dir or store_cache_dir(self.root)
         self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
         self._cancel = threading.Event()
@@ -94,6 +100,8 @@ class Store:
     def check_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError("the store is open read-only; no change was made")
+        if self.config_error:
+            raise PalinodeError(f"{self.config_error}: fix it before changing the store; nothing was changed")
 
     # -- reading -----------------------------------------------------------
     def iter_markdown(self) -> Listing:
