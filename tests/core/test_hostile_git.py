@@ -327,7 +327,7 @@ def test_pathspec_like_names_commit_exactly_that_file(tmp_path, name):
     status = git(root, "status", "--porcelain", "-z").split("\0")
     assert " M a.md" in status and "M  b.md" in status and "?? untracked.md" in status
     subject, _, rest = git(root, "log", "-1", "--format=%B", done.commit).partition("\n")
-    assert subject.startswith("palinode archive: "), "the subject is one line: nothing forged below it"
+    assert subject == f"palinode archive: {json.dumps(name, ensure_ascii=False)}", "quoted, one line"
     trailers = git(root, "log", "-1", "--format=%(trailers)", done.commit).strip()
     assert rest.strip() == trailers and re.fullmatch(r"Operation-Id: apply-[0-9a-f]{12}", trailers)
     op = operations(store)[0]

@@ -85,13 +85,17 @@ def category_of(rel: str) -> str:
 
 
 _PLAIN_PATH_RE = re.compile(r'[^\s"\\\x00-\x1f\x7f]+')
+# A name git or a shell would read as a pattern (``*.md``, ``[ab].md``, ``:!x.md``, ``-x.md``) is
+# quoted too, so a subject copied into a command line names that one file.
+_GLOB_RE = re.compile(r"[*?\[\]]")
+_PATHSPEC_MAGIC_START = ('"', ":", "-", "!")
 
 
 def subject_path(rel: str) -> str:
     """A path as it appears in a commit subject: as is when it is one plain
     word, else a JSON string (``"a b.md"``, ``"x\\ny.md"``), so a name can
     never break the subject line, forge a trailer, or be misread by Undo."""
-    if _PLAIN_PATH_RE.fullmatch(rel) and not rel.startswith('"'):
+    if _PLAIN_PATH_RE.fullmatch(rel) and not rel.startswith(_PATHSPEC_MAGIC_START) and not _GLOB_RE.search(rel):
         return rel
     return json.dumps(rel, ensure_ascii=False).replace("\x7f", "\\u007f")
 
