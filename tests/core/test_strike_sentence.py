@@ -78,3 +78,44 @@ def test_palinode_still_refuses_a_second_retract(session):
     store = session.store
     apply(store, lifecycle.plan_retract(store, MOON, PREF))
     assert lifecycle.plan_retract(store, MOON, PREF).status == "already_retracted"
+
+
+@pytest.mark.parametrize("body", [
+    "~~old~~ The cat sleeps. ~~ I live in Berlin. ~~old~~ Berlin is home. Berlin is home.",
+    "~~old~~ The cat sleeps. The cat sleeps. ~~ Berlin is home. ~~old~~",
+    "I live in Berlin. ~~old~~ ~~old~~ Tea. ~~ \n I live in Berlin.",
+    "x ~~ y. ~~ x ~~ y. The cat sleeps. ~~ \n Berlin is home.",
+    "~~ ~~old~~ ~~old~~ x ~~ y. \n ~~ I live in Berlin.",
+    "The cat sleeps. ~~old~~ x ~~ y. Note: ~~ Berlin is home.",
+])
+def test_unretract_beside_a_dangling_tilde_pair_restores_the_original(body):
+    """Issue 24, finding 9: a sentence that begins with (or holds) the user's own unpaired
+    ``~~`` is struck as ``~~~~…~~``; its unstrike pairs our tildes, not the user's."""
+    from palinode_core.text.markdown import Matcher, find_mentions, marker_for, strike, unstrike
+    from palinode_core.text.words import retraction_id
+
+    pref = "I live in Berlin"
+    spans, _ = find_mentions(body, Matcher.for_pref(pref))
+    struck = strike(body, spans, marker_for("2031-06-01", retraction_id(pref)))
+    assert struck != body
+    assert unstrike(struck, retraction_id(pref))[0] == body
+
+
+def test_unretract_round_trips_random_bodies_with_unpaired_tildes():
+    import random
+
+    from palinode_core.text.markdown import Matcher, find_mentions, marker_for, strike, unstrike
+    from palinode_core.text.words import retraction_id
+
+    pref = "I live in Berlin"
+    matcher, rid = Matcher.for_pref(pref), retraction_id(pref)
+    pieces = ["I live in Berlin.", "Berlin is home.", "The cat sleeps.", "~~", "~~old~~", "Note:", "x ~~ y.", "Tea."]
+    rng = random.Random(24)
+    tried = 0
+    for _ in range(5000):
+        body = " ".join(rng.choice(pieces) for _ in range(rng.randint(2, 7)))
+        spans, _ = find_mentions(body, matcher)
+        if spans:
+            tried += 1
+            assert unstrike(strike(body, spans, marker_for("2031-06-01", rid)), rid)[0] == body, body
+    assert tried > 2000

@@ -319,6 +319,14 @@ def _find_opener(body: str, floor: int, closer: int, line_start: int, bullet_ope
     for p in range(closer - 2, para - 1, -1):
         if p + 2 <= closer - 2 and body.startswith("~~", p + 2):
             inside += 1
+        if body.startswith("~~~~", p) and _is_sentence_start(body, p, floor):
+            # the walker's opener right before a sentence that itself begins with the user's own
+            # (perhaps unpaired) ``~~``: the outer pair is ours, whatever the parity inside
+            return p
+        if p >= 2 and body.startswith("~~~~", p - 2) and _is_sentence_start(body, p - 2, floor):
+            continue  # the inner half of that ``~~~~``: the user's, never our opener
+        if first >= 0 and body[p] in ".!?" and body[p + 1 : p + 2] in (" ", "\n", "\t"):
+            break  # an earlier sentence: the walker strikes one, so the nearest opener stands
         if body.startswith("~~", p) and _is_sentence_start(body, p, floor):
             if inside % 2 == 0:
                 return p
