@@ -456,3 +456,31 @@ def test_a_linked_worktree_s_hooks_are_the_common_dir_s(tmp_path):
     assert not store.git.trusted and store.git.setup().changed_since_trust
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("when", ["branch switch", "file appears"])
+def test_a_conditional_include_that_becomes_active_untrusts_the_store(store_root, tmp_path, when):
+    """Issue 24, finding 5: an ``includeIf "onbranch:…"`` file is read only on that branch, and an
+    include whose file is missing is read once it appears; either ends a trust made before."""
+    payload, marker = _payload(tmp_path)
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir()
+    (hooks / "post-commit").write_text(f"#!/bin/sh\nexec {payload} post-commit\n")
+    (hooks / "post-commit").chmod(0o755)
+    included = store_root / ".git" / "evil.inc"
+    if when == "branch switch":
+        included.write_text(f"[core]\n\thooksPath = {hooks}\n")
+        git(store_root, "config", "includeIf.onbranch:evil.path", "evil.inc")
+    else:
+        git(store_root, "config", "include.path", "evil.inc")  # names a file not there yet
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    if when == "branch switch":
+        git(store_root, "checkout", "-q", "-b", "evil")
+    else:
+        included.write_text(f"[core]\n\thooksPath = {hooks}\n")
+    assert not store.git.trusted, "the newly read include changes what git would run"
+    assert any("post-commit" in f.setting for f in store.git.setup().findings)
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists(), "the include's hook did not run"

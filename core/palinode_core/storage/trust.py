@@ -247,6 +247,9 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
         [git_dir / "config", git_dir / "config.worktree", common_dir(git_dir) / "config", hooks_dir, trust_file()]
         + [Path(o) if os.path.isabs(o) else root / o for o in origins]
         + [hooks_dir / h[0] for h in hooks]
+        # an include not read now (its onbranch: or gitdir: condition false, or its file missing)
+        # is read once HEAD moves or the file appears: both are watched, so it is noticed then
+        + [git_dir / "HEAD", *_include_targets(root, entries)]
     )
     filters = tuple(
         sorted(
@@ -271,6 +274,22 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
         watched,
         tuple(_stamp(p) for p in watched),
     )
+
+
+def _include_targets(root: Path, entries: list[tuple[str, str, str, str]]) -> list[Path]:
+    """Every file an ``include.path`` or ``includeIf.<condition>.path`` names, read or not."""
+    found = []
+    for _scope, origin, key, value in entries:
+        low = key.lower()
+        if not value or not (low == "include.path" or (low.startswith("includeif.") and low.endswith(".path"))):
+            continue
+        target = Path(os.path.expanduser(value))
+        if not target.is_absolute():  # relative to the config file that names it
+            source = origin[len("file:") :] if origin.startswith("file:") else ""
+            base = Path(source) if os.path.isabs(source) else root / source
+            target = base.parent / target
+        found.append(target)
+    return found
 
 
 class ProfileCache:
