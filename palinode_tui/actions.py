@@ -136,6 +136,14 @@ REGISTRY: tuple[ActionSpec, ...] = (
         show=False,
     ),
     ActionSpec("review.knobs", "k", "focus_knobs", "Knobs", "review", "Edit floor, max targets, min shared words"),
+    ActionSpec(
+        "review.plan_again",
+        "p",
+        "plan_again",
+        "Plan",
+        "review",
+        "A decided request: plan what remains (its record is shown first)",
+    ),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
     ActionSpec(
         "review.deliveries",

@@ -17,7 +17,7 @@ from palinode_core.api import Candidate, Choice, ForgetApplied, ForgetKnobs, For
 from ..render import STATE_STYLE, plain
 from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ModeTabs, NoteModal, StatusLine
 from .base import ModeScreen, footer
-from .review_record import record_cells, record_detail, record_header
+from .review_record import PARTIAL_WHY, record_cells, record_detail, record_header
 from .review_view import (
     CANDIDATE_COLUMNS,
     Review,
@@ -50,7 +50,8 @@ class ReviewScreen(ModeScreen):
         self.states: list[RequestState] = []
         self.current: str | None = None
         self.review: Review | None = None
-        self.record: dict[str, Any] | None = None  # as of a point: the request's report then, not a plan
+        self.record: dict[str, Any] | None = None  # as of a point, or a decided request: its report, not a plan
+        self.planning_again: str | None = None  # a decided request the reviewer asked to plan again (p)
         self._replan = False  # plan (or read the record) again once the request list is read
         self.knobs: ForgetKnobs | None = None
         self.resolver = "thorough"  # the app's at mount; r switches
@@ -183,6 +184,8 @@ class ReviewScreen(ModeScreen):
             self.select_request(str(event.row_key.value))
 
     def select_request(self, path: str) -> None:
+        if path != self.current:
+            self.planning_again = None
         self.current = path
         self.review, self.record = None, None
         self._render_plan()
@@ -193,6 +196,11 @@ class ReviewScreen(ModeScreen):
         self._states_ready(self.states)
 
     # -- planning -------------------------------------------------------------------
+    def _decided(self, path: str | None) -> bool:
+        """Applied, partial, withdrawn or dismissed, and not asked to plan again (p)."""
+        state = next((s.state for s in self.states if s.path == path), None)
+        return state not in (None, "pending") and self.planning_again != path
+
     def plan_current(self, reroute_only: bool = False) -> None:
         path = self.current
         index = self.app.index
@@ -201,7 +209,7 @@ class ReviewScreen(ModeScreen):
             self.app.run_blocking(
                 lambda: session.report(request=path)["requests"][0],
                 self._record_ready,
-                f"read {path} as of {self.app.as_of_words()}",
+                f"read {path} as of {self.app.as_of_words()}" if self.app.as_of is not None else f"read {path}",
                 "plan",
                 exclusive=True,
             )
@@ -230,6 +238,13 @@ class ReviewScreen(ModeScreen):
     def _plan_ready(self, review: Review) -> None:
         if review.plan.request.path != self.current or review.plan.resolver != self.resolver:
             return  # a plan for another request, or by the resolver switched from
+        if not review.plan.actionable and self._decided(review.plan.request.path):
+            # nothing left to do: what was done (operations, spans, skips, undos) says more than an empty plan
+            session, path = self.app.session, review.plan.request.path
+            self.app.run_blocking(
+                lambda: session.report(request=path)["requests"][0], self._record_ready, f"read {path}", "plan"
+            )
+            return
         before = self.review.plan if self.review is not None else None
         self.review = review
         if before is not None and (before.request.path, before.resolver) == (
@@ -266,9 +281,18 @@ class ReviewScreen(ModeScreen):
         self.notify(f"{now.describe()}: {what}.", title="Semantic evidence arrived", markup=False)
 
     def _record_ready(self, record: dict[str, Any]) -> None:
-        if record["path"] == self.current and self.app.as_of is not None:
+        if record["path"] == self.current and (self.app.as_of is not None or self._decided(record["path"])):
             self.record = record
             self._render_plan()
+
+    def action_plan_again(self) -> None:
+        """Plan what remains of a decided request (a partial one, or one to apply again)."""
+        if self.current is None or self.app.as_of is not None or self.record is None:
+            return
+        self.planning_again = self.current
+        self.review, self.record = None, None
+        self._render_plan()
+        self.plan_current()
 
     def _save_draft(self) -> None:
         if self.review is None:
@@ -281,13 +305,15 @@ class ReviewScreen(ModeScreen):
         table = self.query_one("#candidates", KeyedTable)
         review, record = self.review, self.record
         if record is not None:
-            self.query_one("#plan-header", Static).update(record_header(record))
+            self.query_one("#plan-header", Static).update(record_header(record, live=self.app.as_of is None))
             table.refill((t["path"], record_cells(record, t)) for t in record["targets"])
             self._render_detail()
             return
-        self.query_one("#plan-header", Static).update(
-            plan_header(review, self.current, self.app.read_only, self._waiting_for())
-        )
+        header = plan_header(review, self.current, self.app.read_only, self._waiting_for())
+        if review is not None and any(s.path == self.current and s.state == "partial" for s in self.states):
+            header = header.copy()
+            header.append(f"\n{PARTIAL_WHY}: approve what remains below and apply (A)", style="italic yellow")
+        self.query_one("#plan-header", Static).update(header)
         if review is None:
             table.refill(())
             self.query_one("#candidate-detail", Static).update("")

@@ -22,14 +22,23 @@ DECISION_MARK: dict[str, tuple[str, str]] = {
 DIFF_LINES = 60  # of the target's operation diff, in the detail pane
 
 
-def record_header(row: dict[str, Any]) -> Text:
-    """Three lines: the request, who filed it, how it was resolved (the banner says which point this is)."""
+# Why a request is partial, and how to finish it (issue 23, item 8).
+PARTIAL_WHY = "partial: part of it was undone, or struck by hand outside an apply"
+
+
+def record_header(row: dict[str, Any], live: bool = False) -> Text:
+    """Three lines: the request, who filed it, how it was resolved (the banner says which point
+    this is). ``live``: a decided request now, whose record is shown before any new plan."""
     header = Text()
     header.append("pref ", style="dim")
     header.append(plain(row["pref"], "bold"))
     header.append(f"   r:{row['rid']}   ", style="dim")
     header.append(plain(row["state"], STATE_STYLE.get(row["state"], "")))
-    header.append("   recorded, not planned", style="italic yellow")
+    if live:
+        why = f"   {PARTIAL_WHY};" if row["state"] == "partial" else "   its record: nothing remains to plan;"
+        header.append(why + " p plans again", style="italic yellow")
+    else:
+        header.append("   recorded, not planned", style="italic yellow")
     header.append("\n")
     filed = row.get("filed") or {}
     header.append(plain(row["path"], "dim"))

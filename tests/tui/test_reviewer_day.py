@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import Clock
 from textual.widgets import Input
-from tui.conftest import errors, settle
+from tui.conftest import errors, settle, wait_until
 
 from palinode_tui.app import PalinodeApp
 from palinode_tui.screens.residue import ResidueScreen
@@ -251,4 +251,53 @@ async def test_9_browse_by_category_score_first_and_an_empty_list_shows_no_memor
         await settle(app, pilot)
         assert browse.rows == [] and browse.shown_path is None
         assert "No memory shown" in str(browse.query_one("#detail-fields", Static).render())
+        assert errors(app) == []
+
+
+async def test_8_a_decided_request_shows_its_record_or_why_it_is_partial(tmp_path):
+    """Issue 23, item 8: an applied request with nothing left shows what was done (operations,
+    spans, skips, undos) instead of an empty plan, and p plans again; a partial one says why
+    and how to finish over the plan of what remains."""
+    import json
+    import subprocess
+    import sys
+
+    from textual.widgets import Static
+
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    app = lexical_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        await pilot.press("s", "s")  # pending -> partial -> applied
+        await settle(app, pilot)
+        review.select_request("insights/forget-poker.md")
+        await wait_until(app, pilot, lambda: review.record is not None)
+        assert review.review is None, "its record, not an empty plan"
+        header = str(review.query_one("#plan-header", Static).render())
+        assert "its record: nothing remains to plan" in header and "p plans again" in header
+        assert {t["path"] for t in review.record["targets"]} == {"insights/pref-poker.md", "projects/weekly-plan.md"}
+        await pilot.press("p")
+        await wait_until(app, pilot, lambda: review.review is not None)
+        assert review.record is None and not review.review.plan.actionable
+        assert errors(app) == []
+
+    ops = json.loads(subprocess.run([sys.executable, "-m", "palinode_core", "--json", "operations", str(root)],
+                                    capture_output=True, text=True, check=True).stdout)["operations"]
+    strike = next(o for o in ops if o["path"] == "projects/weekly-plan.md" and o["op"] == "retract")
+    subprocess.run([sys.executable, "-m", "palinode_core", "undo", str(root), strike["commit"], "--yes"],
+                   check=True, capture_output=True)  # forget-poker is now partial
+    app = lexical_app(root, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_ready(app, pilot)
+        await pilot.press("s")  # pending -> partial
+        await settle(app, pilot)
+        review.select_request("insights/forget-poker.md")
+        await wait_until(app, pilot, lambda: review.review is not None
+                         and review.review.plan.request.path == "insights/forget-poker.md")
+        header = str(review.query_one("#plan-header", Static).render())
+        assert "partial: part of it was undone" in header and "approve what remains" in header
+        assert "projects/weekly-plan.md" in {c.path for c in review.review.plan.actionable}
         assert errors(app) == []

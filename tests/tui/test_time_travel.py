@@ -200,7 +200,11 @@ async def test_review_as_of_a_point_lists_the_requests_then_with_their_record(tm
         assert review.query_one("#knob-floor", Input).is_disabled
         await pilot.press("ctrl+n")
         await settle(app, pilot)
-        assert review.record is None and not review.query_one("#knob-floor", Input).is_disabled
+        assert not review.query_one("#knob-floor", Input).is_disabled
+        # now, withdrawn with nothing left to plan: its record as of now (issue 23, item 8), not history's
+        await wait_until(app, pilot, lambda: review.record is not None)
+        header = str(review.query_one("#plan-header", Static).render())
+        assert "recorded, not planned" not in header and "nothing remains to plan" in header
         assert {s.path: s.state for s in review.states}["insights/forget-gym.md"] == "withdrawn"
         assert errors(app) == []
 
@@ -385,13 +389,14 @@ async def test_export_says_the_chosen_format_in_words_and_warns_of_a_mismatched_
         await settle(app, pilot)
         field = modal.query_one("#export-path", Input)
         field.value = "tea.json"
+        field.focus()
         await settle(app, pilot)
-        await pilot.click("#export")
+        await pilot.press("enter")  # Enter in the name field exports, as the button does
         await settle(app, pilot)
         assert app.screen is modal and "ends in .json but the format is md" in str(
             modal.query_one("#export-line").render())
         assert not (out / "tea.json").exists()
-        await pilot.click("#export")  # a second press writes it anyway
+        await pilot.press("enter")  # a second press writes it anyway
         await wait_until(app, pilot, lambda: not isinstance(app.screen, ExportModal))
         assert (out / "tea.json").read_text().startswith("# ")
         assert errors(app) == []
