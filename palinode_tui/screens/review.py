@@ -4,12 +4,14 @@ As of a point of history: the requests then, each with its record (review_record
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any, Literal, get_args
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
 from palinode_core.api import Candidate, Choice, ForgetApplied, ForgetKnobs, ForgetPlan, RequestState
@@ -98,9 +100,16 @@ class ReviewScreen(ModeScreen):
 
     # -- requests ----------------------------------------------------------------
     def store_updated(self, changed: object) -> None:
-        self.app.run_blocking(
-            self.app.session.request_states, self._states_ready, "list forget requests", "requests", exclusive=True
-        )
+        session = self.app.session
+
+        def listed(states: list[RequestState]) -> None:
+            # a list of another point in time is never shown as this one's
+            if session is not self.app.session:
+                return
+            with suppress(NoMatches):  # the screen was taken down while the list was read
+                self._states_ready(states)
+
+        self.app.run_blocking(session.request_states, listed, "list forget requests", "requests", exclusive=True)
         if self.review is None and self.current:
             self._render_plan()  # what the first plan waits for has moved on
         if self.review and (changed is None or self._touches(changed)):
@@ -134,6 +143,13 @@ class ReviewScreen(ModeScreen):
     def as_of_changed(self) -> None:
         self.review, self.record, self._replan = None, None, True
         self.query_one("#knobs").disabled = self.app.as_of is not None  # no what-if on history
+        # the list was of the other point in time: gone at once, and said, until this one's is read
+        self.states = []
+        self.query_one("#requests", KeyedTable).refill(())
+        when = f"as of {self.app.as_of_words()}" if self.app.as_of is not None else "as it is now"
+        self.query_one("#requests-summary", Static).update(
+            plain(f"reading the requests of the store {when}…", "italic")
+        )
         self._render_plan()
 
     def _touches(self, changed: object) -> bool:

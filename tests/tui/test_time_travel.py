@@ -400,3 +400,34 @@ async def test_export_says_the_chosen_format_in_words_and_warns_of_a_mismatched_
         await wait_until(app, pilot, lambda: not isinstance(app.screen, ExportModal))
         assert (out / "tea.json").read_text().startswith("# ")
         assert errors(app) == []
+
+
+async def test_back_to_now_never_lists_the_past_requests_as_current(tmp_path, demo):
+    """Issue 23, item 6: after Ctrl+N, Review showed the historical requests as if current
+    until the store was read again; now the list goes at once and says what it reads."""
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        now_states = {s.path: s.state for s in review.states}
+        await go_as_of(app, pilot, "2031-05-13")
+        then_states = {s.path: s.state for s in review.states}
+        assert then_states != now_states
+        seen = {}
+
+        def at_the_switch(_as_of) -> None:  # runs right after Review heard of it, before any worker is done
+            seen["states"] = {s.path: s.state for s in review.states}
+            seen["summary"] = str(review.query_one("#requests-summary", Static).render())
+
+        app.time_signal.subscribe(review, at_the_switch)
+        await pilot.press("ctrl+n")
+        await wait_until(app, pilot, lambda: "states" in seen)
+        shown, summary = seen["states"], seen["summary"]
+        assert shown in ({}, now_states), "never the past list under the present"
+        if not shown:
+            assert "reading the requests of the store as it is now" in summary
+        await settle(app, pilot)
+        assert {s.path: s.state for s in review.states} == now_states
+        assert errors(app) == []
