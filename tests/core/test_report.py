@@ -275,3 +275,26 @@ def test_a_report_written_over_a_hard_link_to_a_memory_leaves_the_memory_alone(r
     Session.open(reviewed, vectors=False).write_report(out, "html", overwrite=True, request="insights/forget-w.md")
     assert memory.read_bytes() == before and out.read_text().startswith("<!DOCTYPE html>")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".palinode-report-")]
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_the_verdict_comes_first_in_plain_words(tmp_path, fmt):
+    """Issue 23: the Markdown and HTML reports say what is still live before any detail,
+    with times a reader needs (no fractions of a second)."""
+    import re
+    import subprocess
+    import sys
+
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    text = subprocess.run([sys.executable, "-m", "palinode_core", "report", str(root), "--since", "2000-01-01",
+                           "--format", fmt], capture_output=True, text=True, check=True).stdout
+    verdict = text.index("Verdict")
+    first_request = text.index("Request <code>insights/" if fmt == "html" else "Request insights/")
+    assert verdict < first_request
+    section = text[verdict:first_request]
+    assert "insights/forget-poker.md is applied: nothing live remains" in section
+    assert re.search(r"insights/forget-w\.md is pending: \d+ live mention\(s\) still recalled", section)
+    assert not re.search(r"generated:?\s*(</dt><dd>)?\S*\d{2}:\d{2}:\d{2}\.\d", text)

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..text.sanitize import printable
+from .report_md import plain_time, verdict
 
 _STRIKE_RE = re.compile(r"~~(.+?)~~", re.DOTALL)
 CSS = """
@@ -248,7 +249,7 @@ def render_html(report: dict[str, Any]) -> str:
     head = _dl(
         [
             ("store", f"<code>{esc(report['store'])}</code>"),
-            ("generated", esc(report["generated_at"])),
+            ("generated", esc(plain_time(report["generated_at"]))),
             ("head", f"<code>{esc(report['head'] or '—')}</code>"),
             ("scope", scope),
             ("as of", esc(f"{as_of['asked']} = {as_of['commit']} ({as_of['date']})") if as_of else "now"),
@@ -256,6 +257,8 @@ def render_html(report: dict[str, Any]) -> str:
         ]
     )
     body = "\n".join(_request(r) for r in report["requests"]) or '<p class="muted">No forget request in scope.</p>'
+    if report["requests"]:
+        body = "<h2>Verdict</h2>" + "".join(f"<p>{esc(line)}</p>" for line in verdict(report)) + "\n" + body
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"

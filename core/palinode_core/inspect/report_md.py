@@ -162,6 +162,27 @@ def _deliveries(found: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def plain_time(value: Any) -> str:
+    """An ISO time without its fraction of a second: what a reader needs."""
+    return re.sub(r"(\d{2}:\d{2}:\d{2})\.\d+", r"\1", str(value)) if value else "—"
+
+
+def verdict(report: dict[str, Any]) -> list[str]:
+    """One line per request, in plain words, before the detail: what is still live."""
+    lines = []
+    for req in report["requests"]:
+        counts = req["residue"]["counts"]
+        live, blocked = counts.get("live", 0), counts.get("unforgettable", 0)
+        said = [f"{live} live mention(s) still recalled" if live else "nothing live remains"]
+        if blocked:
+            said.append(f"{blocked} that cannot be struck (heading, table, code or living document)")
+        leaks = ((req.get("deliveries") or {}).get("counts") or {}).get("leak", 0)
+        if leaks:
+            said.append(f"{leaks} delivery(ies) of it after the apply")
+        lines.append(f"r:{req['rid']} {req['path']} is {req['state']}: " + "; ".join(said))
+    return lines
+
+
 def render_md(report: dict[str, Any]) -> str:
     scope = ", ".join(f"{k} {md(v)}" for k, v in report["scope"].items() if v) or "everything"
     as_of = report["as_of"]
@@ -169,13 +190,15 @@ def render_md(report: dict[str, Any]) -> str:
         "# Forget audit report",
         "",
         f"- store: {md(report['store'])}",
-        f"- generated: {md(report['generated_at'])}",
+        f"- generated: {md(plain_time(report['generated_at']))}",
         f"- head: {report['head'] or '—'}",
         f"- scope: {scope}",
         f"- as of: {md(as_of['asked'])} = {as_of['commit']} ({md(as_of['date'])})" if as_of else "- as of: now",
         f"- requests: {len(report['requests'])}",
         "",
     ]
+    if report["requests"]:
+        out += ["## Verdict", "", *(f"- {md(line)}" for line in verdict(report)), ""]
     for req in report["requests"]:
         out += _request(req)
     if not report["requests"]:
