@@ -193,12 +193,14 @@ def unbelieved(store: Store, text: str | None = None) -> list[Unbelieved]:
 def _why_unbelieved(entry: LedgerRecord, source: Provenance | None) -> str | None:
     if source is None:
         return "no commit of its own added it (written by hand, or in a merge)"
+    decided_by = entry.get("decided_by")
     if not source.subject.startswith(LEDGER_SUBJECT):
+        if isinstance(decided_by, str) and decided_by == source.author:
+            return None  # the decider's own commit swept our line in (an autosaving agent, a commit -a)
         return f"added by commit {source.commit[:10]} ({source.subject[:60]!r}), not by a ledger commit"
     request = entry.get("request")
     if isinstance(request, str) and source.request and source.request != request:
         return f"added by commit {source.commit[:10]}, which was filed for {source.request}"
-    decided_by = entry.get("decided_by")
     if isinstance(decided_by, str) and decided_by != source.author:
         return f"names {decided_by} as its decider, but commit {source.commit[:10]} was made by {source.author}"
     return None
