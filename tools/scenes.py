@@ -41,6 +41,7 @@ async def settle(pilot: Pilot) -> None:
             pass  # a superseded exclusive worker
     for widget in app.screen.query(Input):
         widget.cursor_blink = False  # a blinking cursor would make snapshots flaky
+    app.clear_notifications()  # a toast's life depends on the machine's speed, not on the screen shown
     await pilot.pause()
 
 
