@@ -14,53 +14,39 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
-from palinode_core.api import Candidate, Choice, ForgetApplied, ForgetKnobs, ForgetPlan, RequestState
+from palinode_core.api import Candidate, ForgetKnobs, ForgetPlan, RequestState
 
 from ..render import STATE_STYLE, plain
-from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ModeTabs, NoteModal, StatusLine
-from .base import ModeScreen, footer
+from ..widgets import AsOfBanner, KeyedTable, ModeTabs, StatusLine
+from .base import footer
+from .review_decisions import ReviewDecisions
 from .review_record import PARTIAL_WHY, record_cells, record_detail, record_header
 from .review_view import (
     CANDIDATE_COLUMNS,
     Review,
-    apply_preview,
     build_review,
     candidate_cells,
     candidate_detail,
+    decider,
     plan_header,
+    semantic_change,
 )
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
-def decider(state: RequestState) -> str:
-    """Who made the request's last decision, and what it was (in this clone or one synced with it)."""
-    last = state.last_decision
-    if not last:
-        return ""
-    who = str(last.get("decided_by") or "").split(" <")[0] or "?"
-    return f"{last.get('action')} · {who}"
-
-
-class ReviewScreen(ModeScreen):
+class ReviewScreen(ReviewDecisions):
     SCOPE = "review"
 
     def __init__(self) -> None:
         super().__init__()
         self.state_filter: StateFilter = "pending"
         self.states: list[RequestState] = []
-        self.current: str | None = None
-        self.review: Review | None = None
-        self.record: dict[str, Any] | None = None  # as of a point, or a decided request: its report, not a plan
         self.planning_again: str | None = None  # a decided request the reviewer asked to plan again (p)
         self._replan = False  # plan (or read the record) again once the request list is read
         self.knobs: ForgetKnobs | None = None
         self.resolver = "thorough"  # the app's at mount; r switches
-
-    @property
-    def request_rows(self) -> list[str]:
-        return self.query_one("#requests", KeyedTable).keys
 
     @property
     def candidate_rows(self) -> list[str]:
@@ -278,23 +264,9 @@ class ReviewScreen(ModeScreen):
 
     def _say_semantic_change(self, before: ForgetPlan, after: ForgetPlan) -> None:
         """When vectors arrived since the last plan, say what they changed."""
-        was, now = before.semantic, after.semantic
-        if was is None or now is None or (was.embedded, was.query) == (now.embedded, now.query):
-            return
-        old_routes = {c.path: c.route for c in before.targets}
-        new_routes = {c.path: c.route for c in after.targets}
-        added = len(new_routes.keys() - old_routes.keys())
-        dropped = len(old_routes.keys() - new_routes.keys())
-        rerouted = sum(1 for p, r in new_routes.items() if p in old_routes and old_routes[p] != r)
-        what = (
-            ", ".join(
-                f"{n} {w}"
-                for n, w in ((added, "new target(s)"), (dropped, "target(s) gone"), (rerouted, "route(s) changed"))
-                if n
-            )
-            or "no target changed"
-        )
-        self.notify(f"{now.describe()}: {what}.", title="Semantic evidence arrived", markup=False)
+        words = semantic_change(before, after)
+        if words:
+            self.notify(words, title="Semantic evidence arrived", markup=False)
 
     def _record_ready(self, record: dict[str, Any]) -> None:
         if record["path"] == self.current and (self.app.as_of is not None or self._decided(record["path"])):
@@ -448,119 +420,3 @@ class ReviewScreen(ModeScreen):
             self._render_plan()
 
         self.app.push_screen(DiffScreen(cand, review.draft.chosen_spans(cand)), chosen)
-
-    def action_apply(self) -> None:
-        review = self.review
-        if review is None or self.current is None or self.current not in self.request_rows:
-            self.notify("No forget request is selected.", severity="warning")
-            return
-        if review.stale:
-            self.notify("This plan is being re-made because files changed.", severity="warning")
-            return
-        selection = review.selection()
-        if not any(not choice.rejects for choice in selection.values()):
-            waiting = sum(1 for c in review.actionable if review.draft.mark(c) == "ask")
-            self.notify(
-                "No target is approved." + (f" {waiting} await your approval (space)." if waiting else ""),
-                severity="warning",
-            )
-            return
-        session = self.app.session
-        self.app.run_blocking(
-            lambda: apply_preview(review, selection, session),
-            lambda body: self.app.push_screen(
-                ConfirmModal("Apply this forget request?", body, "Apply"),
-                lambda ok: ok and self._apply(review, selection),
-            ),
-            "preview the apply",
-            "plan",
-        )
-
-    def _apply(self, review: Review, selection: dict[str, Choice]) -> None:
-        book = self.app.drafts
-        request = review.plan.request.path
-
-        def work() -> ForgetApplied:
-            result = self.app.session.apply_forget(review.plan, selection)
-            if not result.failed:
-                book.save(book.drop(request))  # applied: the draft has done its job
-            return result
-
-        def done(result: ForgetApplied) -> None:
-            commits = [c["commit"] for c in result.commits]
-            self.app.record(
-                "action",
-                f"apply {result.request}: {len(result.commits)} target(s)",
-                [*commits, result.ledger_commit or ""],
-            )
-            if result.failed:
-                self.app.fail("Apply stopped", "; ".join(f"{f['path']}: {f['reason']}" for f in result.failed))
-            else:
-                summary = "\n".join(f"{(c['commit'] or '')[:7]} {c['subject']}" for c in result.commits)
-                self.notify(summary or "nothing changed", title="Committed", timeout=8)
-            self.review = None
-            self.app.scan_store(None)
-
-        self.app.run_blocking(work, done, f"apply {request}", "apply")
-
-    def action_dismiss_request(self) -> None:
-        if self.current is None or self.current not in self.request_rows:
-            self.notify("No forget request is selected.", severity="warning")
-            return
-        path = self.current
-        session, book = self.app.session, self.app.drafts
-
-        def work(note: str) -> str | None:
-            sha = session.dismiss(path, note)
-            book.save(book.drop(path))
-            return sha
-
-        def save(note: str | None) -> None:
-            if not note:
-                return
-            self.app.run_blocking(
-                lambda: work(note),
-                lambda sha: (
-                    self.app.record("action", f"dismiss {path}: {note}", [sha or ""]),
-                    self.notify(f"Dismissed {path}"),
-                    self.app.scan_store(None),
-                ),
-                f"dismiss {path}",
-                "apply",
-            )
-
-        self.app.push_screen(
-            NoteModal(
-                f"Dismiss {path}?",
-                plain("The request stays in the store; the decision is recorded in the ledger."),
-                "Dismiss",
-            ),
-            save,
-        )
-
-    def action_residue(self) -> None:
-        pref = self.review.plan.request.pref if self.review else self.record["pref"] if self.record else None
-        if pref is None:
-            self.notify("No forget request is selected.")
-            return
-        from .residue import ResidueScreen
-
-        self.app.switch_mode("residue")
-        if isinstance(self.app.screen, ResidueScreen):
-            self.app.screen.set_pref(pref)
-
-    def action_deliveries(self) -> None:
-        from .deliveries import DeliveriesScreen
-
-        if self.current is None or self.current not in self.request_rows:
-            self.notify("No forget request is selected.", severity="warning")
-            return
-        self.app.push_screen(DeliveriesScreen(self.current))
-
-    def action_export(self) -> None:
-        from ..widgets.export_modal import export_report
-
-        if self.current is None or self.current not in self.request_rows:
-            self.notify("No forget request is selected.", severity="warning")
-            return
-        export_report(self.app, self.current)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from palinode_core.api import Candidate, Choice, ForgetPlan, LedgerRecord, Session
+from palinode_core.api import Candidate, Choice, ForgetPlan, LedgerRecord, RequestState, Session
 
 from ..drafts import Draft, DraftBook, Mark, TargetDraft
 from ..render import (
@@ -304,3 +304,27 @@ def apply_preview(review: Review, selection: dict[str, Choice], session: Session
         f"\n{len(approved)} commit(s) plus one ledger commit. Undo any of them from the Undo screen.", style="italic"
     )
     return body
+
+
+def decider(state: RequestState) -> str:
+    """Who made the request's last decision, and what it was (in this clone or one synced with it)."""
+    last = state.last_decision
+    if not last:
+        return ""
+    who = str(last.get("decided_by") or "").split(" <")[0] or "?"
+    return f"{last.get('action')} · {who}"
+
+
+def semantic_change(before: ForgetPlan, after: ForgetPlan) -> str | None:
+    """What vectors that arrived since the last plan changed, in words; None when none arrived."""
+    was, now = before.semantic, after.semantic
+    if was is None or now is None or (was.embedded, was.query) == (now.embedded, now.query):
+        return None
+    old_routes = {c.path: c.route for c in before.targets}
+    new_routes = {c.path: c.route for c in after.targets}
+    added = len(new_routes.keys() - old_routes.keys())
+    dropped = len(old_routes.keys() - new_routes.keys())
+    rerouted = sum(1 for p, r in new_routes.items() if p in old_routes and old_routes[p] != r)
+    counts = ((added, "new target(s)"), (dropped, "target(s) gone"), (rerouted, "route(s) changed"))
+    what = ", ".join(f"{n} {w}" for n, w in counts if n) or "no target changed"
+    return f"{now.describe()}: {what}."
