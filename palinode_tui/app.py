@@ -309,7 +309,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         from .screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
+            self.push_screen(HelpScreen(self.screen, self.read_only))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         spec = next((s for s in REGISTRY if s.action.split("(")[0] == action and s.scope == "app"), None)

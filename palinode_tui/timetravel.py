@@ -8,6 +8,7 @@ has become meanwhile."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +103,18 @@ class TimeTravel:
         from .widgets.asof_modal import AsOfModal
 
         app: Any = self
-        app.push_screen(AsOfModal(self.as_of_asked), self._time_chosen)
+
+        def opener(asked: str, on_view: Callable[[object], None], on_error: Callable[[str], None]) -> None:
+            app.run_blocking(
+                lambda: self.open_as_of(asked),
+                on_view,
+                f"open the store as of {asked}",
+                "as-of",
+                exclusive=True,
+                on_error=on_error,
+            )
+
+        app.push_screen(AsOfModal(opener, self.as_of_asked), self._time_chosen)
 
     def _time_chosen(self, chosen: AsOfView | str | None) -> None:
         if isinstance(chosen, AsOfView):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,25 +12,17 @@ from textual.widgets import Static
 from ..actions import REGISTRY
 from ..render import plain
 
-if TYPE_CHECKING:
-    from textual import getters
-
-    from ..app import PalinodeApp
-
 
 class HelpScreen(ModalScreen[None]):
-    if TYPE_CHECKING:
-        app = getters.app(PalinodeApp)
-
     BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90; max-width: 100%; max-height: 100%; border: thick $accent; background: $surface; padding: 1 2; }
     """
 
-    def __init__(self, under: Screen) -> None:
+    def __init__(self, under: Screen, read_only: bool = False) -> None:
         super().__init__()
-        self.under = under
+        self.under, self.read_only = under, read_only
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -69,7 +59,7 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("what it does", style="dim")
         for key, desc, help_text in self.rows():
             table.add_row(plain(key), plain(desc), plain(help_text))
-        if self.app.read_only:
+        if self.read_only:
             table.caption = "read-only: every mutation is refused by the core"
         return table
 

@@ -4,7 +4,7 @@ cannot be read is one line in the dialog, and nothing else changes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,10 +15,9 @@ from textual.widgets import Button, Input, Label, Static
 
 from ..render import plain, safe
 
-if TYPE_CHECKING:
-    from textual import getters
-
-    from ..app import PalinodeApp
+# Opens the store as of what was asked, off the UI thread: (asked, on_view, on_error);
+# given by the app, so this dialog needs nothing of it.
+Opener = Callable[[str, Callable[[object], None], Callable[[str], None]], None]
 
 HOW = (
     "A date: YYYY-MM-DD (the end of that day) or YYYY-MM-DD HH:MM, UTC unless a zone is given; "
@@ -28,9 +27,6 @@ HOW = (
 
 class AsOfModal(ModalScreen[object]):
     """Dismissed with the opened view (``timetravel.AsOfView``), "now", or None (cancelled)."""
-
-    if TYPE_CHECKING:
-        app = getters.app(PalinodeApp)
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
@@ -42,9 +38,9 @@ class AsOfModal(ModalScreen[object]):
     AsOfModal Button { margin-left: 2; }
     """
 
-    def __init__(self, current: str = "") -> None:
+    def __init__(self, opener: Opener, current: str = "") -> None:
         super().__init__()
-        self.current = current
+        self.opener, self.current = opener, current
         self.loading = False
         self.cancelled = False
 
@@ -73,15 +69,7 @@ class AsOfModal(ModalScreen[object]):
         self.loading = True
         self.query_one("#as-of", Input).disabled = True
         self.query_one("#as-of-line", Static).update(plain(f"opening the store as of {asked}…", "italic"))
-        app = self.app
-        app.run_blocking(
-            lambda: app.open_as_of(asked),
-            self._opened,
-            f"open the store as of {asked}",
-            "as-of",
-            exclusive=True,
-            on_error=self._failed,
-        )
+        self.opener(asked, self._opened, self._failed)
 
     def _opened(self, view: object) -> None:
         if not self.cancelled:  # else the view is dropped, and its git process with it

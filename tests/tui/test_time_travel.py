@@ -274,6 +274,18 @@ async def _export(app, pilot, fmt: str) -> ExportModal:
     return modal
 
 
+async def _applied_poker_in_review(app, pilot) -> ReviewScreen:
+    """Review, filtered to applied requests, on the demo's applied forget-poker."""
+    await settle(app, pilot)
+    await pilot.press("2", "s", "s")  # pending -> partial -> applied
+    await settle(app, pilot)
+    review: ReviewScreen = app.screen
+    assert review.state_filter == "applied"
+    _select_row(app, "#requests", review.request_rows, "insights/forget-poker.md")
+    await settle(app, pilot)
+    return review
+
+
 async def test_export_writes_the_report_in_each_format_and_never_overwrites_silently(tmp_path, demo, monkeypatch):
     out = tmp_path / "out"
     out.mkdir()
@@ -281,13 +293,7 @@ async def test_export_writes_the_report_in_each_format_and_never_overwrites_sile
     request = "insights/forget-poker.md"
     app = app_for(demo, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2", "s", "s")  # pending -> partial -> applied
-        await settle(app, pilot)
-        review: ReviewScreen = app.screen
-        assert review.state_filter == "applied"
-        _select_row(app, "#requests", review.request_rows, request)
-        await settle(app, pilot)
+        review = await _applied_poker_in_review(app, pilot)
         for fmt in ("md", "html", "json"):
             await _export(app, pilot, fmt)
             assert isinstance(app.screen, ReviewScreen), fmt
@@ -332,15 +338,9 @@ async def test_export_redacted_carries_no_preference_text_nor_its_file_name(tmp_
     out = tmp_path / "out"
     out.mkdir()
     monkeypatch.chdir(out)
-    request = "insights/forget-poker.md"
     app = app_for(demo, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2", "s", "s")  # pending -> partial -> applied
-        await settle(app, pilot)
-        review: ReviewScreen = app.screen
-        _select_row(app, "#requests", review.request_rows, request)
-        await settle(app, pilot)
+        await _applied_poker_in_review(app, pilot)
         await pilot.press("e")
         await settle(app, pilot)
         modal = app.screen
