@@ -117,3 +117,11 @@ def test_a_plan_other_than_the_reviewed_one_is_refused_and_nothing_pushed(forge,
     assert "pref-tea.md" in refused.value.stderr
     after = subprocess.run(["git", "-C", str(forge), "rev-parse", "main"], capture_output=True, text=True).stdout
     assert after == moved, "nothing was pushed"
+
+
+def test_review_pack_writes_nothing_inside_the_store(forge, tmp_path):
+    clone = checkout(forge, tmp_path / "ci")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "review-pack", str(clone), "--out",
+                           str(clone / "review"), "--lexical"], capture_output=True, text=True, env=RUNNER_ENV)
+    assert proc.returncode != 0 and "inside the store" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (clone / "review").exists() and git(clone, "status", "--porcelain") == ""

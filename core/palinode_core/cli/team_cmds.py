@@ -57,6 +57,9 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
 
     session = open_session(args, lexical=args.lexical)
     folder = Path(args.out).expanduser().absolute()
+    store = session.root.resolve()
+    if folder.resolve() == store or store in folder.resolve().parents:  # checked before a folder is made there
+        raise PalinodeError(f"{folder} is inside the store; write the review pack somewhere else (nothing was written)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
