@@ -42,6 +42,15 @@ async def settle(pilot: Pilot) -> None:
     for widget in app.screen.query(Input):
         widget.cursor_blink = False  # a blinking cursor would make snapshots flaky
     app.clear_notifications()  # a toast's life depends on the machine's speed, not on the screen shown
+    # A worker's result can land after the last wait (a list refilled): let it, and let the tables
+    # size their columns on the idle that follows, before the shot (a loaded CI machine caught one
+    # with every column at its header's width).
+    for _ in range(3):
+        await pilot.pause(0.1)
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            pass
     await pilot.pause()
 
 
