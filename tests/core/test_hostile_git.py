@@ -484,3 +484,35 @@ def test_a_conditional_include_that_becomes_active_untrusts_the_store(store_root
     assert any("post-commit" in f.setting for f in store.git.setup().findings)
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists(), "the include's hook did not run"
+
+
+@pytest.mark.parametrize("name", ["notes/*.md", ":!x.md", "notes/[ab].md", "notes/?.md"])
+def test_pattern_names_are_json_quoted_in_every_subject(tmp_path, name):
+    """Issue 24, finding 8 (README: names that are not one plain word are JSON-quoted in
+    subjects): struck, restored and archived through the CLI, with a dependent flagged and a
+    forget request of such a name dismissed, no subject holds the bare name."""
+    ref, request = name[:-3], name[:-3] + "-forget.md"
+    root = make_git_store(tmp_path / "s", {
+        name: palinode_file({"id": "n"}, "I live in Berlin. The cat sleeps."),
+        "people/dep.md": palinode_file({"id": "dep", "backed_by": [ref]}, "Depends on it."),
+        request: palinode_file({"id": "f", "category": "insights", "created_at": "2031-05-20T10:00:00+00:00"},
+                               "Please forget that I keep bees."),
+    })
+    start = git(root, "rev-parse", "HEAD").strip()
+
+    def audit(*args: str) -> None:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", args[0], str(root), *args[1:], "--yes"],
+                              capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")})
+        assert proc.returncode == 0, (args, proc.stderr)
+        return git(root, "log", "-1", "--format=%s").rstrip("\n")
+
+    quoted, quoted_ref, quoted_request = (json.dumps(n, ensure_ascii=False) for n in (name, ref, request))
+    assert audit("retract", name, "--pref", "I live in Berlin") == f"palinode backed_by review: {quoted_ref} " \
+                                                                    "retract -> 1 dependent(s)"
+    assert audit("unretract", name, "--pref", "I live in Berlin") == f"palinode unretract: {quoted} (1 mentions)"
+    assert audit("archive", name) == f"palinode archive: {quoted}"  # the dependent is flagged already
+    assert audit("dismiss", request, "--note", "not mine") == f"palinode-audit ledger: dismiss {quoted_request}"
+    subjects = git(root, "log", "--format=%s", f"{start}..HEAD").splitlines()
+    assert f"palinode retract: {quoted} (1 mentions)" in subjects
+    for subject in subjects:  # the bare name or ref never stands outside its quotes
+        assert ref not in subject.replace(quoted, "").replace(quoted_ref, "").replace(quoted_request, ""), subject
