@@ -516,3 +516,44 @@ def test_pattern_names_are_json_quoted_in_every_subject(tmp_path, name):
     assert f"palinode retract: {quoted} (1 mentions)" in subjects
     for subject in subjects:  # the bare name or ref never stands outside its quotes
         assert ref not in subject.replace(quoted, "").replace(quoted_ref, "").replace(quoted_request, ""), subject
+
+
+@pytest.mark.parametrize("when", ["gitdir file appears", "gitdir file changes", "nested onbranch", "gitdir elsewhere"])
+def test_a_gitdir_include_and_a_nested_include_are_watched_by_trust(store_root, tmp_path, when):
+    """Issue 24, finding 5: ``includeIf "gitdir:…"`` (true for this store) names a file read once
+    it appears and read again when it changes; an ``onbranch:`` file may itself include another.
+    Each ends a trust made before; an include whose gitdir: is another folder is never read."""
+    payload, marker = _payload(tmp_path)
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir()
+    (hooks / "post-commit").write_text(f"#!/bin/sh\nexec {payload} post-commit\n")
+    (hooks / "post-commit").chmod(0o755)
+    evil = f"[core]\n\thooksPath = {hooks}\n"
+    gitdir = os.path.realpath(store_root) + "/"  # ``<folder>/`` is ``<folder>/**``: its .git matches
+    included = tmp_path / "outside" / "store.inc"  # outside the store, named by absolute path
+    included.parent.mkdir()
+    if when == "gitdir file changes":
+        included.write_text("[user]\n\tname = Ann\n")
+    if when == "nested onbranch":
+        (store_root / ".git" / "outer.inc").write_text(f"[include]\n\tpath = {included}\n")
+        included.write_text(evil)
+        git(store_root, "config", "includeIf.onbranch:evil.path", "outer.inc")
+    else:
+        git(store_root, "config", f"includeIf.gitdir:{tmp_path / 'elsewhere' if when == 'gitdir elsewhere' else gitdir}"
+                                  ".path", str(included))
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    if when == "nested onbranch":
+        git(store_root, "checkout", "-q", "-b", "evil")
+    else:
+        included.write_text(evil)
+        os.utime(included, ns=(time.time_ns() + 10**9,) * 2)  # a new stamp even within the clock's granularity
+    if when == "gitdir elsewhere":
+        assert store.git.trusted, "git never reads it here: nothing it would run changed"
+        return
+    assert not store.git.trusted, "the file git now reads changes what it would run"
+    assert any("post-commit" in f.setting for f in store.git.setup().findings)
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists(), "the include's hook did not run"
+
