@@ -557,3 +557,29 @@ def test_a_gitdir_include_and_a_nested_include_are_watched_by_trust(store_root, 
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists(), "the include's hook did not run"
 
+
+def test_a_config_rewritten_with_its_old_time_still_untrusts_the_store(store_root, tmp_path):
+    """Issue 24, finding 5: the trust watcher decides by stat, not by reading. A same-size
+    rewrite of an included config whose mtime is set back (``touch -d``, as anything that can
+    write the file can) keeps mtime, size and inode; the inode's change time cannot be set."""
+    payload, marker = _payload(tmp_path)
+    for name in ("hooksA", "hooksB"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "hooksB" / "post-commit").write_text(f"#!/bin/sh\nexec {payload} post-commit\n")
+    (tmp_path / "hooksB" / "post-commit").chmod(0o755)
+    included = store_root / ".git" / "store.inc"
+    included.write_text(f"[core]\n\thooksPath = {tmp_path / 'hooksA'}\n")
+    git(store_root, "config", "includeIf.onbranch:main.path", "store.inc")
+    git(store_root, "checkout", "-q", "-B", "main")
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    before = os.stat(included)
+    with open(included, "r+") as handle:  # same size, same inode
+        handle.write(f"[core]\n\thooksPath = {tmp_path / 'hooksB'}\n")
+    os.utime(included, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(included)
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+    assert not store.git.trusted, "the rewrite changes what git would run"
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists(), "the new hook did not run"
