@@ -97,6 +97,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.counts: dict[str, int] = {}
         self._index_running = False
         self._index_dirty = False
+        self._config_said: str | None = None  # the config error last told, so each is told once
 
     # -- start-up --------------------------------------------------------------
     def on_mount(self) -> None:
@@ -107,13 +108,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             self.set_keymap(self.settings.keymap)
         for notice in self.settings.notices:
             self.notify(notice, title="Settings", severity="warning", timeout=15)
-        if self.store.config_error:
-            self.notify(
-                safe(f"{self.store.config_error}: read with Palinode's defaults; changes wait until it is fixed"),
-                title="Store config",
-                severity="warning",
-                timeout=15,
-            )
+        self._say_config()
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -183,7 +178,25 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             work, lambda result: self.post_message(ScanDone(result[0], changed, result[1])), "read the store", "scan"
         )
 
+    def _say_config(self) -> None:
+        """The store's config read at start and again whenever it changes: one that cannot be
+        read (reads go on with Palinode's defaults) is told once, and so is its fix."""
+        error = self.store.config_error
+        if error == self._config_said:
+            return
+        if error:
+            self.notify(
+                safe(f"{error}: read with Palinode's defaults; changes wait until it is fixed"),
+                title="Store config",
+                severity="warning",
+                timeout=15,
+            )
+        elif self._config_said:
+            self.notify(safe("palinode.config.yaml read again; changes can be made"), title="Store config")
+        self._config_said = error
+
     def on_scan_done(self, message: ScanDone) -> None:
+        self._say_config()  # the scan read the config again if it changed
         first = self.live_scan is None
         self.live_scan = message.scan
         self.counts = message.counts

@@ -15,7 +15,7 @@ from typing import Any
 from palinode_core.api import AsOf, ScanResult, Session
 
 from .actions import REGISTRY
-from .render import short_date, short_sha
+from .render import safe, short_date, short_sha
 
 # A date (a day, or a day and a time, with an optional zone) is read as a date; anything else is a revision.
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?$")
@@ -129,6 +129,9 @@ class TimeTravel:
         self.as_of_session, self.as_of_asked = view.session, view.asked
         self.scan = view.scan
         app.record("action", f"as of {view.asked}: commit {short_sha(self.as_of.commit if self.as_of else '')}")
+        error = getattr(view.session.store, "config_error", None)
+        if error:  # that commit's config: its history is read with Palinode's defaults
+            app.notify(safe(f"{error}: read with Palinode's defaults"), title="Store config", severity="warning")
         self._time_switched(counts_note(view.counts) + " (history)")
 
     def action_back_to_now(self) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PalinodeError, ReadOnlyError
 from .inspect.views import InspectViews
-from .storage.config import CONFIG_NAME, ForgetKnobs, load_store_config
+from .storage.config import CONFIG_NAME, ForgetKnobs, config_or_defaults, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
 
@@ -152,12 +152,13 @@ class Session(InspectViews):
 
     def reload_config(self) -> bool:
         """Read ``palinode.config.yaml`` again if it changed; True if it did.
-        A config that cannot be read raises, and the previous one stays."""
+        One that cannot be read gives Palinode's defaults, as a fresh open would,
+        and ``store.config_error`` says why (writes wait until it is fixed)."""
         stamp = _config_stamp(self.store.root)
         if self.as_of is not None or stamp == self._config_stamp:  # history's config is fixed
             return False
-        config = load_store_config(self.store.root)
-        self.store.config = config
+        root = self.store.root
+        self.store.config, self.store.config_error = config_or_defaults(lambda: load_store_config(root))
         self._config_stamp = stamp
         return True
 

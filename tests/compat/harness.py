@@ -121,10 +121,11 @@ class Step:
     ours: Side
     pref: str | None = None
     diffs: list[tuple[str, str]] = field(default_factory=list)  # (part, signature)
+    origin: str | None = None  # an inverse step's target as it was before the first operation
 
 
 def run_step(driver: Driver, tmp: Path, label: str, op: str, case: Case, files: dict[str, str],
-             now: datetime) -> Step:
+             now: datetime, origin: str | None = None) -> Step:
     pal_root, our_root = tmp / f"{label}-p", tmp / f"{label}-o"
     make_store(pal_root, files)
     make_store(our_root, files)
@@ -135,7 +136,7 @@ def run_step(driver: Driver, tmp: Path, label: str, op: str, case: Case, files: 
     mine = ours.apply_op(our_root, op, case.target, pref=case.pref, now=now)
     theirs = driver.recv()
     step = Step(label, op, case.target, files, Side(theirs, snapshot(pal_root), commits(pal_root)),
-                Side(mine, snapshot(our_root), commits(our_root)), case.pref)
+                Side(mine, snapshot(our_root), commits(our_root)), case.pref, origin=origin)
     step.diffs = classify(step)
     return step
 
@@ -149,9 +150,11 @@ def run_case(driver: Driver, seed: int, base: Path) -> list[Step]:
         inverse = "restore" if case.op == "archive" else "unretract"
         steps = [first]
         if first.pal.reply.get("ok"):
-            steps.append(run_step(driver, tmp, f"{inverse}(of pal)", inverse, case, first.pal.files, LATER))
+            steps.append(run_step(driver, tmp, f"{inverse}(of pal)", inverse, case, first.pal.files, LATER,
+                                  case.files[case.target]))
         if first.ours.reply.get("ok") and first.ours.files != first.pal.files:
-            steps.append(run_step(driver, tmp, f"{inverse}(of ours)", inverse, case, first.ours.files, LATER))
+            steps.append(run_step(driver, tmp, f"{inverse}(of ours)", inverse, case, first.ours.files, LATER,
+                                  case.files[case.target]))
         for step in steps:
             step.tags = case.tags  # type: ignore[attr-defined]
         return steps
@@ -181,6 +184,24 @@ def _frontmatter_trouble(text: str) -> str | None:
 
 
 _UNSTRIKE_RE = r"~~(.+?)~~ \[RETRACTED \d{4}-\d{2}-\d{2} r:%s\]\."
+
+
+def _prose(text: str) -> str:
+    """A file's body as both sides should give it back: frontmatter, line endings and the
+    trailing spaces Palinode drops from struck list items aside."""
+    import frontmatter
+    content = frontmatter.loads(text.replace("\r\n", "\n")).content
+    return "\n".join(line.rstrip() for line in content.strip().splitlines())
+
+
+def not_restored(step: Step) -> bool:
+    """An unretract of a strike that left the body other than it was before the retract:
+    our own tildes were paired wrongly. Only for a well-formed original (a BOM or a list
+    frontmatter is refused by us; the package strikes inside it, which nothing undoes)."""
+    if step.op != "unretract" or step.origin is None or _frontmatter_trouble(step.origin):
+        return False
+    mine = step.ours.files.get(step.target)
+    return mine is not None and _prose(mine) != _prose(step.origin)
 
 
 def _body_reason(step: Step, before: str, pal: str, mine: str) -> str:
@@ -237,6 +258,9 @@ def classify(step: Step) -> list[tuple[str, str]]:
         return [("error", f"{kind}:ours:{o.reply.get('error', '').splitlines()[0][:60]}")]
     if not p.reply.get("ok"):
         return [("error", f"crash:palinode:{p.reply.get('error', '')[:60]}")]
+    if not_restored(step):
+        # before any label: "the package corrupts this line" must never hide that we did too
+        return [("target", "unretract:not-restored")]
     if p.reply.get("status") != o.reply.get("status"):
         out.append(("status", f"status:{step.op}:{p.reply.get('status')}->{o.reply.get('status')}"))
     pt, ot = p.files.get(step.target), o.files.get(step.target)

@@ -121,3 +121,63 @@ def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_pa
     step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
     assert step.pal.files[REL].endswith("\n\n" + body)
     assert step.ours.files[REL].endswith("\n\n" + body)
+
+
+# Issue 24, finding 9: a body with the user's own unpaired ``~~`` beside the struck sentence.
+DANGLING = [
+    "~~ I love Zanzibar coffee. The cat sleeps.",  # the struck sentence begins with it: ~~~~ I love…~~
+    "The cat sleeps. ~~ I love Zanzibar coffee.",
+    "x ~~ y. I love Zanzibar coffee.",  # earlier on the line: the package pairs it with ours
+    "~~approx. 3 p.m.~~ Zanzibar coffee is best.",  # the user's pair spans the package's sentence break
+    "~~old~~ The cat sleeps. ~~ I love Zanzibar coffee. ~~old~~ Zanzibar coffee is best.",
+    "I love Zanzibar coffee. ~~old~~ ~~old~~ Tea. ~~ \nI love Zanzibar coffee.",
+]
+_PIECES = ["I love Zanzibar coffee.", "Zanzibar coffee is best.", "The cat sleeps.", "~~", "~~old~~",
+           "Note:", "x ~~ y.", "Tea.", "~~approx. 3 p.m.~~", "Dr. Petrov"]
+
+
+def _round_trip(driver, tmp_path, body: str, label: str) -> list:
+    text = f"---\nid: m\n---\n\n{body}\n"
+    first = both(driver, tmp_path, text, "retract", label=f"{label}r")
+    assert first.ours.reply["ok"] and first.pal.reply["ok"], first.ours.reply
+    steps = []
+    for side, files in (("pal", first.pal.files), ("ours", first.ours.files)):
+        case = Case(0, "unretract", REL, PREF, files)
+        steps.append(run_step(driver, tmp_path, f"{label}u{side}", "unretract", case, files, NOW, origin=text))
+    return [first, *steps]
+
+
+def _check_dangling(first, *undos) -> None:
+    text = first.before[REL]
+    assert first.ours.files[REL] == first.pal.files[REL], "both strike the same sentences the same way"
+    for step in undos:
+        assert step.ours.files[REL] == "---\nid: m\n---\n\n" + text.split("---\n\n", 1)[1], "ours is exact"
+        if step.pal.files[REL] == step.ours.files[REL]:
+            assert step.diffs == []
+        else:  # only where the package pairs the user's earlier ~~ with ours, or cannot cross a line
+            assert [sig for _, sig in step.diffs] in (["unretract:user-strike-on-line"],
+                                                      ["unretract:strike-across-line-break"]), step.diffs
+
+
+@pytest.mark.parametrize("body", DANGLING)
+def test_unretract_beside_a_dangling_tilde_pair(driver, tmp_path, body):
+    steps = _round_trip(driver, tmp_path, body, "d")
+    assert "[RETRACTED" in steps[0].ours.files[REL]
+    _check_dangling(*steps)
+
+
+def test_unretract_beside_dangling_tildes_generated(driver, tmp_path):
+    """Random one-line bodies of the pieces above through both implementations: ours gives
+    every one back exactly, byte for byte Palinode's result wherever Palinode's is exact."""
+    import random
+
+    rng = random.Random(924)
+    same = 0
+    for n in range(int(os.environ.get("COMPAT_DANGLING", "24"))):
+        body = " ".join(rng.choice(_PIECES) for _ in range(rng.randint(2, 6)))
+        if "Zanzibar" not in body:
+            body += " I love Zanzibar coffee."
+        steps = _round_trip(driver, tmp_path, body, f"g{n}")
+        _check_dangling(*steps)
+        same += sum(s.pal.files == s.ours.files for s in steps[1:])
+    assert same > 0  # the comparison is live

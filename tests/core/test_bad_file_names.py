@@ -60,3 +60,31 @@ def test_an_unborn_head_says_to_make_the_first_commit(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "notes/a.md", "--yes"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "no commit yet" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_an_untracked_non_utf8_name_stops_no_plan_on_the_demo_store(tmp_path):
+    """Issue 24, finding 8b: one untracked file named ``notes/bad\\xe9.md`` made ``plan`` fail for
+    every request ("can't encode '\\udce9'") while ``scan`` reported no error."""
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    os.mkdir(os.path.join(os.fsencode(root), b"notes"))
+    with open(os.path.join(os.fsencode(root), b"notes", b"bad\xe9.md"), "wb") as f:
+        f.write(palinode_file({"id": "bad"}, "I live in Berlin.").encode())
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def audit(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(root), *args[1:]],
+                              capture_output=True, text=True, env=env)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        return json.loads(proc.stdout)
+
+    for _ in range(2):  # again once the file is old enough for the scan cache to keep
+        requests = [r["path"] for r in audit("requests")["requests"]]
+        assert "insights/forget-berlin.md" in requests
+        for request in requests:
+            assert audit("plan", request, "--lexical")["request"] == request
+        assert [(e["path"], "UTF-8" in e["reason"]) for e in audit("scan")["errors"]] == [("notes/bad\\xe9.md", True)]
+        time.sleep(2.2)
+    assert b"bad\xe9.md" in os.listdir(os.path.join(os.fsencode(root), b"notes")), "the file is left as it was"

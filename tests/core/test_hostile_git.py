@@ -484,3 +484,102 @@ def test_a_conditional_include_that_becomes_active_untrusts_the_store(store_root
     assert any("post-commit" in f.setting for f in store.git.setup().findings)
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists(), "the include's hook did not run"
+
+
+@pytest.mark.parametrize("name", ["notes/*.md", ":!x.md", "notes/[ab].md", "notes/?.md"])
+def test_pattern_names_are_json_quoted_in_every_subject(tmp_path, name):
+    """Issue 24, finding 8 (README: names that are not one plain word are JSON-quoted in
+    subjects): struck, restored and archived through the CLI, with a dependent flagged and a
+    forget request of such a name dismissed, no subject holds the bare name."""
+    ref, request = name[:-3], name[:-3] + "-forget.md"
+    root = make_git_store(tmp_path / "s", {
+        name: palinode_file({"id": "n"}, "I live in Berlin. The cat sleeps."),
+        "people/dep.md": palinode_file({"id": "dep", "backed_by": [ref]}, "Depends on it."),
+        request: palinode_file({"id": "f", "category": "insights", "created_at": "2031-05-20T10:00:00+00:00"},
+                               "Please forget that I keep bees."),
+    })
+    start = git(root, "rev-parse", "HEAD").strip()
+
+    def audit(*args: str) -> None:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", args[0], str(root), *args[1:], "--yes"],
+                              capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")})
+        assert proc.returncode == 0, (args, proc.stderr)
+        return git(root, "log", "-1", "--format=%s").rstrip("\n")
+
+    quoted, quoted_ref, quoted_request = (json.dumps(n, ensure_ascii=False) for n in (name, ref, request))
+    assert audit("retract", name, "--pref", "I live in Berlin") == f"palinode backed_by review: {quoted_ref} " \
+                                                                    "retract -> 1 dependent(s)"
+    assert audit("unretract", name, "--pref", "I live in Berlin") == f"palinode unretract: {quoted} (1 mentions)"
+    assert audit("archive", name) == f"palinode archive: {quoted}"  # the dependent is flagged already
+    assert audit("dismiss", request, "--note", "not mine") == f"palinode-audit ledger: dismiss {quoted_request}"
+    subjects = git(root, "log", "--format=%s", f"{start}..HEAD").splitlines()
+    assert f"palinode retract: {quoted} (1 mentions)" in subjects
+    for subject in subjects:  # the bare name or ref never stands outside its quotes
+        assert ref not in subject.replace(quoted, "").replace(quoted_ref, "").replace(quoted_request, ""), subject
+
+
+@pytest.mark.parametrize("when", ["gitdir file appears", "gitdir file changes", "nested onbranch", "gitdir elsewhere"])
+def test_a_gitdir_include_and_a_nested_include_are_watched_by_trust(store_root, tmp_path, when):
+    """Issue 24, finding 5: ``includeIf "gitdir:…"`` (true for this store) names a file read once
+    it appears and read again when it changes; an ``onbranch:`` file may itself include another.
+    Each ends a trust made before; an include whose gitdir: is another folder is never read."""
+    payload, marker = _payload(tmp_path)
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir()
+    (hooks / "post-commit").write_text(f"#!/bin/sh\nexec {payload} post-commit\n")
+    (hooks / "post-commit").chmod(0o755)
+    evil = f"[core]\n\thooksPath = {hooks}\n"
+    gitdir = os.path.realpath(store_root) + "/"  # ``<folder>/`` is ``<folder>/**``: its .git matches
+    included = tmp_path / "outside" / "store.inc"  # outside the store, named by absolute path
+    included.parent.mkdir()
+    if when == "gitdir file changes":
+        included.write_text("[user]\n\tname = Ann\n")
+    if when == "nested onbranch":
+        (store_root / ".git" / "outer.inc").write_text(f"[include]\n\tpath = {included}\n")
+        included.write_text(evil)
+        git(store_root, "config", "includeIf.onbranch:evil.path", "outer.inc")
+    else:
+        git(store_root, "config", f"includeIf.gitdir:{tmp_path / 'elsewhere' if when == 'gitdir elsewhere' else gitdir}"
+                                  ".path", str(included))
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    if when == "nested onbranch":
+        git(store_root, "checkout", "-q", "-b", "evil")
+    else:
+        included.write_text(evil)
+        os.utime(included, ns=(time.time_ns() + 10**9,) * 2)  # a new stamp even within the clock's granularity
+    if when == "gitdir elsewhere":
+        assert store.git.trusted, "git never reads it here: nothing it would run changed"
+        return
+    assert not store.git.trusted, "the file git now reads changes what it would run"
+    assert any("post-commit" in f.setting for f in store.git.setup().findings)
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists(), "the include's hook did not run"
+
+
+def test_a_config_rewritten_with_its_old_time_still_untrusts_the_store(store_root, tmp_path):
+    """Issue 24, finding 5: the trust watcher decides by stat, not by reading. A same-size
+    rewrite of an included config whose mtime is set back (``touch -d``, as anything that can
+    write the file can) keeps mtime, size and inode; the inode's change time cannot be set."""
+    payload, marker = _payload(tmp_path)
+    for name in ("hooksA", "hooksB"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "hooksB" / "post-commit").write_text(f"#!/bin/sh\nexec {payload} post-commit\n")
+    (tmp_path / "hooksB" / "post-commit").chmod(0o755)
+    included = store_root / ".git" / "store.inc"
+    included.write_text(f"[core]\n\thooksPath = {tmp_path / 'hooksA'}\n")
+    git(store_root, "config", "includeIf.onbranch:main.path", "store.inc")
+    git(store_root, "checkout", "-q", "-B", "main")
+    store = Store(store_root, clock=Clock())
+    trust.trust_store(store.root, store.git.setup())
+    assert store.git.trusted
+    before = os.stat(included)
+    with open(included, "r+") as handle:  # same size, same inode
+        handle.write(f"[core]\n\thooksPath = {tmp_path / 'hooksB'}\n")
+    os.utime(included, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(included)
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+    assert not store.git.trusted, "the rewrite changes what git would run"
+    apply(store, lifecycle.plan_archive(store, "people/ann.md"))
+    assert not marker.exists(), "the new hook did not run"

@@ -328,3 +328,47 @@ def test_a_broken_config_stops_no_read_and_every_write(tmp_path, broken):
         assert proc.returncode != 0 and len(errors_) == 1 and "fix it" in errors_[0], (command, proc.stderr)
     assert subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout == before
+
+
+def test_a_config_broken_while_a_session_is_open_stops_no_read(tmp_path):
+    """Issue 24, finding 8: the app's session reads the config again when it changes; broken
+    then, the reads go on with Palinode's defaults (said in config_error) and writes wait."""
+    from palinode_core.demo import build_demo_store
+    from palinode_core.storage.config import CONFIG_NAME
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    good = (root / CONFIG_NAME).read_text()
+    session = Session.open(root, vectors=False)
+    session.rescan()
+    assert session.store.config_error is None and session.store.config.forget != ForgetKnobs()
+    (root / CONFIG_NAME).write_text("consolidation: [unclosed\n")
+    for read in (lambda: session.refresh({CONFIG_NAME}), session.rescan):
+        scan = read()
+        assert scan.memories and str(session.store.config_error).startswith(f"{CONFIG_NAME} cannot be read")
+        assert session.store.config.forget == ForgetKnobs()  # what a fresh read would use
+    assert session.plan("insights/forget-berlin.md").request.pref == "I live in Berlin"
+    with pytest.raises(PalinodeError, match="fix it before changing the store"):
+        session.store.check_writable()
+    (root / CONFIG_NAME).write_text(good)
+    session.refresh({CONFIG_NAME})
+    assert session.store.config_error is None and session.store.config.forget != ForgetKnobs()
+    session.store.check_writable()
+
+
+def test_a_broken_config_in_history_stops_no_read_as_of_that_commit(tmp_path):
+    """Issue 24, finding 8: ``--at``/``--as-of`` read the config of that commit; broken there,
+    the history is read with Palinode's defaults and one warning line."""
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    (root / "palinode.config.yaml").write_text("- a list\n")
+    git(root, "commit", "-qam", "a broken config")
+    for command in (["scan"], ["requests"], ["integrity"], ["residue", "--pref", "I live in Berlin"], ["report", "--request", "insights/forget-berlin.md"],
+                    ["trace", "insights/forget-berlin.md"]):
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", command[0], str(root), *command[1:],
+                               "--at", "HEAD"], capture_output=True, text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+        warnings = [line for line in proc.stderr.splitlines() if "palinode.config.yaml" in line]
+        assert len(warnings) == 1 and "Palinode's defaults" in warnings[0], (command, proc.stderr)

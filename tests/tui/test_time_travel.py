@@ -431,3 +431,31 @@ async def test_back_to_now_never_lists_the_past_requests_as_current(tmp_path, de
         await settle(app, pilot)
         assert {s.path: s.state for s in review.states} == now_states
         assert errors(app) == []
+
+
+async def test_a_config_broken_while_the_app_runs_stops_no_read(tmp_path, demo):
+    """Issue 24, finding 8: the config read again after it changed, broken, is told once and the
+    store is still read (Palinode's defaults); its fix is told too. A point in history whose
+    config is broken is read the same way."""
+    good = (demo / "palinode.config.yaml").read_text()
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        rows = sorted(app.screen.rows)
+        told = lambda: [n for n in notes(app) if "palinode.config.yaml" in n]  # noqa: E731
+        (demo / "palinode.config.yaml").write_text("consolidation: [unclosed\n")
+        for _ in range(2):  # the second read of the same broken file says nothing new
+            app.scan_store({"palinode.config.yaml"})
+            await settle(app, pilot)
+        assert errors(app) == [] and sorted(app.screen.rows) == rows
+        assert len(told()) == 1 and "cannot be read" in told()[0] and "Palinode's defaults" in told()[0]
+        (demo / "palinode.config.yaml").write_text(good)
+        app.scan_store({"palinode.config.yaml"})
+        await settle(app, pilot)
+        assert len(told()) == 2 and "read again" in told()[1] and app.store.config_error is None
+
+        (demo / "palinode.config.yaml").write_text("- a list\n")
+        git(demo, "commit", "-qam", "a broken config")
+        await go_as_of(app, pilot, git(demo, "rev-parse", "HEAD").strip())
+        assert app.as_of is not None and errors(app) == [] and sorted(app.screen.rows) == rows
+        assert "not a mapping" in told()[-1] and "Palinode's defaults" in told()[-1]

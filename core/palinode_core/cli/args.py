@@ -90,6 +90,8 @@ def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
     if at is not None or date is not None:
         session = Session.open_as_of(args.store, at=at, date=date)
         args.as_of_point = session.as_of  # main() prints which commit was read
+        if session.store.config_error:  # that commit's config: read with Palinode's defaults, said once
+            args.config_warning = f"{session.store.config_error}: read with Palinode's defaults"
         return session
     return _note_if_not_git(args, Session.open(args.store, vectors=not lexical, embedder=embedder()))
 

@@ -12,6 +12,7 @@ from ..ops.apply import commit_files, step_op_id
 from ..ops.lock import writer_lock
 from ..ops.subjects import parse_subject
 from ..storage.gitstore import GitCommandFailed
+from ..storage.paths import subject_path
 from ..storage.records import RECORD_VERSION, LedgerRecord, from_line, to_line
 from ..storage.store import AUDIT_DIR, Store
 
@@ -72,7 +73,8 @@ def record(
         if head and not head.endswith("\n"):
             head += "\n"
         after = head + "".join(to_line(line) + "\n" for line in (entry, *(_stamped(stamp, a) for a in also)))
-        subject = f"palinode-audit ledger: {entry.get('action')} {entry.get('request') or entry.get('path') or ''}"
+        named = entry.get("request") or entry.get("path")
+        subject = f"palinode-audit ledger: {entry.get('action')} {subject_path(named) if named else ''}"
         trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
         files = [{"rel": LEDGER_REL, "before": before, "after": after}]
         attributes = store.read_optional(ATTRIBUTES_REL)[0]

@@ -41,7 +41,8 @@ def _with_flags(store: Store, plan: Plan, op: str, reason: str) -> Plan:
     if not flags:
         return plan
     ref = backing.source_refs(plan.target)[-1]
-    subject = _subject(store, f"backed_by review: {ref} {op} -> {len(flags)} dependent(s)")
+    # Palinode's words; a ref git or a shell would read as a pattern is JSON-quoted like any path
+    subject = _subject(store, f"backed_by review: {subject_path(ref)} {op} -> {len(flags)} dependent(s)")
     return replace(plan, flags=flags, flags_subject=subject)
 
 

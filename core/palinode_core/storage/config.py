@@ -3,6 +3,7 @@ Palinode's defaults (spec §4.9)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,15 @@ def load_store_config(root: Path) -> StoreConfig:
     except UnicodeDecodeError as exc:
         raise PalinodeError(f"{CONFIG_NAME} cannot be read: {exc.__class__.__name__}") from None
     return config_from_text(text, str(path))
+
+
+def config_or_defaults(read: Callable[[], StoreConfig]) -> tuple[StoreConfig, str | None]:
+    """A config that cannot be read stops no read: Palinode's defaults, and why (the
+    caller says it once and refuses writes while it is set)."""
+    try:
+        return read(), None
+    except PalinodeError as exc:
+        return StoreConfig(), str(exc)
 
 
 def config_from_text(text: str, source: str) -> StoreConfig:

@@ -25,7 +25,7 @@ from ..errors import GitError, MemoryNotFound, PalinodeError, ReadOnlyError, Unr
 from ..text.document import parse_document
 from . import paths
 from .commits import Commit
-from .config import CONFIG_NAME, StoreConfig, config_from_text
+from .config import CONFIG_NAME, StoreConfig, config_from_text, config_or_defaults
 from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint
@@ -227,8 +227,12 @@ class SnapshotStore:
         self._tree: dict[str, Entry] | None = None
         self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
         text = self.read_text(CONFIG_NAME)
-        self.config: StoreConfig = (
-            config_from_text(text, f"{CONFIG_NAME} at {as_of.commit[:7]}") if text is not None else StoreConfig()
+        source = f"{CONFIG_NAME} at {as_of.commit[:7]}"
+        # broken at that commit, history is still read (Palinode's defaults, said once by the caller)
+        self.config: StoreConfig
+        self.config_error: str | None
+        self.config, self.config_error = config_or_defaults(
+            lambda: config_from_text(text, source) if text is not None else StoreConfig()
         )
 
     @classmethod

@@ -17,7 +17,7 @@ from ..errors import Cancelled, MemoryNotFound, PalinodeError, PathError, ReadOn
 from ..text.document import parse_document
 from . import child, paths, safeio
 from .cache import ScanCache, store_cache_dir
-from .config import StoreConfig, load_store_config
+from .config import StoreConfig, config_or_defaults, load_store_config
 from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary, stamp_of, tally
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint, read_bytes_checked, too_big
@@ -84,11 +84,9 @@ class Store:
         self.git = GitStore(self.root, on_command=on_git, read_only=self.read_only)
         # A config that cannot be read stops no read: Palinode's defaults, said once (config_error);
         # writes are refused until it is fixed, since its commit prefix and knobs are unknown.
-        self.config_error: str | None = None
-        try:
-            self.config: StoreConfig = load_store_config(self.root)
-        except PalinodeError as exc:
-            self.config, self.config_error = StoreConfig(), str(exc)
+        self.config: StoreConfig
+        self.config_error: str | None
+        self.config, self.config_error = config_or_defaults(lambda: load_store_config(self.root))
         self.cache_dir = cache_dir or store_cache_dir(self.root)
         self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
         self._cancel = threading.Event()

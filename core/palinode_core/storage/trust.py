@@ -186,12 +186,13 @@ def _hooks(folder: Path) -> list[tuple[str, int, str]]:
     return found
 
 
-def _stamp(path: Path | str) -> tuple[int, int, int] | None:
+def _stamp(path: Path | str) -> tuple[int, int, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    # ctime too: whatever can rewrite a config can set its mtime back, never its ctime
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def read_records() -> dict[str, Any]:
