@@ -39,20 +39,26 @@ def _search(root: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-def _garble_terms(path: Path) -> None:
+def _garble_terms(path: Path, seed: int = 0) -> None:
+    import random
     import sqlite3
+    rng = random.Random(seed)
     db = sqlite3.connect(path)
     for (block,) in db.execute("SELECT id FROM chunk_terms_data WHERE id > 1").fetchall():  # FTS5's own segments
-        db.execute("UPDATE chunk_terms_data SET block = ? WHERE id = ?", (os.urandom(64), block))
+        db.execute("UPDATE chunk_terms_data SET block = ? WHERE id = ?", (rng.randbytes(64), block))
     db.commit()
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the file itself: the test then drops the WAL
     db.close()
 
 
-@pytest.mark.parametrize("damaged", ["database", "terms"])
+# Seed 33 garbles the segments into lengths so large that SQLite answers "out of
+# memory" (a MemoryError, about 1 in 60 random garbles), seed 0 into a plain DatabaseError.
+@pytest.mark.parametrize("damaged", ["database", "terms", "terms-read-as-out-of-memory"])
 def test_damaged_index_is_rebuilt_with_one_line(indexed, damaged):
     root, cache = indexed
-    {"database": _garble, "terms": _garble_terms}[damaged](cache / "index.sqlite3")
+    garble = {"database": _garble, "terms": _garble_terms,
+              "terms-read-as-out-of-memory": lambda p: _garble_terms(p, seed=33)}[damaged]
+    garble(cache / "index.sqlite3")
     for suffix in ("-wal", "-shm"):
         (cache / f"index.sqlite3{suffix}").unlink(missing_ok=True)
     first = _search(root)

@@ -56,7 +56,7 @@ class SearchIndex:
         try:
             self._open()
         except Exception as exc:  # anything unreadable in a cache means: start over
-            if not damage.is_damage(exc):
+            if not (damage.is_damage(exc) or self._unsound(exc)):
                 raise
             self._discard(exc)
         self._matrix: np.ndarray | list[array] | None = None
@@ -85,6 +85,23 @@ class SearchIndex:
         self.units = UnitIndex(self._db, self._lock, self._cancel)
         self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel, self.units.vectors_added)
 
+    def _unsound(self, exc: BaseException) -> bool:
+        """SQLite says "out of memory" (a MemoryError) when it reads garbled FTS5
+        segments as huge lengths; that is damage only if the index then fails
+        its own integrity checks (a real shortage of memory is not)."""
+        if not isinstance(exc, MemoryError) or getattr(self, "_db", None) is None:
+            return False
+        try:
+            with self._lock:
+                if self._db.execute("PRAGMA quick_check").fetchone() != ("ok",):
+                    return True
+                self._db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('integrity-check')")
+        except sqlite3.Error:
+            return True
+        except MemoryError:  # the check itself cannot read the segments
+            return True
+        return False
+
     def _discard(self, exc: BaseException) -> None:
         """Throw the damaged index away and open an empty one (the next update refills it)."""
         self.notice = f"search index was damaged ({damage.describe(exc)}); discarded and rebuilt from the store"
@@ -103,7 +120,7 @@ class SearchIndex:
         try:
             return work()
         except Exception as exc:
-            if not damage.is_damage(exc):
+            if not (damage.is_damage(exc) or self._unsound(exc)):
                 raise
             with self._lock:
                 self._discard(exc)
