@@ -20,7 +20,7 @@ GIT_ENV = {
 }
 
 MOONRISE = (
-    "Moonrise Fair 2031 judging pipeline closeout. Handed the judging "
+    "Moonrise Fair 2025 judging pipeline closeout. Handed the judging "
     "workflow to Wilhelmina Cragg after the June stage flood. Versions "
     "frozen at release candidate seven; ingest queue drained and verified "
     "against the submission manifest. Outstanding recovery items: rebuild "
@@ -37,7 +37,7 @@ MOONRISE = (
 class Clock:
     """A settable UTC clock so markers and history lines are deterministic."""
 
-    def __init__(self, when: datetime = datetime(2031, 6, 1, 11, 0, tzinfo=timezone.utc)):
+    def __init__(self, when: datetime = datetime(2025, 6, 1, 11, 0, tzinfo=timezone.utc)):
         self.when = when
 
     def __call__(self) -> datetime:

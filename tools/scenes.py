@@ -21,7 +21,7 @@ from palinode_tui.app import PalinodeApp
 
 SIZE = (120, 36)
 SMALL = (80, 24)  # the smallest terminal everything must fit
-DEMO_NOW = datetime(2031, 5, 20, 12, 0, tzinfo=timezone.utc)
+DEMO_NOW = datetime(2025, 5, 20, 12, 0, tzinfo=timezone.utc)
 
 
 def demo_app(root: Path, embedder: Embedder | None = None, cache_dir: Path | None = None) -> PalinodeApp:
@@ -137,7 +137,7 @@ async def as_of(pilot: Pilot) -> None:
     await settle(pilot)
     await pilot.press("at")
     await settle(pilot)
-    pilot.app.screen.query_one("#as-of", Input).value = "2031-05-12"
+    pilot.app.screen.query_one("#as-of", Input).value = "2025-05-12"
     await pilot.press("enter")
     await settle(pilot)
     screen = pilot.app.screen

@@ -6,7 +6,7 @@ from rich.text import Text
 
 
 def short_date(iso: str | None) -> str:
-    """``2031-05-20T10:00:00+00:00`` as ``2031-05-20 10:00``."""
+    """``2025-05-20T10:00:00+00:00`` as ``2025-05-20 10:00``."""
     return (iso or "")[:16].replace("T", " ")
 
 

@@ -48,7 +48,7 @@ class AsOfModal(ModalScreen[object]):
         with Vertical():
             yield Label(plain("Show the store as of…", "bold"))
             yield Static(HOW, id="as-of-how")
-            yield Input(value=safe(self.current), placeholder="2031-05-01 · 2031-05-01 14:30 · HEAD~3", id="as-of")
+            yield Input(value=safe(self.current), placeholder="2025-05-01 · 2025-05-01 14:30 · HEAD~3", id="as-of")
             yield Static(id="as-of-line")
             with Horizontal():
                 yield Button("Cancel", id="cancel")

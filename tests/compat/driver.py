@@ -39,7 +39,7 @@ from palinode.consolidation import archive, executor, propagate, retract  # noqa
 from palinode.core import git_tools, store  # noqa: E402
 from palinode.core.config import config  # noqa: E402
 
-_NOW: list[datetime] = [datetime.fromisoformat("2031-06-01T11:00:00+00:00")]
+_NOW: list[datetime] = [datetime.fromisoformat("2025-06-01T11:00:00+00:00")]
 
 
 def _frozen() -> datetime:

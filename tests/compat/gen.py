@@ -89,7 +89,7 @@ def _block(rng: random.Random, forms: list[str]) -> str:
     if kind == "user_strike":
         return f"~~{rng.choice(FILLER)}~~ {_sentence(rng, _mention(rng, forms, 0.8))} {_sentence(rng, None)}"
     if kind == "marker":
-        return f"~~{_sentence(rng, None)}~~ [RETRACTED 2031-05-0{rng.randint(1, 9)} r:deadbeef]. " \
+        return f"~~{_sentence(rng, None)}~~ [RETRACTED 2025-05-0{rng.randint(1, 9)} r:deadbeef]. " \
                + _sentence(rng, _mention(rng, forms))
     if kind == "abbrev":
         return f"Dr. Petrov met Mr. Hale e.g. at 3 p.m. {_sentence(rng, _mention(rng, forms, 0.8))}"
@@ -121,7 +121,7 @@ def _meta(rng: random.Random, case: Case, pref: str, others: list[str]) -> dict:
         meta["id"] = f"notes-{case.seed}"
     meta["category"] = rng.choice(("notes", "projects", "insights"))
     if rng.random() < 0.5:
-        meta["created_at"] = "2031-05-01T10:00:00+00:00"
+        meta["created_at"] = "2025-05-01T10:00:00+00:00"
     status = rng.choice((None, None, "active", "archived", "archived", "Archived", "ARCHIVED"))
     if status:
         meta["status"] = status
@@ -147,7 +147,7 @@ def _meta(rng: random.Random, case: Case, pref: str, others: list[str]) -> dict:
             meta["backed_by"].append("insights/gone")  # a source that is missing
         if rng.random() < 0.3:
             meta["stale_backing"] = [{"ref": meta["backed_by"][0], "op": "archive",
-                                      "at": "2031-05-01T00:00:00+00:00"}]
+                                      "at": "2025-05-01T00:00:00+00:00"}]
     elif others and rng.random() < 0.2:
         meta["backed_by"] = others[0][:-3] + ".md"  # a scalar, spelled with .md
     if rng.random() < 0.3:
@@ -220,7 +220,7 @@ def make_case(seed: int) -> Case:
         if rng.random() < 0.3:
             ometa["status"] = "archived"
         if rng.random() < 0.2:
-            ometa["stale_backing"] = [{"ref": case.target[:-3], "op": "archive", "at": "2031-05-01T00:00:00+00:00"}]
+            ometa["stale_backing"] = [{"ref": case.target[:-3], "op": "archive", "at": "2025-05-01T00:00:00+00:00"}]
         case.files[other] = "---\n" + yaml.safe_dump(ometa, allow_unicode=True) + "---\n\n" + _sentence(rng, None) + "\n"
         if "backed_by" in ometa:
             case.tags.add("backed-by-target")
@@ -239,7 +239,7 @@ def make_case(seed: int) -> Case:
     history = rng.choice((None, None, None, "canonical", "crlf", "legacy", "unterminated"))
     if history:
         case.tags.add(f"history-{history}")
-        entry = "- [2031-05-01 10:00] Archived: old <!-- fact:old -->"
+        entry = "- [2025-05-01 10:00] Archived: old <!-- fact:old -->"
         htext = {"canonical": "---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n" + entry + "\n",
                  "crlf": ("---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n"
                           + entry + "\n").replace("\n", "\r\n"),

@@ -19,8 +19,8 @@ from .gen import Case, make_case
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 VENV = REPO / ".venv-compat"
-NOW = datetime(2031, 6, 1, 11, 0, tzinfo=UTC)
-LATER = datetime(2031, 6, 2, 9, 30, tzinfo=UTC)
+NOW = datetime(2025, 6, 1, 11, 0, tzinfo=UTC)
+LATER = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
 GIT_ENV = {"GIT_AUTHOR_NAME": "Compat", "GIT_AUTHOR_EMAIL": "compat@example.test",
            "GIT_COMMITTER_NAME": "Compat", "GIT_COMMITTER_EMAIL": "compat@example.test",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}

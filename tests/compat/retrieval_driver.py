@@ -30,7 +30,7 @@ logging.disable(logging.CRITICAL)
 from palinode.core import receipt as receipt_mod  # noqa: E402
 from palinode.core import retrieval_log  # noqa: E402
 
-_NOW: list[datetime] = [datetime.fromisoformat("2031-06-01T11:00:00+00:00")]
+_NOW: list[datetime] = [datetime.fromisoformat("2025-06-01T11:00:00+00:00")]
 
 
 class _FrozenDatetime(datetime):

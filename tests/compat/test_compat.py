@@ -44,7 +44,7 @@ def test_small_seeded_run_has_only_documented_differences(capsys):
 def test_a_canonical_file_gives_identical_bytes(driver, tmp_path):
     step = both(driver, tmp_path, "---\ncategory: notes\nid: m\n---\n\nI love Zanzibar coffee. Other.\n", "retract")
     assert step.pal.files == step.ours.files and step.pal.commits == step.ours.commits
-    assert "~~I love Zanzibar coffee.~~ [RETRACTED 2031-06-01 r:" in step.ours.files[REL]
+    assert "~~I love Zanzibar coffee.~~ [RETRACTED 2025-06-01 r:" in step.ours.files[REL]
 
 
 def test_crlf_stays_crlf(driver, tmp_path):
@@ -70,15 +70,15 @@ def test_trailing_blank_lines_and_unterminated_last_line_are_kept(driver, tmp_pa
 
 
 def test_history_entry_is_not_glued_onto_an_unterminated_line(driver, tmp_path):
-    sibling = "---\ncategory: history\nstatus: archived\n---\n\n- [2031-05-01 10:00] old <!-- fact:m -->"
+    sibling = "---\ncategory: history\nstatus: archived\n---\n\n- [2025-05-01 10:00] old <!-- fact:m -->"
     step = both(driver, tmp_path, "---\nid: m\n---\n\nBody.\n", "archive", {"notes/m-history.md": sibling})
-    line = "- [2031-06-01 11:00] Archived: notes/m.md <!-- fact:m -->\n"
+    line = "- [2025-06-01 11:00] Archived: notes/m.md <!-- fact:m -->\n"
     assert step.ours.files["notes/m-history.md"] == sibling + "\n" + line
     assert step.pal.files["notes/m-history.md"] == sibling + line
 
 
 def test_strike_across_a_line_break_is_undone_exactly(driver, tmp_path):
-    marker = "[RETRACTED 2031-06-01 r:8057db09]."
+    marker = "[RETRACTED 2025-06-01 r:8057db09]."
     text = (f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~I love\nZanzibar coffee.~~ {marker}\n")
     step = both(driver, tmp_path, text, "unretract")
     assert step.ours.files[REL] == "---\n{}\n---\n\nI love\nZanzibar coffee.\n"
@@ -86,7 +86,7 @@ def test_strike_across_a_line_break_is_undone_exactly(driver, tmp_path):
 
 
 def test_users_own_strike_on_the_line_is_kept(driver, tmp_path):
-    marker = "[RETRACTED 2031-06-01 r:8057db09]."
+    marker = "[RETRACTED 2025-06-01 r:8057db09]."
     text = f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n~~old~~ kept. ~~I love Zanzibar coffee.~~ {marker}\n"
     step = both(driver, tmp_path, text, "unretract")
     assert step.ours.files[REL].endswith("\n~~old~~ kept. I love Zanzibar coffee.\n")
@@ -116,7 +116,7 @@ def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_pa
     unit = next(u for u in memory_units(body, {}) if "Zanzibar" in u.text)
     span = clause_tail_span(body, unit.span, clauses(unit.text)[1].start, 0)
     assert span is not None and span.text == "I love Zanzibar coffee."
-    struck = strike(body, [span], marker_for("2031-06-01", "8057db09"))
+    struck = strike(body, [span], marker_for("2025-06-01", "8057db09"))
     assert struck.startswith("Weekly notes. The printer is jammed again, and ~~I love Zanzibar coffee.~~ [RETRACTED")
     step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
     assert step.pal.files[REL].endswith("\n\n" + body)

@@ -39,7 +39,7 @@ REQUEST = palinode_file({"category": "insights", "title": "Forget"}, "Please for
 
 
 def at(hour: int, minute: int = 0) -> str:
-    return datetime(2031, 6, 1, hour, minute, tzinfo=UTC).isoformat()
+    return datetime(2025, 6, 1, hour, minute, tzinfo=UTC).isoformat()
 
 
 class Logger:
@@ -129,7 +129,7 @@ def forgotten_here(tmp_path, monkeypatch):
         old = (root / "notes/shoes.md").read_bytes()
         monkeypatch.setenv("GIT_AUTHOR_DATE", at(13))
         monkeypatch.setenv("GIT_COMMITTER_DATE", at(13))
-        session = Session.open(root, clock=Clock(datetime(2031, 6, 1, 13, tzinfo=UTC)))
+        session = Session.open(root, clock=Clock(datetime(2025, 6, 1, 13, tzinfo=UTC)))
         session.apply(
             session.plan_strike(
                 "insights/forget-sneakers.md", "notes/shoes.md", line_of(root, "notes/shoes.md", SENTENCE), SENTENCE
@@ -183,8 +183,8 @@ def test_summary_carries_the_exposure_window_and_the_leaks(forgotten_here, capsy
     report = audit(root, "--request", "insights/forget-sneakers.md", capsys=capsys)
     entry = report["requests"]["insights/forget-sneakers.md"]
     assert entry["counts"] == {"before_request": 1, "exposure_window": 1, "leak": 2, "delivered_retracted": 1}
-    assert entry["window"]["from"].startswith("2031-06-01T11:00") and entry["window"]["to"].startswith(
-        "2031-06-01T13:00"
+    assert entry["window"]["from"].startswith("2025-06-01T11:00") and entry["window"]["to"].startswith(
+        "2025-06-01T13:00"
     )
     assert [r["session_id"] for r in entry["leaks"]] == ["s-stale", "s-renamed"]
     assert report["revision_match"] == {"exact": 4, "inferred": 2}
@@ -192,7 +192,7 @@ def test_summary_carries_the_exposure_window_and_the_leaks(forgotten_here, capsy
 
 def test_since_keeps_only_later_rows(forgotten_here, capsys):
     root, _old, _struck = forgotten_here
-    rows = audit(root, "--since", "2031-06-02", capsys=capsys)["rows"]
+    rows = audit(root, "--since", "2025-06-02", capsys=capsys)["rows"]
     assert rows == []
 
 
@@ -341,8 +341,8 @@ def test_report_shows_the_exposure_window_and_the_leaks(forgotten_here, capsys):
     jsonschema.Draft202012Validator(schema).validate(report)
     found = report["requests"][0]["deliveries"]
     assert found["counts"]["leak"] == 2 and found["counts"]["exposure_window"] == 1
-    assert found["window"]["from"].startswith("2031-06-01T11:00") and found["window"]["to"].startswith(
-        "2031-06-01T13:00"
+    assert found["window"]["from"].startswith("2025-06-01T11:00") and found["window"]["to"].startswith(
+        "2025-06-01T13:00"
     )
     assert [r["session_id"] for r in found["leaks"]] == ["s-stale", "s-renamed"]
     assert found["leaks"][0]["sentence"] == SENTENCE and found["leaks"][0]["revision_match"] == "exact"

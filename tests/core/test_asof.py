@@ -106,7 +106,7 @@ def test_history_shows_what_was_true_then(demo):
 
 
 def test_every_mutation_is_refused_as_of(demo):
-    session = Session.open_as_of(demo, date="2031-05-13")
+    session = Session.open_as_of(demo, date="2025-05-13")
     live = Session.open(demo, vectors=False)
     live.update_index(vectors=False)
     fplan = live.plan("insights/forget-w.md")
@@ -122,7 +122,7 @@ def test_every_mutation_is_refused_as_of(demo):
         "recover": lambda: session.recover("rollback"),
     }
     for name, attempt in attempts.items():
-        with pytest.raises(ReadOnlyError, match="as of --as-of 2031-05-13 = commit") as caught:
+        with pytest.raises(ReadOnlyError, match="as of --as-of 2025-05-13 = commit") as caught:
             attempt()
         assert "--as-of/--at" in str(caught.value), name
     with pytest.raises(ReadOnlyError, match="history cannot be changed"):
@@ -138,8 +138,8 @@ def test_cli_as_of_flags_and_refusals(demo):
     shown = json.loads(run_cli("--json", "show", str(demo), "insights/pref-gym.md", "--at", sha).stdout)
     assert shown["as_of"]["commit"] == sha and shown["status"] == "archived"
     assert shown["body"] in git(demo, "show", f"{sha}:insights/pref-gym.md")
-    scan = json.loads(run_cli("--json", "scan", str(demo), "--as-of", "2031-04-01").stdout)
-    assert scan["memories"] == 1 and scan["as_of"]["asked"] == "--as-of 2031-04-01"  # only alice by then
+    scan = json.loads(run_cli("--json", "scan", str(demo), "--as-of", "2025-04-01").stdout)
+    assert scan["memories"] == 1 and scan["as_of"]["asked"] == "--as-of 2025-04-01"  # only alice by then
     for command in (["requests"], ["residue", "--pref", "my gym schedule"], ["trace", "insights/pref-gym.md"],
                     ["history", "insights/pref-gym.md"], ["integrity"]):
         out = json.loads(run_cli("--json", command[0], str(demo), *command[1:], "--at", sha).stdout)
@@ -154,11 +154,11 @@ def test_cli_as_of_flags_and_refusals(demo):
         assert proc.returncode == 1 and ("not a revision" in proc.stderr or "no commit" in proc.stderr), bad
     proc = run_cli("scan", str(demo), "--as-of", "last tuesday", ok=False)
     assert proc.returncode == 1 and "cannot read the date" in proc.stderr
-    proc = run_cli("scan", str(demo), "--as-of", "2031-05-01", "--at", "HEAD", ok=False)
+    proc = run_cli("scan", str(demo), "--as-of", "2025-05-01", "--at", "HEAD", ok=False)
     assert proc.returncode == 2  # argparse: the two are exclusive
-    # a zone is honoured: 2031-05-12T19:00Z is 21:00 in +02:00
-    at_zone = json.loads(run_cli("--json", "scan", str(demo), "--as-of", "2031-05-12T20:59:00+02:00").stdout)
-    assert at_zone["as_of"]["date"] < "2031-05-12T19:00:00+00:00"
+    # a zone is honoured: 2025-05-12T19:00Z is 21:00 in +02:00
+    at_zone = json.loads(run_cli("--json", "scan", str(demo), "--as-of", "2025-05-12T20:59:00+02:00").stdout)
+    assert at_zone["as_of"]["date"] < "2025-05-12T19:00:00+00:00"
 
 
 def test_timeline_names_operations_and_diff_between_points(demo):
@@ -197,11 +197,11 @@ def test_integrity_history_names_hand_edits_that_broke_a_chain(demo):
     text = plan.read_text()
     plan.write_text(text.replace("retracted_prefs:\n- i play poker on fridays\n", ""))
     assert plan.read_text() != text
-    broke = _commit_as(demo, "tidy frontmatter", "Mallory Hand", "2031-07-01T08:30:00+00:00")
+    broke = _commit_as(demo, "tidy frontmatter", "Mallory Hand", "2025-07-01T08:30:00+00:00")
     # another hand edit writes a marker with no record, history line or retract commit
     bob = demo / "people/bob-martinez.md"
-    bob.write_text(bob.read_text().replace("Backend engineer.", "~~Backend engineer.~~ [RETRACTED 2031-07-02 r:deadbeef]."))
-    forged = _commit_as(demo, "strike by hand", "Mallory Hand", "2031-07-02T09:00:00+00:00")
+    bob.write_text(bob.read_text().replace("Backend engineer.", "~~Backend engineer.~~ [RETRACTED 2025-07-02 r:deadbeef]."))
+    forged = _commit_as(demo, "strike by hand", "Mallory Hand", "2025-07-02T09:00:00+00:00")
     out = json.loads(run_cli("--json", "integrity", str(demo), "--history").stdout)
     history = out["history"]
     assert not out["ok"] and not history["ok"] and history["unsound_markers"] == 1
@@ -212,7 +212,7 @@ def test_integrity_history_names_hand_edits_that_broke_a_chain(demo):
     broken = {(b["path"], b["kind"]): b for b in history["open"]}
     dropped = broken[("projects/weekly-plan.md", "marker_without_record")]
     assert dropped["commit"] == broke and dropped["author"] == "Mallory Hand" and dropped["hand_edit"]
-    assert dropped["date"] == "2031-07-01T08:30:00+00:00" and dropped["subject"] == "tidy frontmatter"
+    assert dropped["date"] == "2025-07-01T08:30:00+00:00" and dropped["subject"] == "tidy frontmatter"
     assert broken[("people/bob-martinez.md", "marker_without_record")]["commit"] == forged
     # as of before the hand edits, history was sound
     then = json.loads(run_cli("--json", "integrity", str(demo), "--history", "--at", broke + "^").stdout)

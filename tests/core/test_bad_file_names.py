@@ -16,7 +16,7 @@ from helpers import make_git_store, palinode_file
 def test_a_non_utf8_name_is_one_entry_and_the_store_keeps_working(tmp_path):
     root = make_git_store(tmp_path / "s", {
         "notes/ok.md": palinode_file({"id": "ok"}, "I keep bees in the garden."),
-        "insights/forget-bees.md": palinode_file({"id": "f", "created_at": "2031-05-20T10:00:00+00:00"},
+        "insights/forget-bees.md": palinode_file({"id": "f", "created_at": "2025-05-20T10:00:00+00:00"},
                                                  "Please forget that I keep bees."),
     })
     with open(os.path.join(os.fsencode(root), b"notes", b"bad\xff.md"), "wb") as f:

@@ -88,10 +88,10 @@ def test_errors_are_one_line(tmp_path, sample):
 def test_forget_commands_lexical(tmp_path):
     root = make_git_store(tmp_path / "s", {
         "projects/moonrise-closeout.md": palinode_file({"id": "projects-moonrise-closeout",
-                                                        "created_at": "2031-05-01T00:00:00+00:00"}, MOONRISE),
-        "people/w.md": palinode_file({"id": "people-w", "created_at": "2031-05-01T00:00:00+00:00"},
+                                                        "created_at": "2025-05-01T00:00:00+00:00"}, MOONRISE),
+        "people/w.md": palinode_file({"id": "people-w", "created_at": "2025-05-01T00:00:00+00:00"},
                                      "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."),
-        "insights/forget-w.md": palinode_file({"id": "insights-forget-w", "created_at": "2031-06-01T00:00:00+00:00"},
+        "insights/forget-w.md": palinode_file({"id": "insights-forget-w", "created_at": "2025-06-01T00:00:00+00:00"},
                                               "Please forget that I know Wilhelmina Cragg."),
     })
     s = str(root)

@@ -29,9 +29,9 @@ def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> subproc
 @pytest.fixture
 def store(tmp_path):
     return make_git_store(tmp_path / "s", {
-        FAIR: palinode_file({"id": "people-w", "created_at": "2031-05-01T00:00:00+00:00"},
+        FAIR: palinode_file({"id": "people-w", "created_at": "2025-05-01T00:00:00+00:00"},
                             "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."),
-        REQ: palinode_file({"id": "insights-forget-w", "created_at": "2031-06-01T00:00:00+00:00"},
+        REQ: palinode_file({"id": "insights-forget-w", "created_at": "2025-06-01T00:00:00+00:00"},
                            "Please forget that I know Wilhelmina Cragg."),
     })
 

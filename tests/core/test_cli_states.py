@@ -33,12 +33,12 @@ def store(tmp_path) -> Path:
     """Lexical search with the thorough resolver plans three pre-approved
     targets: two archives and one strike."""
     return make_git_store(tmp_path / "s", {
-        MOON: palinode_file(fm("projects-moonrise-closeout", "2031-05-01T00:00:00+00:00"), MOONRISE),
-        FAIR: palinode_file(fm("people-w", "2031-05-01T00:00:00+00:00"),
+        MOON: palinode_file(fm("projects-moonrise-closeout", "2025-05-01T00:00:00+00:00"), MOONRISE),
+        FAIR: palinode_file(fm("people-w", "2025-05-01T00:00:00+00:00"),
                             "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."),
-        NOTE: palinode_file(fm("notes-lunch", "2031-05-01T00:00:00+00:00"),
+        NOTE: palinode_file(fm("notes-lunch", "2025-05-01T00:00:00+00:00"),
                             "Lunch with Wilhelmina Cragg was fun. The soup was cold."),
-        REQ: palinode_file(fm("insights-forget-w", "2031-06-01T00:00:00+00:00"),
+        REQ: palinode_file(fm("insights-forget-w", "2025-06-01T00:00:00+00:00"),
                            "Please forget that I know Wilhelmina Cragg."),
     })
 
@@ -174,8 +174,8 @@ def same_but_the_date(a: str, b: str) -> bool:
 
 def narrowed_store(tmp_path: Path, body: str) -> tuple[Path, Session]:
     root = make_git_store(tmp_path / "n", {
-        "people/ann.md": palinode_file(fm("people-ann", "2031-05-01T00:00:00+00:00"), body),
-        "insights/forget-ann.md": palinode_file(fm("insights-forget-ann", "2031-06-01T00:00:00+00:00"),
+        "people/ann.md": palinode_file(fm("people-ann", "2025-05-01T00:00:00+00:00"), body),
+        "insights/forget-ann.md": palinode_file(fm("insights-forget-ann", "2025-06-01T00:00:00+00:00"),
                                                 "Please forget that I know Ann Lee."),
     })
     return root, Session(Store(root, clock=Clock()), vectors=False)
@@ -253,7 +253,7 @@ def test_a_sentence_struck_by_hand_leaves_an_unapplied_request_partial(tmp_path)
     review planned was approved, so the request is partial, not applied."""
     root, session = narrowed_store(tmp_path, "I met Ann Lee at school. The soup was cold. Ann Lee likes oolong tea.")
     (root / "notes").mkdir()
-    (root / "notes/b.md").write_text(palinode_file(fm("notes-b", "2031-05-01T00:00:00+00:00"),
+    (root / "notes/b.md").write_text(palinode_file(fm("notes-b", "2025-05-01T00:00:00+00:00"),
                                                    "Ann Lee called about the fair."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "another memory")

@@ -16,10 +16,10 @@ HOSTILE = "I know Wil\x1b]52;c;cGF5bG9hZA==\x07helmina \x1b[2J Cragg"
 
 def _store(tmp_path, pref_text: str = "I know Wilhelmina Cragg"):
     return make_git_store(tmp_path / "s", {
-        "insights/forget-w.md": palinode_file({"id": "insights-forget-w", "created_at": "2031-05-15T09:00:00+00:00"},
+        "insights/forget-w.md": palinode_file({"id": "insights-forget-w", "created_at": "2025-05-15T09:00:00+00:00"},
                                               f"Please forget that {pref_text}."),
         "projects/moonrise-closeout.md": palinode_file({"id": "projects-moonrise-closeout",
-                                                        "created_at": "2031-04-04T15:00:00+00:00"}, MOONRISE),
+                                                        "created_at": "2025-04-04T15:00:00+00:00"}, MOONRISE),
     })
 
 

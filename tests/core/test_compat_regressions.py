@@ -17,7 +17,7 @@ from palinode_core.text.words import retraction_id
 REL = "notes/m.md"
 PREF = "I love Zanzibar coffee"
 RID = retraction_id(PREF)
-MARK = f"[RETRACTED 2031-06-01 r:{RID}]."
+MARK = f"[RETRACTED 2025-06-01 r:{RID}]."
 
 
 def _store(tmp_path, text: str, extra: dict[str, str] | None = None) -> Store:
@@ -82,8 +82,8 @@ def test_frontmatter_openers_palinode_accepts(tmp_path, opener):
 
 def test_crlf_history_sibling_keeps_its_frontmatter():
     sibling = "---\r\ncategory: history\r\nstatus: archived\r\n---\r\n\r\n# History\r\n\r\n- [x] old\r\n"
-    out = with_entry(sibling, "- [2031-06-01 11:00] new <!-- fact:m -->\n")
-    assert out == sibling + "- [2031-06-01 11:00] new <!-- fact:m -->\r\n"
+    out = with_entry(sibling, "- [2025-06-01 11:00] new <!-- fact:m -->\n")
+    assert out == sibling + "- [2025-06-01 11:00] new <!-- fact:m -->\r\n"
     assert out.count("---") == 2
 
 
@@ -128,7 +128,7 @@ def test_archive_flags_live_dependents_in_a_commit_of_their_own(tmp_path):
     assert applied.flags_commit and applied.flags_error is None
     assert (store.root / "insights/dep.md").read_text() == dep.replace(
         "category: insights\n", "category: insights\nstale_backing:\n- ref: notes/m\n  op: archive\n"
-        "  at: '2031-06-01T11:00:00+00:00'\n  reason: 'Archived: notes/m.md'\n")
+        "  at: '2025-06-01T11:00:00+00:00'\n  reason: 'Archived: notes/m.md'\n")
     assert _subjects(store)[:2] == ["palinode backed_by review: notes/m archive -> 1 dependent(s)",
                                     "palinode archive: notes/m.md"]
     # one flag per source: a second retirement of m flags nothing new
@@ -149,10 +149,10 @@ def test_restore_rechecks_its_own_backing(tmp_path):
         "insights/live.md": "---\nstatus: active\n---\n\nLive.\n"})
     text = _apply(store, lifecycle.plan_restore(store, REL))
     assert text == (
-        "---\nbacked_by:\n- insights/src\n- insights/gone\n- insights/live\nrestored_at: '2031-06-01T11:00:00+00:00'\n"
+        "---\nbacked_by:\n- insights/src\n- insights/gone\n- insights/live\nrestored_at: '2025-06-01T11:00:00+00:00'\n"
         "restored_from: archived\nstatus: active\nstale_backing:\n- ref: insights/src\n  op: restore-check\n"
-        "  at: '2031-06-01T11:00:00+00:00'\n  reason: insights/src is archived, superseded by insights/new.md\n"
-        "- ref: insights/gone\n  op: restore-check\n  at: '2031-06-01T11:00:00+00:00'\n"
+        "  at: '2025-06-01T11:00:00+00:00'\n  reason: insights/src is archived, superseded by insights/new.md\n"
+        "- ref: insights/gone\n  op: restore-check\n  at: '2025-06-01T11:00:00+00:00'\n"
         "  reason: insights/gone is missing\n---\n\nBody.\n")
     history = (store.root / "notes/m-history.md").read_text()
     assert history.endswith("Restored: notes/m.md (was archived); stale backing: insights/src, insights/gone"
@@ -171,9 +171,9 @@ def palinode_applied(tmp_path):
     store = _store(tmp_path, "---\nstatus: archived\nsuperseded_by: notes/req.md\n---\n\nMy old address is 4 Elm Row.\n", {
         REQ: "---\ncategory: notes\n---\n\nWiki want you to forget my old address.\n",
         "notes/struck.md": (f"---\nretracted_prefs:\n- my old address\n---\n\n"
-                            f"~~The old address was on Elm Row.~~ [RETRACTED 2031-06-01 r:{PAL_RID}]. Kept.\n"),
+                            f"~~The old address was on Elm Row.~~ [RETRACTED 2025-06-01 r:{PAL_RID}]. Kept.\n"),
         "notes/struck-history.md": ("---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n"
-                                    f'- [2031-06-01 11:00] Retracted 1 mention(s) [r:{PAL_RID}]: "my old address"'
+                                    f'- [2025-06-01 11:00] Retracted 1 mention(s) [r:{PAL_RID}]: "my old address"'
                                     " \u2014 superseded by notes/req.md <!-- fact:struck -->\n")})
     return store
 

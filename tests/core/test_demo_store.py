@@ -25,7 +25,7 @@ def test_history_is_dated_across_weeks_and_states_are_set(tmp_path):
     counts = build_demo_store(tmp_path / "d")
     assert counts["errors"] == 0
     dates = sorted(set(git(tmp_path / "d", "log", "--format=%ad", "--date=short").split()))
-    assert len(dates) >= 15 and dates[0] < "2031-04-05" and dates[-1] > "2031-05-10"
+    assert len(dates) >= 15 and dates[0] < "2025-04-05" and dates[-1] > "2025-05-10"
     store = Store(tmp_path / "d")
     states = {s.path: s.state for s in Session(store).request_states()}
     assert states["insights/forget-poker.md"] == "applied"

@@ -55,7 +55,7 @@ def _routes(plan: dict) -> list[tuple]:
 @pytest.fixture
 def store(tmp_path):
     files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2031-05-2{i}T10:00:00+00:00"}, body)
+                                 "created_at": f"2025-05-2{i}T10:00:00+00:00"}, body)
              for i, (rel, body) in enumerate(FILES.items())}
     return make_git_store(tmp_path / "store", files)
 

@@ -26,12 +26,12 @@ def fm(rel: str, created: str, **extra) -> dict:
 
 
 STORE_FILES = {
-    "projects/moonrise-closeout.md": (MOONRISE, "2031-05-20T10:00:00+00:00"),
-    "people/wilhelmina-fair.md": (FAIR, "2031-05-21T10:00:00+00:00"),
+    "projects/moonrise-closeout.md": (MOONRISE, "2025-05-20T10:00:00+00:00"),
+    "people/wilhelmina-fair.md": (FAIR, "2025-05-21T10:00:00+00:00"),
     "insights/pref-sneakers.md": ("I collect vintage sneakers and track new sneaker drops every week.",
-                                  "2031-05-22T10:00:00+00:00"),
-    "insights/pref-tea.md": ("I drink oolong tea every morning before work.", "2031-05-22T11:00:00+00:00"),
-    "insights/forget-w.md": ("Please forget that I know Wilhelmina Cragg.", "2031-06-01T10:00:00+00:00"),
+                                  "2025-05-22T10:00:00+00:00"),
+    "insights/pref-tea.md": ("I drink oolong tea every morning before work.", "2025-05-22T11:00:00+00:00"),
+    "insights/forget-w.md": ("Please forget that I know Wilhelmina Cragg.", "2025-06-01T10:00:00+00:00"),
 }
 
 
@@ -97,7 +97,7 @@ def test_apply_writes_what_palinode_writes(opened):
     fair = (root / "people/wilhelmina-fair.md").read_text()
     assert "status: archived\nsuperseded_by: insights/forget-w.md\n" in fair
     moon = (root / "projects/moonrise-closeout.md").read_text()
-    assert moon.count("[RETRACTED 2031-06-01 r:bcb56233].") == 2
+    assert moon.count("[RETRACTED 2025-06-01 r:bcb56233].") == 2
     assert "retracted_prefs:\n- i know wilhelmina cragg\n" in moon
     log = subjects(root)
     assert log[0].startswith("palinode-audit ledger: apply insights/forget-w.md")
@@ -107,10 +107,10 @@ def test_apply_writes_what_palinode_writes(opened):
         "palinode supersede: people/wilhelmina-fair.md -> insights/forget-w.md",
     ]
     assert (root / "people/wilhelmina-fair-history.md").read_text().endswith(
-        '- [2031-06-01 11:00] Superseded by insights/forget-w.md (reason: forget request: "I know Wilhelmina Cragg") '
+        '- [2025-06-01 11:00] Superseded by insights/forget-w.md (reason: forget request: "I know Wilhelmina Cragg") '
         "<!-- fact:people-wilhelmina-fair -->\n")
     assert (root / "projects/moonrise-closeout-history.md").read_text().endswith(
-        '- [2031-06-01 11:00] Retracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" \u2014 superseded by '
+        '- [2025-06-01 11:00] Retracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" \u2014 superseded by '
         "insights/forget-w.md <!-- fact:projects-moonrise-closeout -->\n")
     body = git(root, "log", "-1", "--format=%B", result.commits[0]["commit"])
     assert "Forget-Request: insights/forget-w.md" in body and "Retraction-Id: bcb56233" in body
@@ -203,9 +203,9 @@ def test_states_include_palinode_applied_and_dismissed(opened):
     store, index = opened
     root = store.root
     (root / "insights/forget-tea.md").write_text(palinode_file(
-        fm("insights/forget-tea.md", "2031-06-01T12:00:00+00:00"), "Could you forget my oolong tea habit?"))
+        fm("insights/forget-tea.md", "2025-06-01T12:00:00+00:00"), "Could you forget my oolong tea habit?"))
     (root / "insights/forget-sneakers.md").write_text(palinode_file(
-        fm("insights/forget-sneakers.md", "2031-06-01T12:00:00+00:00"), "Please forget that I collect sneakers."))
+        fm("insights/forget-sneakers.md", "2025-06-01T12:00:00+00:00"), "Please forget that I collect sneakers."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "requests")
     # Palinode applied the tea request itself: only the frontmatter tells us
@@ -271,7 +271,7 @@ def test_resolution_boundary_skips_memories_created_after_the_request(opened):
     store, index = opened
     root = store.root
     (root / "people/wilhelmina-later.md").write_text(palinode_file(
-        fm("people/wilhelmina-later.md", "2031-07-01T10:00:00+00:00"), "Wilhelmina Cragg visited again."))
+        fm("people/wilhelmina-later.md", "2025-07-01T10:00:00+00:00"), "Wilhelmina Cragg visited again."))
     index.update()
     fplan = Session(store, resolver="palinode").plan("insights/forget-w.md", ForgetKnobs(max_targets=5), index=index)
     later = fplan.candidate("people/wilhelmina-later.md")
@@ -282,12 +282,12 @@ def test_another_request_is_never_a_target(tmp_path, clock):
     """Two requests sharing a word: Palinode would archive the other request's
     record; ours lists it as a retraction record and leaves it alone."""
     root = make_git_store(tmp_path / "s", {
-        "insights/forget-oboe.md": palinode_file({"id": "insights-forget-oboe", "created_at": "2031-05-20T09:00:00+00:00"},
+        "insights/forget-oboe.md": palinode_file({"id": "insights-forget-oboe", "created_at": "2025-05-20T09:00:00+00:00"},
                                                  "Please forget that I play the oboe."),
         "insights/forget-poker.md": palinode_file({"id": "insights-forget-poker",
-                                                   "created_at": "2031-05-01T09:00:00+00:00"},
+                                                   "created_at": "2025-05-01T09:00:00+00:00"},
                                                   "Please forget that I play poker with my oboe teacher."),
-        "people/me.md": palinode_file({"id": "people-me", "created_at": "2031-04-01T09:00:00+00:00"},
+        "people/me.md": palinode_file({"id": "people-me", "created_at": "2025-04-01T09:00:00+00:00"},
                                       "I play the oboe in a quartet."),
     })
     store = Store(root, clock=clock)

@@ -16,7 +16,7 @@ from palinode_core.errors import PathError
 from palinode_core.storage import safeio
 from palinode_core.storage.store import Store
 
-TEA = palinode_file({"id": "pref-tea", "created_at": "2031-05-01T10:00:00+00:00"}, "I drink oolong tea.")
+TEA = palinode_file({"id": "pref-tea", "created_at": "2025-05-01T10:00:00+00:00"}, "I drink oolong tea.")
 
 
 def audit(*args: str) -> subprocess.CompletedProcess[str]:

@@ -162,7 +162,7 @@ def test_diff_between_points_shows_the_bytes_on_a_store_with_a_diff_driver(store
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     before = _snapshot(store_root)
     shown = diff_between(store, "people/ann.md", "HEAD~1", "HEAD")["diff"]
-    assert "+status: archived" in shown and "+- [2031-06-01 11:00] Archived: people/ann.md" in shown
+    assert "+status: archived" in shown and "+- [2025-06-01 11:00] Archived: people/ann.md" in shown
     assert _snapshot(store_root) == before and not marker.exists()
 
 
@@ -369,7 +369,7 @@ def test_a_line_break_in_an_id_or_name_never_forges_a_history_entry(tmp_path, wh
     sibling = (root / (name[:-3] + "-history.md")).read_text()
     assert len([line for line in sibling.splitlines() if line.startswith("- [")]) == 1, sibling
     entries = trace(store, name, store.scan().memories).history
-    assert [e.when for e in entries] == ["2031-06-01 11:00"]
+    assert [e.when for e in entries] == ["2025-06-01 11:00"]
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -495,7 +495,7 @@ def test_pattern_names_are_json_quoted_in_every_subject(tmp_path, name):
     root = make_git_store(tmp_path / "s", {
         name: palinode_file({"id": "n"}, "I live in Berlin. The cat sleeps."),
         "people/dep.md": palinode_file({"id": "dep", "backed_by": [ref]}, "Depends on it."),
-        request: palinode_file({"id": "f", "category": "insights", "created_at": "2031-05-20T10:00:00+00:00"},
+        request: palinode_file({"id": "f", "category": "insights", "created_at": "2025-05-20T10:00:00+00:00"},
                                "Please forget that I keep bees."),
     })
     start = git(root, "rev-parse", "HEAD").strip()

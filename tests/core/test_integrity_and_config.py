@@ -123,7 +123,7 @@ def test_missing_history_line(retracted):
 
 
 def test_unanchored_marker(retracted):
-    edit(retracted / "people/ann.md", "She runs", f"[RETRACTED 2031-06-01 r:{RID}]. She runs")
+    edit(retracted / "people/ann.md", "She runs", f"[RETRACTED 2025-06-01 r:{RID}]. She runs")
     assert kinds(retracted) == [("people/ann.md", "unanchored_marker", "error")]
 
 

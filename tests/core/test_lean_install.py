@@ -31,9 +31,9 @@ def lean(tmp_path_factory) -> Path:
 
 def test_the_core_alone_plans_and_searches_without_torch(lean, tmp_path):
     root = make_git_store(tmp_path / "s", {
-        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T10:00:00+00:00"},
                                                "I keep bees in the back garden."),
-        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
                                                  "Please forget that I keep bees."),
     })
     missing = subprocess.run([str(lean / "bin/python"), "-c", "import torch"], capture_output=True, text=True)

@@ -13,7 +13,7 @@ from palinode_core.storage.store import Store
 from palinode_core.text.words import retraction_id
 
 MOONRISE_META = {"id": "projects-moonrise-closeout", "category": "projects", "type": "ProjectSnapshot",
-                 "created_at": "2031-06-01T10:00:00+00:00"}
+                 "created_at": "2025-06-01T10:00:00+00:00"}
 
 
 def palinode_rewrite(text: str, **changes) -> str:
@@ -53,14 +53,14 @@ def test_retract_then_withdraw_writes_palinode_bytes(moonrise):
     struck_body = MOONRISE.replace(
         "Handed the judging workflow to Wilhelmina Cragg after the June stage flood.",
         "~~Handed the judging workflow to Wilhelmina Cragg after the June stage flood.~~ "
-        "[RETRACTED 2031-06-01 r:bcb56233].",
+        "[RETRACTED 2025-06-01 r:bcb56233].",
     ).replace(
         "Next steps: schedule retrospective, publish judging rubric, confirm pavilion contract renewal, "
         "decommission obsolete submission portals, rotate the shared credentials, document the escalation "
         "path Wilhelmina proposed during cleanup.",
         "~~Next steps: schedule retrospective, publish judging rubric, confirm pavilion contract renewal, "
         "decommission obsolete submission portals, rotate the shared credentials, document the escalation "
-        "path Wilhelmina proposed during cleanup.~~ [RETRACTED 2031-06-01 r:bcb56233].",
+        "path Wilhelmina proposed during cleanup.~~ [RETRACTED 2025-06-01 r:bcb56233].",
     )
     assert struck_body.count("[RETRACTED") == 2
     expected = palinode_rewrite(original, retracted_prefs=["i know wilhelmina cragg"])
@@ -72,7 +72,7 @@ def test_retract_then_withdraw_writes_palinode_bytes(moonrise):
     assert sorted(git(moonrise, "show", "--name-only", "--format=", "HEAD").split()) == [
         "projects/moonrise-closeout-history.md", rel]
 
-    clock.when = datetime(2031, 6, 2, 9, 0, tzinfo=timezone.utc)
+    clock.when = datetime(2025, 6, 2, 9, 0, tzinfo=timezone.utc)
     undo = lifecycle.plan_unretract(store, rel, "I know Wilhelmina Cragg",
                                     reason='forget request withdrawn: "I know Wilhelmina Cragg"')
     assert undo.mentions == 2
@@ -80,9 +80,9 @@ def test_retract_then_withdraw_writes_palinode_bytes(moonrise):
     assert (moonrise / rel).read_text() == original
     assert (moonrise / "projects/moonrise-closeout-history.md").read_text() == (
         "---\ncategory: history\ncore: false\nstatus: archived\n---\n\n# History\n\n"
-        '- [2031-06-01 11:00] Retracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" \u2014 superseded by '
+        '- [2025-06-01 11:00] Retracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" \u2014 superseded by '
         "insights/forget-w.md <!-- fact:projects-moonrise-closeout -->\n"
-        '- [2031-06-02 09:00] Unretracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" (reason: forget '
+        '- [2025-06-02 09:00] Unretracted 2 mention(s) [r:bcb56233]: "I know Wilhelmina Cragg" (reason: forget '
         'request withdrawn: "I know Wilhelmina Cragg") <!-- fact:projects-moonrise-closeout -->\n'
     )
     assert subjects(moonrise)[0] == "palinode unretract: projects/moonrise-closeout.md (2 mentions)"
@@ -112,11 +112,11 @@ def test_sneakers_example_exact_bytes_and_unforgotten_heading(tmp_path):
     assert (root / "insights/sneaks.md").read_text() == (
         "---\nid: insights-sneaks\nretracted_prefs:\n- i collect vintage sneakers\n---\n\n"
         "I like tea. ~~Started collecting vintage\n"
-        "sneakers in college.~~ [RETRACTED 2031-06-01 r:ea106bc2]. The end.\n\n"
-        "- ~~Bought vintage sneakers twice~~ [RETRACTED 2031-06-01 r:ea106bc2]. <!-- fact:abc123 -->\n"
-        "1. ~~Numbered vintage sneakers item.~~ [RETRACTED 2031-06-01 r:ea106bc2].\n"
+        "sneakers in college.~~ [RETRACTED 2025-06-01 r:ea106bc2]. The end.\n\n"
+        "- ~~Bought vintage sneakers twice~~ [RETRACTED 2025-06-01 r:ea106bc2]. <!-- fact:abc123 -->\n"
+        "1. ~~Numbered vintage sneakers item.~~ [RETRACTED 2025-06-01 r:ea106bc2].\n"
         "# vintage sneakers heading\n"
-        "~~> Quoted vintage sneakers line.~~ [RETRACTED 2031-06-01 r:ea106bc2].\n"
+        "~~> Quoted vintage sneakers line.~~ [RETRACTED 2025-06-01 r:ea106bc2].\n"
     )
     apply(store, lifecycle.plan_unretract(store, "insights/sneaks.md", "I collect vintage sneakers"))
     assert (root / "insights/sneaks.md").read_text() == palinode_file({"id": "insights-sneaks"}, SNEAKERS_BODY)
@@ -129,13 +129,13 @@ def test_user_strikethrough_on_the_same_line_survives_unretract(tmp_path):
     plan = lifecycle.plan_retract(store, "people/a.md", "I know Alice Lives")
     apply(store, plan)
     text = (root / "people/a.md").read_text()
-    assert "We ~~thought~~ knew it. ~~Alice lives in Paris.~~ [RETRACTED 2031-06-01 r:" in text
+    assert "We ~~thought~~ knew it. ~~Alice lives in Paris.~~ [RETRACTED 2025-06-01 r:" in text
     apply(store, lifecycle.plan_unretract(store, "people/a.md", "I know Alice Lives"))
     assert (root / "people/a.md").read_text() == palinode_file({"id": "a"}, body)
 
 
 def test_archive_and_restore_on_canonical_file_match_palinode(tmp_path):
-    meta = {"id": "insights-pref-tea", "category": "insights", "created_at": "2031-05-01T08:00:00+00:00"}
+    meta = {"id": "insights-pref-tea", "category": "insights", "created_at": "2025-05-01T08:00:00+00:00"}
     root = make_git_store(tmp_path / "s", {"insights/pref-tea.md": palinode_file(meta, "I drink oolong tea daily.")})
     clock = Clock()
     store = Store(root, clock=clock)
@@ -148,15 +148,15 @@ def test_archive_and_restore_on_canonical_file_match_palinode(tmp_path):
                                                         superseded_by="insights/forget-tea.md")
     assert subjects(root)[0] == "palinode supersede: insights/pref-tea.md -> insights/forget-tea.md"
     assert (root / "insights/pref-tea-history.md").read_text().endswith(
-        '- [2031-06-01 11:00] Superseded by insights/forget-tea.md (reason: forget request: "I drink tea") '
+        '- [2025-06-01 11:00] Superseded by insights/forget-tea.md (reason: forget request: "I drink tea") '
         "<!-- fact:insights-pref-tea -->\n")
     archived = (root / rel).read_text()
 
-    clock.when = datetime(2031, 6, 2, 9, 0, tzinfo=timezone.utc)
+    clock.when = datetime(2025, 6, 2, 9, 0, tzinfo=timezone.utc)
     apply(store, lifecycle.plan_restore(store, rel))
     assert (root / rel).read_text() == palinode_rewrite(
         archived, status="active", superseded_by=None, restored_from="insights/forget-tea.md",
-        restored_at="2031-06-02T09:00:00+00:00")
+        restored_at="2025-06-02T09:00:00+00:00")
     assert subjects(root)[0] == "palinode restore: insights/pref-tea.md <- insights/forget-tea.md"
     assert "Restored: insights/pref-tea.md (was superseded by insights/forget-tea.md)" in (
         root / "insights/pref-tea-history.md").read_text()

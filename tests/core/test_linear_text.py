@@ -12,7 +12,7 @@ from palinode_core.storage.memory import Summary
 from palinode_core.text.document import parse_document
 from palinode_core.text.markdown import Matcher, find_mentions, struck_spans, unstrike
 
-MARKER = "~~I collect sneakers.~~ [RETRACTED 2031-06-01 r:ea106bc2]. "
+MARKER = "~~I collect sneakers.~~ [RETRACTED 2025-06-01 r:ea106bc2]. "
 
 
 def hostile_bodies(size: int) -> dict[str, str]:

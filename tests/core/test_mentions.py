@@ -50,7 +50,7 @@ def store(tmp_path):
     files = {}
     for day, (rel, (meta, body)) in enumerate(BODIES.items(), start=1):
         meta = {"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                "created_at": f"2031-05-{day:02d}T10:00:00+00:00", **meta}
+                "created_at": f"2025-05-{day:02d}T10:00:00+00:00", **meta}
         files[rel] = palinode_file(meta, body)
     return make_git_store(tmp_path / "store", files), files
 

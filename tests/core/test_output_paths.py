@@ -96,8 +96,8 @@ def test_a_strike_is_shown_as_words_wrapped_to_the_terminal_and_exactly_on_reque
     """Issue 23, item 15: a one-paragraph memory's strike was two 500-character lines."""
     paragraph = ("Profile notes. I live in Berlin and work at Stripe. " + "I bike to the office most days. " * 15).strip()
     root = make_git_store(tmp_path / "w", {
-        "people/me.md": palinode_file({"id": "me", "created_at": "2031-04-01T10:00:00+00:00"}, paragraph),
-        "insights/forget-berlin.md": palinode_file({"id": "f", "created_at": "2031-05-20T10:00:00+00:00"},
+        "people/me.md": palinode_file({"id": "me", "created_at": "2025-04-01T10:00:00+00:00"}, paragraph),
+        "insights/forget-berlin.md": palinode_file({"id": "f", "created_at": "2025-05-20T10:00:00+00:00"},
                                                    "Please forget that I live in Berlin."),
     })
 

@@ -109,7 +109,7 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
     assert target["decision"] == "approved" and target["decided_by"] == "Test Author <author@example.test>" and target["route"] == "archive"
     assert target["coverage"] > 0.05 and "sneakers" in target["evidence"]["shared_words"]
     assert target["evidence"]["reason"].startswith("coverage") and target["evidence"]["rank"] >= 1
-    assert sneakers["filed"]["date"].startswith("2031-05-16") and sneakers["decisions"][0]["note"] == NOTES["sneakers"]
+    assert sneakers["filed"]["date"].startswith("2025-05-16") and sneakers["decisions"][0]["note"] == NOTES["sneakers"]
     assert sneakers["operations"][0]["actor"] == "palinode-audit" and "+status: archived" in sneakers["operations"][0]["diff"]
     ottoline = by_path["insights/forget-ottoline.md"]
     assert ottoline["state"] == "dismissed" and [d["action"] for d in ottoline["decisions"]] == ["dismiss"]
@@ -142,7 +142,7 @@ def test_json_report_per_request_validates_and_tells_the_story(reports):
 def test_scopes_pref_and_date_range(reviewed):
     by_pref = json.loads(report(reviewed, "--pref", "i play POKER on fridays"))
     assert [r["path"] for r in by_pref["requests"]] == ["insights/forget-poker.md"]
-    ranged = json.loads(report(reviewed, "--since", "2031-05-15", "--until", "2031-05-17"))
+    ranged = json.loads(report(reviewed, "--since", "2025-05-15", "--until", "2025-05-17"))
     assert [r["path"] for r in ranged["requests"]] == ["insights/forget-sneakers.md", "insights/forget-tea.md",
                                                        "insights/forget-w.md"]
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "report", str(reviewed), "--request",

@@ -17,12 +17,12 @@ from palinode_core.forget.saved import dumps, loads
 from palinode_core.session import Session
 
 FILES = {
-    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T10:00:00+00:00"},
                                            "I keep bees in the back garden."),
-    "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2031-05-02T10:00:00+00:00"},
+    "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2025-05-02T10:00:00+00:00"},
                                         "The printer was fixed. I keep bees in the back garden. Invoices are due."),
-    "people/ann.md": palinode_file({"id": "ann", "created_at": "2031-05-02T10:00:00+00:00"}, "Ann likes tea."),
-    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+    "people/ann.md": palinode_file({"id": "ann", "created_at": "2025-05-02T10:00:00+00:00"}, "Ann likes tea."),
+    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
                                              "Please forget that I keep bees."),
 }
 REQUEST = "insights/forget-bees.md"
@@ -106,12 +106,12 @@ def test_not_a_plan_file_is_one_line(store, tmp_path):
 
 
 def test_the_strike_carries_the_date_it_was_reviewed(store):
-    reviewed = Session.open(store, clock=Clock(datetime(2031, 6, 1, 11, 0, tzinfo=timezone.utc)), vectors=False)
+    reviewed = Session.open(store, clock=Clock(datetime(2025, 6, 1, 11, 0, tzinfo=timezone.utc)), vectors=False)
     index = reviewed.search_index()
     index.update_lexical(memories=reviewed.memories)
     approved = reviewed.approve(reviewed.plan(REQUEST, index=index))
     text = dumps(approved)
-    later = Session.open(store, clock=Clock(datetime(2031, 6, 9, 8, 0, tzinfo=timezone.utc)), vectors=False)
+    later = Session.open(store, clock=Clock(datetime(2025, 6, 9, 8, 0, tzinfo=timezone.utc)), vectors=False)
     later.apply_saved(loads(text))
     struck = [p.target for p, _r in approved.steps if p.op == "retract"]
-    assert struck and all("[RETRACTED 2031-06-01" in (store / rel).read_text() for rel in struck)
+    assert struck and all("[RETRACTED 2025-06-01" in (store / rel).read_text() for rel in struck)

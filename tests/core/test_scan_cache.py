@@ -144,7 +144,7 @@ def test_incremental_counts_match_a_full_recount(tmp_path, trusting):
                 path.unlink()
         else:
             status = "archived" if action == "archive" else "active"
-            body = ("~~old text~~ [RETRACTED 2031-06-01 r:0123abcd]." if action == "strike" else f"note {step}")
+            body = ("~~old text~~ [RETRACTED 2025-06-01 r:0123abcd]." if action == "strike" else f"note {step}")
             write_files(root, {rel: palinode_file({"title": rel, "status": status}, body)})
         scan = store.refresh(scan, {rel})
         full = ScanResult(scan.memories, scan.history, scan.errors).counts()

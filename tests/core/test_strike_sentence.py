@@ -17,7 +17,7 @@ MOON = "projects/moonrise-closeout.md"
 W = "insights/forget-w.md"
 PREF = "I know Wilhelmina Cragg"
 HANDED = "Handed the judging workflow to Wilhelmina Cragg after the June stage flood."
-MARKER = "[RETRACTED 2031-06-01 r:bcb56233]."
+MARKER = "[RETRACTED 2025-06-01 r:bcb56233]."
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_unretract_beside_a_dangling_tilde_pair_restores_the_original(body):
 
     pref = "I live in Berlin"
     spans, _ = find_mentions(body, Matcher.for_pref(pref))
-    struck = strike(body, spans, marker_for("2031-06-01", retraction_id(pref)))
+    struck = strike(body, spans, marker_for("2025-06-01", retraction_id(pref)))
     assert struck != body
     assert unstrike(struck, retraction_id(pref))[0] == body
 
@@ -117,5 +117,5 @@ def test_unretract_round_trips_random_bodies_with_unpaired_tildes():
         spans, _ = find_mentions(body, matcher)
         if spans:
             tried += 1
-            assert unstrike(strike(body, spans, marker_for("2031-06-01", rid)), rid)[0] == body, body
+            assert unstrike(strike(body, spans, marker_for("2025-06-01", rid)), rid)[0] == body, body
     assert tried > 2000

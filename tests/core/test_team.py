@@ -14,17 +14,17 @@ import pytest
 from helpers import git, make_git_store, palinode_file
 
 FILES = {
-    "insights/pref-tea.md": palinode_file({"id": "pref-tea", "created_at": "2031-05-01T10:00:00+00:00"},
+    "insights/pref-tea.md": palinode_file({"id": "pref-tea", "created_at": "2025-05-01T10:00:00+00:00"},
                                           "I drink oolong tea every morning."),
-    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+    "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T10:00:00+00:00"},
                                            "I keep bees in the back garden."),
-    "insights/pref-chess.md": palinode_file({"id": "pref-chess", "created_at": "2031-05-01T10:00:00+00:00"},
+    "insights/pref-chess.md": palinode_file({"id": "pref-chess", "created_at": "2025-05-01T10:00:00+00:00"},
                                             "I play chess on Sundays."),
-    "insights/forget-tea.md": palinode_file({"id": "forget-tea", "created_at": "2031-05-20T10:00:00+00:00"},
+    "insights/forget-tea.md": palinode_file({"id": "forget-tea", "created_at": "2025-05-20T10:00:00+00:00"},
                                             "Please forget that I drink oolong tea."),
-    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
                                              "Please forget that I keep bees."),
-    "insights/forget-chess.md": palinode_file({"id": "forget-chess", "created_at": "2031-05-20T10:00:00+00:00"},
+    "insights/forget-chess.md": palinode_file({"id": "forget-chess", "created_at": "2025-05-20T10:00:00+00:00"},
                                               "Please forget that I play chess."),
 }
 
@@ -235,7 +235,7 @@ def commit_ledger_line(clone, entry: dict, subject: str, trailers: str = "") -> 
 def test_a_pulled_record_history_does_not_back_is_reported_and_not_believed(team, forgery):
     a, b, _c = team
     audit(a, "apply", "insights/forget-bees.md", "--lexical", "--yes")  # a real decision, believed
-    dismiss = {"action": "dismiss", "at": "2031-06-01T00:00:00+00:00", "note": "nobody said so",
+    dismiss = {"action": "dismiss", "at": "2025-06-01T00:00:00+00:00", "note": "nobody said so",
                "request": "insights/forget-tea.md", "v": 1}
     if forgery == "plain commit":
         commit_ledger_line(a, dismiss, "tidy notes")
@@ -247,7 +247,7 @@ def test_a_pulled_record_history_does_not_back_is_reported_and_not_believed(team
                            "palinode-audit ledger: dismiss insights/forget-tea.md",
                            "Forget-Request: insights/forget-tea.md")
     else:
-        apply = {"action": "apply", "at": "2031-06-01T00:00:00+00:00", "request": "insights/forget-tea.md",
+        apply = {"action": "apply", "at": "2025-06-01T00:00:00+00:00", "request": "insights/forget-tea.md",
                  "approved": [{"commit": "0" * 40, "op_id": "forget-000000000000.0", "path": "insights/pref-tea.md",
                                "route": "archive"}], "v": 1}
         commit_ledger_line(a, apply, "palinode-audit ledger: apply insights/forget-tea.md",

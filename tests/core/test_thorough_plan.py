@@ -43,7 +43,7 @@ def planted(tmp_path):
     for day, (rel, (meta, body)) in enumerate(BODIES.items(), start=1):
         cat = rel.split("/")[0]
         files[rel] = palinode_file({"id": rel.replace("/", "-")[:-3], "category": cat,
-                                    "created_at": f"2031-05-{day:02d}T10:00:00+00:00", **meta}, body)
+                                    "created_at": f"2025-05-{day:02d}T10:00:00+00:00", **meta}, body)
     return make_git_store(tmp_path / "store", files), files
 
 

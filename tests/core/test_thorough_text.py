@@ -20,7 +20,7 @@ from palinode_core.text.stem import stem
 from palinode_core.text.units import clause_span, clauses, memory_units
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-MARK = marker_for("2031-06-01", "0123abcd")
+MARK = marker_for("2025-06-01", "0123abcd")
 SWIM = "I swim at the lido on Sundays, and the printer contract was renewed in May."
 
 
@@ -63,7 +63,7 @@ def test_clause_strike_round_trips_through_palinodes_reader(body):
 
 def test_a_clause_strike_keeps_the_rest_of_the_sentence_outside_the_strike():
     struck, _ = _clause_strike(SWIM)
-    assert struck == "~~I swim at the lido on Sundays, and~~ [RETRACTED 2031-06-01 r:0123abcd]. " \
+    assert struck == "~~I swim at the lido on Sundays, and~~ [RETRACTED 2025-06-01 r:0123abcd]. " \
                      "the printer contract was renewed in May."
 
 
@@ -72,7 +72,7 @@ def test_a_later_strike_for_another_request_and_both_undone_exactly(tmp_path):
     struck, _ = _clause_strike(body)
     second = next(u for u in memory_units(struck, {}) if u.strikeable and "expires" in u.text)
     assert second.span is not None
-    both = strike(struck, [second.span], marker_for("2031-06-02", "99999999"))
+    both = strike(struck, [second.span], marker_for("2025-06-02", "99999999"))
     assert {s.rid for s in struck_spans(both)} == {"0123abcd", "99999999"}
     once, _ = unstrike(both, "0123abcd")
     assert unstrike(once, "99999999")[0] == body

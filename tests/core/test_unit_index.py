@@ -27,16 +27,16 @@ FILLER = ("The quarterly budget review moved to Thursday afternoon. Finance want
 
 def _files(n_filler: int = 30) -> dict[str, str]:
     files = {
-        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2031-05-01T10:00:00+00:00"},
+        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T10:00:00+00:00"},
                                                "I keep bees in the back garden."),
-        "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2031-05-02T10:00:00+00:00"},
+        "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2025-05-02T10:00:00+00:00"},
                                             f"{FILLER} I keep bees in the back garden. The printer was fixed."),
-        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
                                                  "Please forget that I keep bees."),
     }
     for i in range(n_filler):
         files[f"research/note-{i:03d}.md"] = palinode_file(
-            {"id": f"note-{i}", "created_at": "2031-05-03T10:00:00+00:00"}, f"Note {i}. {FILLER}")
+            {"id": f"note-{i}", "created_at": "2025-05-03T10:00:00+00:00"}, f"Note {i}. {FILLER}")
     return files
 
 
@@ -135,7 +135,7 @@ def test_a_lexical_plan_never_imports_numpy_or_torch(tmp_path):
 def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(tmp_path, embedder):
     files = _files(10)
     files["people/keeper.md"] = palinode_file(
-        {"id": "keeper", "created_at": "2031-05-04T10:00:00+00:00"},
+        {"id": "keeper", "created_at": "2025-05-04T10:00:00+00:00"},
         f"{FILLER} Honey from my own hives goes to the neighbours every summer.")
     root = make_git_store(tmp_path / "s", files)
     session = Session.open(root, clock=Clock(), embedder=embedder)
@@ -151,7 +151,7 @@ def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(t
 
     # a new memory embedded later joins the stored similarities in the same transaction
     (root / "people/apiary.md").write_text(palinode_file(
-        {"id": "apiary", "created_at": "2031-05-05T10:00:00+00:00"},
+        {"id": "apiary", "created_at": "2025-05-05T10:00:00+00:00"},
         "My apiary of three beehives needs checking before the winter."))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "apiary")

@@ -88,7 +88,7 @@ case("superseded-by-absolute.md", "---\nid: sa\nstatus: archived\nsuperseded_by:
      ok=True, dangling=True)
 case("status-is-a-list.md", "---\nid: sl\nstatus: [archived]\n---\nbody\n", ok=True)
 case("retracted-prefs-scalar.md", "---\nid: rp\nretracted_prefs: i know zed\n---\nbody\n", ok=True)
-case("bare-date-created.md", "---\nid: bd\ncreated_at: 2031-01-01\n---\nbody\n", ok=True)
+case("bare-date-created.md", "---\nid: bd\ncreated_at: 2025-01-01\n---\nbody\n", ok=True)
 case("unsorted-keys-comments.md", "---\n# a comment\nzeta: 1\nalpha: [a, b]  # flow\nid: u\n---\nbody\n", ok=True)
 case("many-keys.md", "---\n" + "".join(f"k{i}: v{i}\n" for i in range(5000)) + "---\nbody\n", ok=True)
 case("control-chars-mixed.md", FM.format(id="ctl") + "bell\x07 backspace\x08 del\x7f vt\x0b ff\x0c\n", ok=True,

@@ -23,7 +23,7 @@ DROP = ("found_by", "preapproved", "evidence", "resolver", "resolver_notice")  #
 
 
 def plans(root: Path) -> dict:
-    store = Store(root, clock=lambda: datetime(2031, 6, 1, 11, 0, tzinfo=timezone.utc),
+    store = Store(root, clock=lambda: datetime(2025, 6, 1, 11, 0, tzinfo=timezone.utc),
                   cache_dir=root.parent / "cache")
     scan = store.scan()
     index = SearchIndex(store)

@@ -19,10 +19,10 @@ def fm(rel: str, created: str) -> dict:
 
 
 SPEC_FILES = {
-    "projects/moonrise-closeout.md": (MOONRISE, "2031-05-20T10:00:00+00:00"),
-    "people/wilhelmina-fair.md": (FAIR, "2031-05-21T10:00:00+00:00"),
-    "insights/pref-tea.md": ("I drink oolong tea every morning before work.", "2031-05-22T11:00:00+00:00"),
-    "insights/forget-w.md": ("Please forget that I know Wilhelmina Cragg.", "2031-06-01T10:00:00+00:00"),
+    "projects/moonrise-closeout.md": (MOONRISE, "2025-05-20T10:00:00+00:00"),
+    "people/wilhelmina-fair.md": (FAIR, "2025-05-21T10:00:00+00:00"),
+    "insights/pref-tea.md": ("I drink oolong tea every morning before work.", "2025-05-22T11:00:00+00:00"),
+    "insights/forget-w.md": ("Please forget that I know Wilhelmina Cragg.", "2025-06-01T10:00:00+00:00"),
 }
 
 

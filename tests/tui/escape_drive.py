@@ -31,7 +31,7 @@ async def settle(pilot: Pilot) -> None:
 def main() -> None:
     store, cache, memory, request = sys.argv[1:5]
     app = PalinodeApp(store, vectors=False, watch=False, cache_dir=Path(cache),
-                      clock=lambda: datetime(2031, 6, 1, 11, 0, tzinfo=timezone.utc))
+                      clock=lambda: datetime(2025, 6, 1, 11, 0, tzinfo=timezone.utc))
 
     async def drive(pilot: Pilot) -> None:
         async def step(name: str, *keys: str) -> None:

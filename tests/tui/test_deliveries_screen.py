@@ -40,22 +40,22 @@ def store_with_deliveries(tmp_path, monkeypatch):
         monkeypatch.setenv("GIT_AUTHOR_DATE", when)
         monkeypatch.setenv("GIT_COMMITTER_DATE", when)
 
-    at("2031-06-01T09:00:00+00:00")
+    at("2025-06-01T09:00:00+00:00")
     root = make_git_store(tmp_path / "w", {
         "people/ann.md": ANN,
         "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann"}, "Please forget that I know Ann Lee."),
     })
     old = (root / "people/ann.md").read_bytes()
-    at("2031-06-01T12:00:00+00:00")
+    at("2025-06-01T12:00:00+00:00")
     store = Store(root, clock=Clock())
     apply(store, lifecycle.plan_retract(store, "people/ann.md", "I know Ann Lee",
                                         superseded_by="insights/forget-ann.md"))
     (root / ".audit").mkdir()
     (root / ".audit/retrievals.jsonl").write_text("\n".join([
-        row("2031-06-01T10:00:00+00:00", "people/ann.md", "s-window"),
-        row("2031-06-01T14:00:00+00:00", str(root / "people/ann.md"), "s-leak",
+        row("2025-06-01T10:00:00+00:00", "people/ann.md", "s-window"),
+        row("2025-06-01T14:00:00+00:00", str(root / "people/ann.md"), "s-leak",
             revision=hashlib.sha256(old).hexdigest(), revision_basis="file_sha256", bundle_id="b1"),
-        row("2031-06-01T15:00:00+00:00", "people/ann.md", "s-struck"),
+        row("2025-06-01T15:00:00+00:00", "people/ann.md", "s-struck"),
     ]) + "\n")
     return root
 
@@ -85,7 +85,7 @@ async def test_deliveries_from_review_show_the_window_the_leak_and_the_delivered
         assert isinstance(screen, DeliveriesScreen) and screen.request == "insights/forget-ann.md"
         title = text_of(screen.query_one("#deliveries-title", Static))
         assert "1 in window, 1 leak, 1 retracted" in title
-        assert "exposure window: 2031-06-01T09:00:00+00:00 → 2031-06-01T12:00:00+00:00" in title
+        assert "exposure window: 2025-06-01T09:00:00+00:00 → 2025-06-01T12:00:00+00:00" in title
         classes = {r["session_id"]: r["class"] for r in screen.rows.values()}
         assert classes == {"s-window": "exposure_window", "s-leak": "leak", "s-struck": "delivered_retracted"}
         listed = screen.query_one("#deliveries", DataTable)

@@ -12,9 +12,9 @@ from palinode_core.session import Session
 from palinode_tui.drafts import Draft, TargetDraft
 
 FILES = {
-    "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2031-05-02T10:00:00+00:00"},
+    "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2025-05-02T10:00:00+00:00"},
                                         "The printer was fixed. I keep bees in the back garden. Invoices are due."),
-    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2031-05-20T10:00:00+00:00"},
+    "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
                                              "Please forget that I keep bees."),
 }
 REQUEST = "insights/forget-bees.md"

@@ -36,7 +36,7 @@ async def test_incremental_relist_matches_a_full_relist(tmp_path):
             elif action == "broken":
                 write_files(root, {rel: "---\ntitle: [unclosed\n---\n"})
             else:
-                body = ("~~gone~~ [RETRACTED 2031-06-01 r:0123abcd]." if action == "strike"
+                body = ("~~gone~~ [RETRACTED 2025-06-01 r:0123abcd]." if action == "strike"
                         else f"note {step} about {rel}")
                 status = "archived" if action == "archive" else "active"
                 write_files(root, {rel: palinode_file({"status": status, "category": rng.choice("abc")}, body)})

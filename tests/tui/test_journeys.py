@@ -114,7 +114,7 @@ async def test_review_floor_flip_span_toggle_apply_and_undo(tmp_path, embedder, 
         assert "palinode supersede: people/wilhelmina-fair.md -> insights/forget-w.md" in log
         assert any(e.kind == "action" and e.commits for e in app.activity)
         moon = (root / "projects/moonrise-closeout.md").read_text()
-        assert moon.count("[RETRACTED 2031-06-01 r:bcb56233].") == 1
+        assert moon.count("[RETRACTED 2025-06-01 r:bcb56233].") == 1
 
         # undo the strike: the file returns byte-identical
         await pilot.press("3")

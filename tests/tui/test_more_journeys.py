@@ -150,10 +150,10 @@ async def test_an_undone_operation_is_marked_and_redone_exactly(tmp_path):
     """One sentence of three approved and struck; undone from the Undo screen, its
     row is dimmed as undone, and R strikes that sentence again and nothing more."""
     root = make_git_store(tmp_path / "r", {
-        "people/ann.md": palinode_file({"id": "people-ann", "created_at": "2031-05-01T00:00:00+00:00"},
+        "people/ann.md": palinode_file({"id": "people-ann", "created_at": "2025-05-01T00:00:00+00:00"},
                                        "I met Ann Lee at school. Ann Lee likes oolong tea. "
                                        "The weather held; Ann Lee ran home."),
-        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann", "created_at": "2031-06-01T00:00:00+00:00"},
+        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann", "created_at": "2025-06-01T00:00:00+00:00"},
                                                 "Please forget that I know Ann Lee."),
     })
     session = Session(Store(root, clock=Clock()), vectors=False)
@@ -203,11 +203,11 @@ async def test_an_undone_operation_is_marked_and_redone_exactly(tmp_path):
 
 async def test_space_approves_and_skips_targets_in_review(tmp_path):
     root = make_git_store(tmp_path / "s", {
-        "people/ann.md": palinode_file({"id": "people-ann", "created_at": "2031-05-01T10:00:00+00:00"},
+        "people/ann.md": palinode_file({"id": "people-ann", "created_at": "2025-05-01T10:00:00+00:00"},
                                        "Met Ann Lee at the fair."),
-        "projects/board.md": palinode_file({"id": "projects-board", "created_at": "2031-05-02T10:00:00+00:00"},
+        "projects/board.md": palinode_file({"id": "projects-board", "created_at": "2025-05-02T10:00:00+00:00"},
                                            "Ann Lee chairs the board. The budget is fine."),
-        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann", "created_at": "2031-06-01T10:00:00+00:00"},
+        "insights/forget-ann.md": palinode_file({"id": "insights-forget-ann", "created_at": "2025-06-01T10:00:00+00:00"},
                                                 "Please forget that I know Ann Lee."),
     })
     board_before = (root / "projects/board.md").read_bytes()

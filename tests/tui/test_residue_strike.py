@@ -66,7 +66,7 @@ async def test_strike_one_live_sentence_for_the_request(tmp_path, store):
         assert isinstance(app.screen, ConfirmModal)
         body = app.screen.body.plain
         assert f"For request {W}" in body and f"strike: {HANDED}" in body and "strike: Next steps" not in body
-        assert f"+Moonrise Fair 2031 judging pipeline closeout. ~~{HANDED}~~" in body  # the diff
+        assert f"+Moonrise Fair 2025 judging pipeline closeout. ~~{HANDED}~~" in body  # the diff
         await pilot.press("enter")  # the focused default: Cancel
         await settle(app, pilot)
         assert subjects(store) == ["initial"] and git(store, "status", "--porcelain") == ""
@@ -77,7 +77,7 @@ async def test_strike_one_live_sentence_for_the_request(tmp_path, store):
         await settle(app, pilot, rounds=8)
         assert errors(app) == []
         assert (store / MOON).read_text() == before.replace(
-            HANDED, f"~~{HANDED}~~ [RETRACTED 2031-06-01 r:bcb56233].").replace(
+            HANDED, f"~~{HANDED}~~ [RETRACTED 2025-06-01 r:bcb56233].").replace(
             "id: projects-moonrise-closeout\n", "id: projects-moonrise-closeout\nretracted_prefs:\n- i know wilhelmina cragg\n")
         log = subjects(store)
         assert log == [f"palinode retract: {MOON} (1 mentions) <- {W}", "initial"]

@@ -26,7 +26,7 @@ TEA = "insights/forget-tea.md"
 @pytest.fixture
 def two_requests(tmp_path) -> Path:
     files = dict(SPEC_FILES)
-    files[TEA] = ("Please forget that I drink oolong tea.", "2031-06-02T10:00:00+00:00")
+    files[TEA] = ("Please forget that I drink oolong tea.", "2025-06-02T10:00:00+00:00")
     return make_git_store(tmp_path / "store", {rel: palinode_file(fm(rel, c), b) for rel, (b, c) in files.items()})
 
 
@@ -104,7 +104,7 @@ async def test_a_sentence_choice_under_a_file_change_is_marked_not_reapproved(tm
         assert mark(review, MOON) == "partial"
         assert "1/2 spans" in cell(review, MOON, 4) and cell(review, MOON, 0) == "◐"
         moon = spec_store / MOON
-        moon.write_text(moon.read_text().replace("Moonrise Fair 2031", "Moonrise Fair 2031 (edited)"))
+        moon.write_text(moon.read_text().replace("Moonrise Fair 2025", "Moonrise Fair 2025 (edited)"))
         app.scan_store({MOON})
         await settle(app, pilot, rounds=8)
         assert mark(review, MOON) == "changed" and "changed, review again" in cell(review, MOON, 4)
@@ -152,7 +152,7 @@ async def test_past_decisions_show_on_reopen(tmp_path, spec_store, embedder):
         await pick(app, pilot, "#requests", W)
         await settle(app, pilot)
         assert mark(review, FAIR) == "skipped"  # still skipped: the ledger says so
-        assert "skipped 2031-06-01" in cell(review, FAIR, 4)
+        assert "skipped 2025-06-01" in cell(review, FAIR, 4)
         header = str(review.query_one("#plan-header", Static).render())
         assert "earlier:" in header and "1 applied, 1 skipped" in header
 

@@ -34,16 +34,16 @@ def memory(rel: str, body: str, created: str) -> str:
 def store(tmp_path) -> Path:
     return make_git_store(tmp_path / "store", {
         # every word of the preference: pre-approved even without a vector (issue 22)
-        ANN: memory(ANN, "Met Ann Lee at the rowing club.", "2031-05-01T10:00:00+00:00"),
+        ANN: memory(ANN, "Met Ann Lee at the rowing club.", "2025-05-01T10:00:00+00:00"),
         # one compound sentence carries it (its other clause comes first and a line breaks inside its own:
         # no restorable strike keeps them apart),
         # with "rowing", which Palinode does not take for "row"
         BOARD: memory(BOARD, f"The board meets on Tuesdays. {COMPOUND} Minutes go to the wiki.",
-                      "2031-05-02T10:00:00+00:00"),
+                      "2025-05-02T10:00:00+00:00"),
         # one word of three in its sentence: weak evidence; its heading no strike reaches
         SHOP: memory(SHOP, "## Rota: Ann and Lee\n\nThe shop opens at nine. Lee runs the till on Saturdays. "
-                           "Deliveries come on Monday.", "2031-05-02T10:00:00+00:00"),
-        REQUEST: memory(REQUEST, "Please forget that I row with Ann Lee.", "2031-06-01T10:00:00+00:00"),
+                           "Deliveries come on Monday.", "2025-05-02T10:00:00+00:00"),
+        REQUEST: memory(REQUEST, "Please forget that I row with Ann Lee.", "2025-06-01T10:00:00+00:00"),
     })
 
 
@@ -146,7 +146,7 @@ async def test_held_targets_start_unapproved_and_defaults_leave_them_untouched(t
         await pilot.click("#confirm")
         await settle(app, pilot, rounds=8)
         assert errors(app) == []
-        assert "~~Lee runs the till on Saturdays.~~ [RETRACTED 2031-06-01 r:" in (store / SHOP).read_text()
+        assert "~~Lee runs the till on Saturdays.~~ [RETRACTED 2025-06-01 r:" in (store / SHOP).read_text()
         assert (store / BOARD).read_bytes() == board_before
         assert [s for s in subjects(store) if s.startswith("palinode ")] == [
             f"palinode retract: {SHOP} (1 mentions) <- {REQUEST}", f"palinode supersede: {ANN} -> {REQUEST}"]

@@ -33,15 +33,15 @@ ARCHIVED = f"people/old{CSI}.md"
 def hostile_store(root: Path) -> Path:
     files = {
         MEMORY: palinode_file({"id": "people-z", "category": "people", "title": f"Title {OSC52}{CSI}",
-                               "created_at": "2031-05-01T10:00:00+00:00", "update_policy": f"x{OSC0}"},
+                               "created_at": "2025-05-01T10:00:00+00:00", "update_policy": f"x{OSC0}"},
                               f"I love Zanzibar marmalade{OSC0} on toast. It is from the market{BIDI}.\n\n"
                               f"## Zanzibar marmalade {CSI}heading\n"),
-        REQUEST: palinode_file({"id": "insights-f", "category": "insights", "created_at": "2031-06-01T10:00:00+00:00"},
+        REQUEST: palinode_file({"id": "insights-f", "category": "insights", "created_at": "2025-06-01T10:00:00+00:00"},
                                f"Please forget that I love Zanzibar marmalade{OSC52}."),
-        ARCHIVED: palinode_file({"id": "people-o", "category": "people", "created_at": "2031-04-01T10:00:00+00:00"},
+        ARCHIVED: palinode_file({"id": "people-o", "category": "people", "created_at": "2025-04-01T10:00:00+00:00"},
                                 f"Zanzibar marmalade is an old note{CSI}."),
         ".palinode-audit/ledger.jsonl": json.dumps({
-            "at": "2031-06-01T09:00:00+00:00", "action": "flag", "request": REQUEST, "path": MEMORY, "line": 1,
+            "at": "2025-06-01T09:00:00+00:00", "action": "flag", "request": REQUEST, "path": MEMORY, "line": 1,
             "kind": "live", "text": f"t{OSC52}", "note": f"note {OSC0}{CSI}{BIDI}"}) + "\n",
     }
     make_git_store(root, files)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -74,19 +75,19 @@ def banner(app) -> str:
 async def test_as_of_an_early_date_shows_that_store_refuses_mutations_and_touches_nothing(tmp_path, demo):
     before = worktree_state(demo)
     commits = git(demo, "rev-list", "--count", "HEAD")
-    rev = git(demo, "rev-list", "-1", "--before=2031-04-05T23:59:59+00:00", "HEAD").strip()
+    rev = git(demo, "rev-list", "-1", "--before=2025-04-05T23:59:59+00:00", "HEAD").strip()
     app = app_for(demo, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         browse: BrowseScreen = app.screen
         live_rows = list(browse.rows)
         assert "insights/pref-gym.md" in live_rows and banner(app) == ""
-        await go_as_of(app, pilot, "2031-04-05")
+        await go_as_of(app, pilot, "2025-04-05")
         assert app.screen is browse and app.as_of is not None and app.as_of.commit == rev
         listed = {p for p in git(demo, "ls-tree", "-r", "-z", "--name-only", rev).split("\0")
                   if p and is_memory_path(p) and not p.endswith("-history.md")}
         assert set(browse.rows) == listed and len(listed) == 4
-        assert "insights/pref-gym.md" not in browse.rows  # saved on 2031-04-14: not there yet
+        assert "insights/pref-gym.md" not in browse.rows  # saved on 2025-04-14: not there yet
         for rel in browse.rows:
             shown = app.scan.memories[rel].text.encode("utf-8")
             assert shown == subprocess.run(["git", "-C", str(demo), "show", f"{rev}:{rel}"], capture_output=True,
@@ -96,7 +97,7 @@ async def test_as_of_an_early_date_shows_that_store_refuses_mutations_and_touche
         _select_row(app, "#memories", browse.rows, fair)
         then = app.scan.memories[fair].body.strip().splitlines()[-1]
         await wait_until(app, pilot, lambda: then in str(browse.query_one("#detail-body", Static).render()))
-        assert f"AS OF 2031-04-05 09:00 · {rev[:7]} · read-only" in banner(app)
+        assert f"AS OF 2025-04-05 09:00 · {rev[:7]} · read-only" in banner(app)
 
         # every mutation key says why and writes nothing, on every screen
         await pilot.press("R")
@@ -105,12 +106,12 @@ async def test_as_of_an_early_date_shows_that_store_refuses_mutations_and_touche
         for key, screen_key in (("A", "2"), ("X", "2"), ("f", "4"), ("U", "3"), ("W", "3")):
             await pilot.press(screen_key)
             await settle(app, pilot)
-            assert f"AS OF 2031-04-05 09:00 · {rev[:7]}" in banner(app)
+            assert f"AS OF 2025-04-05 09:00 · {rev[:7]}" in banner(app)
             app._notifications.clear()
             await pilot.press(key)
             await settle(app, pilot)
             assert not isinstance(app.screen, (ConfirmModal, NoteModal)), key
-            assert any(n.startswith(f"Viewing the store as of 2031-04-05 09:00 · {rev[:7]}: switch back to now "
+            assert any(n.startswith(f"Viewing the store as of 2025-04-05 09:00 · {rev[:7]}: switch back to now "
                                     "(ctrl+n) to change anything.") for n in notes(app)), (key, notes(app))
         assert errors(app) == []
         assert worktree_state(demo) == before and git(demo, "rev-list", "--count", "HEAD") == commits
@@ -128,7 +129,7 @@ async def test_a_point_that_cannot_be_read_is_one_line_and_changes_nothing(tmp_p
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         rows = list(app.screen.rows)
-        for bad, said in (("2031-13-45", "cannot read the date"), ("no-such-branch", "no commit 'no-such-branch'"),
+        for bad, said in (("2025-13-45", "cannot read the date"), ("no-such-branch", "no commit 'no-such-branch'"),
                           ("2020-01-01", "no commit at or before 2020-01-01"), ("--output=x", "not a revision")):
             await go_as_of(app, pilot, bad)
             modal = app.screen
@@ -157,7 +158,7 @@ async def test_live_changes_do_not_replace_the_view_as_of_a_point(tmp_path, demo
     app = app_for(demo, tmp_path, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await go_as_of(app, pilot, "2031-04-10")
+        await go_as_of(app, pilot, "2025-04-10")
         browse = app.screen
         then = list(browse.rows)
         (demo / "insights/new-note.md").write_text(palinode_file({"id": "insights-new"}, "An agent wrote this."))
@@ -165,7 +166,7 @@ async def test_live_changes_do_not_replace_the_view_as_of_a_point(tmp_path, demo
                          and "insights/new-note.md" in app.live_scan.memories)
         await settle(app, pilot)
         assert browse.rows == then and "insights/new-note.md" not in app.scan.memories
-        assert "AS OF 2031-04-10" in banner(app)
+        assert "AS OF 2025-04-10" in banner(app)
         await pilot.press("ctrl+n")
         await wait_until(app, pilot, lambda: "insights/new-note.md" in browse.rows)
         assert errors(app) == []
@@ -185,7 +186,7 @@ async def test_review_as_of_a_point_lists_the_requests_then_with_their_record(tm
         await settle(app, pilot)
         review: ReviewScreen = app.screen
         assert {s.path: s.state for s in review.states}["insights/forget-gym.md"] == "withdrawn"
-        await go_as_of(app, pilot, "2031-05-13")  # the gym preference archived, not yet restored
+        await go_as_of(app, pilot, "2025-05-13")  # the gym preference archived, not yet restored
         assert {s.path: s.state for s in review.states}["insights/forget-gym.md"] == "applied"
         await pilot.press("s", "s")  # pending -> partial -> applied
         await settle(app, pilot)
@@ -412,7 +413,7 @@ async def test_back_to_now_never_lists_the_past_requests_as_current(tmp_path, de
         await settle(app, pilot)
         review: ReviewScreen = app.screen
         now_states = {s.path: s.state for s in review.states}
-        await go_as_of(app, pilot, "2031-05-13")
+        await go_as_of(app, pilot, "2025-05-13")
         then_states = {s.path: s.state for s in review.states}
         assert then_states != now_states
         seen = {}
@@ -459,3 +460,20 @@ async def test_a_config_broken_while_the_app_runs_stops_no_read(tmp_path, demo):
         await go_as_of(app, pilot, git(demo, "rev-parse", "HEAD").strip())
         assert app.as_of is not None and errors(app) == [] and sorted(app.screen.rows) == rows
         assert "not a mapping" in told()[-1] and "Palinode's defaults" in told()[-1]
+
+
+async def test_readme_dates_still_name_the_demo_commit_after_an_apply_today(tmp_path, demo):
+    """The demo's history lies before any real use (issue 23, 7): a forget applied
+    with today's clock comes after it, so `@ 2025-05-12` is still that day's commit,
+    not the HEAD the apply made."""
+    that_day = git(demo, "rev-list", "-1", "--before=2025-05-12T23:59:59+00:00", "HEAD").strip()
+    subprocess.run([sys.executable, "-m", "palinode_core", "apply", str(demo), "insights/forget-sneakers.md", "--yes",
+                    "--lexical", "--resolver", "palinode"], check=True, capture_output=True)  # the real clock
+    head = git(demo, "rev-parse", "HEAD").strip()
+    assert head != that_day and git(demo, "log", "-1", "--format=%cI", head) > "2026"
+    app = PalinodeApp(demo, vectors=False, cache_dir=tmp_path / "cache", resolver="palinode", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await go_as_of(app, pilot, "2025-05-12")
+        assert app.as_of is not None and app.as_of.commit == that_day
+        assert "AS OF 2025-05-12" in banner(app) and that_day[:7] in banner(app)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-EPOCH = datetime(2031, 4, 1, 9, 0, tzinfo=UTC)
+EPOCH = datetime(2025, 4, 1, 9, 0, tzinfo=UTC)
 MOONRISE = (
-    "Moonrise Fair 2031 judging pipeline closeout. Handed the judging workflow to Wilhelmina Cragg after the "
+    "Moonrise Fair 2025 judging pipeline closeout. Handed the judging workflow to Wilhelmina Cragg after the "
     "June stage flood. Versions frozen at release candidate seven; ingest queue drained and verified against the "
     "submission manifest. Outstanding recovery items: rebuild thumbnail cache, reconcile duplicate performer "
     "registrations, restore the staging gallery snapshots, audit volunteer access grants. Flood log migrated to "
@@ -97,7 +97,7 @@ CURATED: list[tuple[str, int, dict, str]] = [
     ("decisions/db-choice-v3.md", 22, {"type": "Decision"}, "Use managed Postgres with read replicas."),
     ("decisions/db-choice-v4.md", 26, {"type": "Decision"}, "Use managed Postgres; replicas only for reporting."),
     (
-        "daily/2031-05-02.md",
+        "daily/2025-05-02.md",
         31,
         {"type": "Insight"},
         "Session notes. Talked through the harbor board minutes and the Moonrise retrospective.",

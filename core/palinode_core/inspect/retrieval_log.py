@@ -7,7 +7,7 @@ optional.
 The log is read, never written: streamed line by line (a line over
 ``MAX_LINE_BYTES`` is skipped without being held), its folder and files opened
 without following a link, rotated siblings (``retrievals.jsonl.1``,
-``retrievals.jsonl-20310601``, ``.gz``) read oldest first and named. A logged
+``retrievals.jsonl-20250601``, ``.gz``) read oldest first and named. A logged
 ``file_path`` is only ever a key into git history: nothing it names is opened.
 Each malformed or hostile row is one problem line; the first
 ``MAX_PROBLEMS`` are kept, the rest counted."""
