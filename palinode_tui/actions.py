@@ -18,6 +18,10 @@ Scope = Literal[
 MAIN_SCOPES: tuple[Scope, ...] = ("browse", "review", "undo", "residue", "activity")
 
 
+# The screens whose lists `/` filters (Browse has its own search field).
+FILTERED_SCOPES: tuple[Scope, ...] = ("review", "undo", "residue", "activity", "timeline", "deliveries")
+
+
 @dataclass(frozen=True)
 class ActionSpec:
     id: str
@@ -210,6 +214,18 @@ REGISTRY: tuple[ActionSpec, ...] = (
         "The delivered version itself; again: its diff against today",
     ),
     ActionSpec("deliveries.close", "escape", "close", "Back", "deliveries"),
+    *(
+        ActionSpec(
+            f"{scope}.filter",
+            "slash",
+            "focus_filter",
+            "Filter",
+            scope,
+            "Show only the rows containing a text (any column); Enter keeps it, Esc clears it",
+            show=scope in ("undo", "timeline", "deliveries"),  # the others' footers are full at 80 columns
+        )
+        for scope in FILTERED_SCOPES
+    ),
 )
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
 
 from ..render import plain, short_date
-from ..widgets import AsOfBanner, ModeTabs, StatusLine
+from ..widgets import AsOfBanner, KeyedTable, ListFilter, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
 KIND_STYLE = {"action": "bold green", "git": "dim", "error": "bold red", "watch": "cyan"}
@@ -24,12 +24,14 @@ class ActivityScreen(ModeScreen):
         with Horizontal(classes="main", id="activity-main"):
             with VerticalScroll(id="activity-log-box", classes="pane"):
                 yield Static(id="activity-log")
-            yield DataTable(id="timeline", cursor_type="row", classes="pane")
+            with Vertical(id="activity-right"):
+                yield ListFilter("timeline")
+                yield KeyedTable(id="timeline", classes="pane")
         yield StatusLine()
         yield footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#timeline", DataTable)
+        table = self.query_one("#timeline", KeyedTable)
         for label, width in (("date", 16), ("op", 9), ("path", 26), ("via", 26)):  # fixed: see the Undo list
             table.add_column(label, width=width)
         super().on_mount()
@@ -56,7 +58,7 @@ class ActivityScreen(ModeScreen):
         )
 
     def _fill(self, ops) -> None:
-        table = self.query_one("#timeline", DataTable)
-        table.clear()
-        for op in ops:
-            table.add_row(plain(short_date(op.date)), plain(op.op), plain(op.path), plain(op.counterpart or ""))
+        self.query_one("#timeline", KeyedTable).refill(
+            (op.commit, (plain(short_date(op.date)), plain(op.op), plain(op.path), plain(op.counterpart or "")))
+            for op in ops
+        )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from textual import events
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from ..app import PalinodeApp
 
 from ..actions import MAIN_SCOPES, REGISTRY, ActionSpec, Scope, bindings_for
+from ..widgets import ListFilter
 
 
 def footer() -> Footer:
@@ -62,7 +64,11 @@ class ModeScreen(Screen):
     def panes(self) -> list:
         """The Tab stops, in screen order: every pane and every field (".field"),
         so each input is reachable from the keyboard."""
-        return [w for w in self.query(".pane, .field") if w.display and w.focusable]
+        return [
+            w
+            for w in self.query(".pane, .field")
+            if w.focusable and w.display and all(a.display for a in w.ancestors if isinstance(a, Widget))
+        ]
 
     def action_next_pane(self, step: int = 1) -> None:
         panes = self.panes()
@@ -77,6 +83,14 @@ class ModeScreen(Screen):
             -1,
         )
         panes[(here + step) % len(panes)].focus()
+
+    def action_focus_filter(self) -> None:
+        """`/`: the filter of the list that has focus (else the screen's first list)."""
+        bars = list(self.query(ListFilter))
+        if not bars:
+            return
+        focused_id = self.focused.id if self.focused is not None else None
+        next((b for b in bars if b.table_id == focused_id), bars[0]).open()
 
     def on_key(self, event: events.Key) -> None:
         if not isinstance(self.focused, Input):

@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 
 from ..render import body_text, colour_diff, plain, short_sha
-from ..widgets import AsOfBanner, KeyedTable
+from ..widgets import AsOfBanner, KeyedTable, ListFilter
 from .base import ModeScreen, footer
 
 CLASS_STYLE = {"leak": "bold red", "exposure_window": "yellow", "before_request": "", "delivered_retracted": "dim"}
@@ -50,6 +50,7 @@ class DeliveriesScreen(ModeScreen):
         yield Header()
         yield AsOfBanner()
         yield Static(id="deliveries-title")
+        yield ListFilter("deliveries")
         yield KeyedTable(id="deliveries", classes="pane")
         yield Static(id="delivery-head")
         with VerticalScroll(id="delivery-box", classes="pane"):

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, Static
 from palinode_core.api import Applied, Mention, PalinodeError, Plan, RequestState, normalize_pref
 
 from ..render import colour_diff, plain, plan_preview, safe
-from ..widgets import AsOfBanner, ConfirmModal, ModeTabs, NoteModal, StatusLine
+from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ListFilter, ModeTabs, NoteModal, StatusLine
 from .base import ModeScreen, footer
 
 KIND_STYLE = {
@@ -48,6 +48,7 @@ class ResidueScreen(ModeScreen):
         super().__init__()
         self.pref = ""
         self.mentions: list[Mention] = []
+        self.by_key: dict[str, Mention] = {}
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("residue")
@@ -58,7 +59,8 @@ class ResidueScreen(ModeScreen):
                     placeholder="preference, e.g. I know Wilhelmina Cragg (Enter)", id="residue-pref", classes="field"
                 )
             yield Static(id="residue-summary")
-            yield DataTable(id="mentions", cursor_type="row", classes="pane")
+            yield ListFilter("mentions")
+            yield KeyedTable(id="mentions", classes="pane")
             yield Static(id="mention-detail")
             yield Static("Integrity", id="integrity-title")
             yield DataTable(id="problems", cursor_type="row", classes="pane")
@@ -68,7 +70,7 @@ class ResidueScreen(ModeScreen):
     def on_mount(self) -> None:
         # Fixed widths: auto widths would depend on which result filled the table
         # first and truncate later rows ("unforge…").
-        mentions = self.query_one("#mentions", DataTable)
+        mentions = self.query_one("#mentions", KeyedTable)
         for label, width in (("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
             mentions.add_column(label, width=width)
         problems = self.query_one("#problems", DataTable)
@@ -77,7 +79,7 @@ class ResidueScreen(ModeScreen):
         # A pref set before the screen was composed (Review's x on a fresh screen).
         self.query_one("#residue-pref", Input).value = safe(self.pref)
         super().on_mount()
-        self.query_one("#mentions", DataTable).focus()
+        self.query_one("#mentions", KeyedTable).focus()
 
     def set_pref(self, pref: str) -> None:
         self.pref = pref
@@ -94,7 +96,7 @@ class ResidueScreen(ModeScreen):
         if typed != safe(self.pref):
             self.pref = typed
         self._run()
-        self.query_one("#mentions", DataTable).focus()
+        self.query_one("#mentions", KeyedTable).focus()
 
     def store_updated(self, changed: object) -> None:
         self._run()
@@ -122,16 +124,25 @@ class ResidueScreen(ModeScreen):
             self.query_one("#residue-pref", Input).value = safe(pref)
         order = {"live": 0, "unforgettable": 1, "struck": 2, "archived": 3, "request": 4}
         self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
-        table = self.query_one("#mentions", DataTable)
-        table.clear()
-        for i, m in enumerate(self.mentions):
-            table.add_row(
-                plain(m.kind, KIND_STYLE.get(m.kind, "")),
-                plain(f"{m.path}:{m.line}"),
-                plain(m.reason, "dim"),
-                plain(m.text[:120]),
-                key=str(i),
+        self.by_key = {}
+        rows = []
+        for m in self.mentions:
+            key = f"{m.kind}:{m.path}:{m.line}:{m.text}"
+            while key in self.by_key:  # the same sentence twice on a line
+                key += "'"
+            self.by_key[key] = m
+            rows.append(
+                (
+                    key,
+                    (
+                        plain(m.kind, KIND_STYLE.get(m.kind, "")),
+                        plain(f"{m.path}:{m.line}"),
+                        plain(m.reason, "dim"),
+                        plain(m.text[:120]),
+                    ),
+                )
             )
+        self.query_one("#mentions", KeyedTable).refill(rows)
         self._show_mention()
         counts: dict[str, int] = {}
         for m in mentions:
@@ -166,8 +177,8 @@ class ResidueScreen(ModeScreen):
             )
         )
 
-    @on(DataTable.RowHighlighted, "#mentions")
-    def _mention_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    @on(KeyedTable.RowHighlighted, "#mentions")
+    def _mention_highlighted(self, _event: KeyedTable.RowHighlighted) -> None:
         self._show_mention()
 
     def _show_mention(self) -> None:
@@ -183,10 +194,8 @@ class ResidueScreen(ModeScreen):
         self.query_one("#mention-detail", Static).update(text)
 
     def _selected(self) -> Mention | None:
-        table = self.query_one("#mentions", DataTable)
-        if not self.mentions or not (0 <= table.cursor_row < len(self.mentions)):
-            return None
-        return self.mentions[table.cursor_row]
+        key = self.query_one("#mentions", KeyedTable).selected_key
+        return None if key is None else self.by_key.get(key)
 
     def action_jump(self) -> None:
         from .trace import MemoryViewScreen
@@ -195,7 +204,7 @@ class ResidueScreen(ModeScreen):
         if mention is not None:
             self.app.push_screen(MemoryViewScreen(mention.path, mention.line))
 
-    @on(DataTable.RowSelected, "#mentions")
+    @on(KeyedTable.RowSelected, "#mentions")
     def _row_selected(self, _event) -> None:
         self.action_jump()
 

@@ -17,7 +17,7 @@ from textual.widgets import Input, Label, Static
 from palinode_core.api import Candidate, ForgetKnobs, ForgetPlan, RequestState
 
 from ..render import STATE_STYLE, plain
-from ..widgets import AsOfBanner, KeyedTable, ModeTabs, StatusLine
+from ..widgets import AsOfBanner, KeyedTable, ListFilter, ModeTabs, StatusLine
 from .base import footer
 from .review_decisions import ReviewDecisions
 from .review_record import PARTIAL_WHY, record_cells, record_detail, record_header
@@ -58,6 +58,7 @@ class ReviewScreen(ReviewDecisions):
         with Horizontal(classes="main", id="review-main"):
             with Vertical(id="review-left"):
                 yield Static(id="requests-summary")
+                yield ListFilter("requests")
                 yield KeyedTable(id="requests", classes="pane")
             with Vertical(id="review-right"):
                 yield Static(id="plan-header")

@@ -14,7 +14,7 @@ from textual.widgets import Header, Static
 from palinode_core.api import Point
 
 from ..render import colour_diff, plain, short_date, short_sha
-from ..widgets import AsOfBanner, KeyedTable
+from ..widgets import AsOfBanner, KeyedTable, ListFilter
 from .base import ModeScreen, footer
 
 OP_STYLE = {
@@ -52,6 +52,7 @@ class TimelineScreen(ModeScreen):
         yield Header()
         yield AsOfBanner()
         yield Static(id="points-title")
+        yield ListFilter("points")
         yield KeyedTable(id="points", classes="pane")
         yield Static(id="points-head")
         with VerticalScroll(id="points-diff-box", classes="pane"):

@@ -7,13 +7,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
 
 from palinode_core.api import Applied, Operation, Plan, WithdrawPlan
 
 from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
-from ..widgets import AsOfBanner, ConfirmModal, ModeTabs, StatusLine
+from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ListFilter, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
 OP_STYLE = {
@@ -31,7 +31,8 @@ class UndoScreen(ModeScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[tuple[str, object]] = []  # ("op", Operation) | ("request", RequestState)
+        # by row key: ("op", Operation) | ("request", RequestState)
+        self.by_key: dict[str, tuple[str, object]] = {}
         self.preview: Plan | WithdrawPlan | None = None
         self.preview_kind: str | None = None  # "undo" | "redo" | "withdraw"
 
@@ -39,19 +40,21 @@ class UndoScreen(ModeScreen):
         yield ModeTabs("undo")
         yield AsOfBanner()
         with Horizontal(classes="main", id="undo-main"):
-            yield DataTable(id="undo-ops", cursor_type="row", classes="pane")
+            with Vertical(id="undo-left"):
+                yield ListFilter("undo-ops")
+                yield KeyedTable(id="undo-ops", classes="pane")
             with VerticalScroll(id="undo-preview-box", classes="pane"):
                 yield Static(id="undo-preview")
         yield StatusLine()
         yield footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#undo-ops", DataTable)
+        table = self.query_one("#undo-ops", KeyedTable)
         # fixed widths: auto widths depended on which refill a repaint caught (a snapshot flake)
         for label, width in (("when", 16), ("op", 9), ("path", 26), ("via", 26), ("commit", 7)):
             table.add_column(label, width=width)
         super().on_mount()
-        self.query_one("#undo-ops", DataTable).focus()
+        self.query_one("#undo-ops", KeyedTable).focus()
 
     def store_updated(self, changed: object) -> None:
         session = self.app.session
@@ -64,25 +67,30 @@ class UndoScreen(ModeScreen):
 
     def _fill(self, result) -> None:
         states, ops = result
-        table = self.query_one("#undo-ops", DataTable)
-        keep = table.cursor_row
-        table.clear()
-        self.rows = []
+        table = self.query_one("#undo-ops", KeyedTable)
+        self.by_key = {}
+        cells: list[tuple[str, tuple]] = []
         for st in states:
-            table.add_row(
-                "",
-                plain("request", OP_STYLE["request"]),
-                plain(st.path),
-                plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")),
-                "",
-                key=f"req:{st.path}",
+            key = f"req:{st.path}"
+            cells.append(
+                (
+                    key,
+                    (
+                        "",
+                        plain("request", OP_STYLE["request"]),
+                        plain(st.path),
+                        plain(f'{st.state}: "{st.pref}"', STATE_STYLE.get(st.state, "")),
+                        "",
+                    ),
+                )
             )
-            self.rows.append(("request", st))
+            self.by_key[key] = ("request", st)
         for op in ops:
-            table.add_row(*op_cells(op), key=f"op:{op.commit}")
-            self.rows.append(("op", op))
-        if self.rows:
-            table.move_cursor(row=min(keep, len(self.rows) - 1))
+            key = f"op:{op.commit}"
+            cells.append((key, tuple(op_cells(op))))
+            self.by_key[key] = ("op", op)
+        table.refill(cells)
+        if self.by_key:
             self._preview()
         else:
             self.query_one("#undo-preview", Static).update(
@@ -90,12 +98,15 @@ class UndoScreen(ModeScreen):
             )
 
     def _selected(self):
-        table = self.query_one("#undo-ops", DataTable)
-        if not self.rows or not (0 <= table.cursor_row < len(self.rows)):
-            return None
-        return self.rows[table.cursor_row]
+        key = self.query_one("#undo-ops", KeyedTable).selected_key
+        return None if key is None else self.by_key.get(key)
 
-    @on(DataTable.RowHighlighted, "#undo-ops")
+    @property
+    def rows(self) -> list[tuple[str, object]]:
+        """The rows shown, in order (a filter may hide some)."""
+        return [self.by_key[key] for key in self.query_one("#undo-ops", KeyedTable).keys]
+
+    @on(KeyedTable.RowHighlighted, "#undo-ops")
     def _highlighted(self, _event) -> None:
         self._preview()
 

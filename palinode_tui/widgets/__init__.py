@@ -2,6 +2,7 @@
 that keeps its selected key."""
 
 from .banner import AsOfBanner
+from .list_filter import ListFilter
 from .modals import ConfirmModal, ErrorModal, NoteModal, RecoveryModal
 from .status import StatusLine
 from .table import KeyedTable
@@ -12,6 +13,7 @@ __all__ = [
     "ConfirmModal",
     "ErrorModal",
     "KeyedTable",
+    "ListFilter",
     "ModeTabs",
     "NoteModal",
     "RecoveryModal",

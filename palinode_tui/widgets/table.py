@@ -1,9 +1,10 @@
 """A DataTable whose rows have keys and which keeps the selected key across
-refills (a refresh must not move the reviewer's cursor to another row)."""
+refills (a refresh must not move the reviewer's cursor to another row), and
+which can show only the rows containing a filter text."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -15,7 +16,16 @@ class KeyedTable(DataTable):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("cursor_type", "row")
         super().__init__(*args, **kwargs)
-        self.keys: list[str] = []
+        self.keys: list[str] = []  # the rows shown, in order
+        self.filter_text = ""
+        self.on_refilled: Callable[[], None] | None = None  # the filter bar's count
+        self._rows: list[tuple[str, Sequence[Text | str]]] = []
+        self._haystacks: list[str] = []
+
+    @property
+    def total(self) -> int:
+        """Every row, shown or filtered out."""
+        return len(self._rows)
 
     @property
     def selected_key(self) -> str | None:
@@ -32,11 +42,27 @@ class KeyedTable(DataTable):
 
     def refill(self, rows: Iterable[tuple[str, Sequence[Text | str]]], keep: str | None = None) -> bool:
         """Replace every row; the cursor stays on ``keep`` (default: the
-        selected key) when it is still there. True if it was kept."""
+        selected key) when it is still shown. True if it was kept."""
         keep = self.selected_key if keep is None else keep
+        self._rows = list(rows)
+        self._haystacks = [
+            " ".join(c.plain if isinstance(c, Text) else str(c) for c in cells).casefold() for _, cells in self._rows
+        ]
+        return self._show(keep)
+
+    def set_filter(self, text: str) -> bool:
+        """Show only the rows whose cells contain ``text`` (any case); "" shows all."""
+        self.filter_text = text.strip()
+        return self._show(self.selected_key)
+
+    def _show(self, keep: str | None) -> bool:
+        needle = self.filter_text.casefold()
         self.clear()
         self.keys = []
-        for key, cells in rows:
-            self.add_row(*cells, key=key)
-            self.keys.append(key)
+        for (key, cells), haystack in zip(self._rows, self._haystacks, strict=True):
+            if needle in haystack:
+                self.add_row(*cells, key=key)
+                self.keys.append(key)
+        if self.on_refilled is not None:
+            self.on_refilled()
         return keep is not None and self.select_key(keep)
