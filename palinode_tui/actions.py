@@ -36,28 +36,22 @@ class ActionSpec:
 
 
 REGISTRY: tuple[ActionSpec, ...] = (
-    ActionSpec(
-        "app.browse", "1", "switch_mode('browse')", "Browse", "app", "Memories: active, archived, struck", show=False
-    ),
+    ActionSpec("app.browse", "1", "go('browse')", "Browse", "app", "Memories: active, archived, struck", show=False),
     ActionSpec(
         "app.review",
         "2",
-        "switch_mode('review')",
+        "go('review')",
         "Review",
         "app",
         "Pending forget requests and their plans",
         show=False,
     ),
-    ActionSpec(
-        "app.undo", "3", "switch_mode('undo')", "Undo", "app", "Applied operations and requests, undoable", show=False
-    ),
-    ActionSpec(
-        "app.residue", "4", "switch_mode('residue')", "Residue", "app", "What could not be forgotten", show=False
-    ),
+    ActionSpec("app.undo", "3", "go('undo')", "Undo", "app", "Applied operations and requests, undoable", show=False),
+    ActionSpec("app.residue", "4", "go('residue')", "Residue", "app", "What could not be forgotten", show=False),
     ActionSpec(
         "app.activity",
         "5",
-        "switch_mode('activity')",
+        "go('activity')",
         "Activity",
         "app",
         "What this session did, and the forget timeline",
@@ -66,6 +60,7 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("app.help", "f1,question_mark", "help", "Help", "app", "Keys for what has focus"),
     ActionSpec("app.quit", "ctrl+q", "quit", "Quit", "app", priority=True, show=False),
     ActionSpec("main.quit", "q", "app.quit", "Quit", "main", "Quit (not while typing in a field)", show=False),
+    ActionSpec("main.back", "escape", "back", "Back", "main", "Back to the screen Enter (or x) came from", show=False),
     ActionSpec("main.next_pane", "tab", "next_pane", "Next pane", "main", "Move to the next pane", show=False),
     ActionSpec("main.previous_pane", "shift+tab", "next_pane(-1)", "Previous pane", "main", show=False),
     ActionSpec("app.rescan", "ctrl+r", "rescan", "Rescan", "app", "Re-read the store from disk", show=False),
@@ -150,6 +145,15 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("review.residue", "x", "residue", "Residue", "review", "Surviving mentions of this request's pref"),
     ActionSpec(
+        "review.timeline",
+        "enter",
+        "target_timeline",
+        "Timeline",
+        "review",
+        "On a plan target: each commit that changed it (Esc comes back)",
+        show=False,
+    ),
+    ActionSpec(
         "review.deliveries",
         "v",
         "deliveries",
@@ -170,7 +174,13 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("diff.toggle", "space", "toggle_span", "Toggle", "diff", "Strike this sentence or leave it"),
     ActionSpec("diff.close", "escape", "close", "Back", "diff"),
     ActionSpec(
-        "undo.preview", "enter", "preview_undo", "Preview undo", "undo", "Show what the undo will write", show=False
+        "undo.request",
+        "enter",
+        "open_request",
+        "Request",
+        "undo",
+        "The forget request this operation carried out, in Review (Esc comes back)",
+        show=False,
     ),
     ActionSpec("undo.run", "U", "undo", "Undo", "undo", "Undo the selected operation (confirmed)", mutates=True),
     ActionSpec(
@@ -197,6 +207,15 @@ REGISTRY: tuple[ActionSpec, ...] = (
     ActionSpec("residue.flag", "f", "flag", "Flag", "residue", "Flag this mention with a note", mutates=True),
     ActionSpec("residue.jump", "enter", "jump", "Jump", "residue", "Open the memory at this line", show=False),
     ActionSpec("trace.close", "escape", "close", "Back", "trace"),
+    ActionSpec(
+        "trace.follow",
+        "enter",
+        "follow",
+        "Follow",
+        "trace",
+        "On a memory of the chain: its own trace (Esc comes back)",
+        show=False,
+    ),
     ActionSpec("trace.timeline", "l", "timeline", "Timeline", "trace", "Each commit that changed this memory"),
     ActionSpec("view.close", "escape", "close", "Back", "view"),
     ActionSpec("view.trace", "t", "trace", "Trace", "view", "Why this memory is as it is"),

@@ -98,6 +98,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self._index_running = False
         self._index_dirty = False
         self._config_said: str | None = None  # the config error last told, so each is told once
+        self.mode_trail: list[str] = []  # the modes Enter drilled from, for Esc to walk back
 
     # -- start-up --------------------------------------------------------------
     def on_mount(self) -> None:
@@ -315,6 +316,25 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.index_signal.publish(message.mode)
 
     # -- actions ---------------------------------------------------------------------
+    def action_go(self, mode: str) -> None:
+        """1-5: a mode chosen, not drilled into; Esc has nothing to walk back to."""
+        self.mode_trail.clear()
+        self.switch_mode(mode)
+
+    async def drill(self, mode: str) -> None:
+        """Enter (or x) from one mode into another: Esc walks back to it.
+        Returns once that mode's screen is mounted."""
+        if mode != self.current_mode:
+            self.mode_trail.append(self.current_mode)
+            await self.switch_mode(mode)
+
+    def go_back(self) -> bool:
+        """Esc on a mode drilled into: the mode it came from. False if none."""
+        if not self.mode_trail:
+            return False
+        self.switch_mode(self.mode_trail.pop())
+        return True
+
     def action_rescan(self) -> None:
         self.scan_store(None)
 

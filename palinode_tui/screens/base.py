@@ -84,6 +84,9 @@ class ModeScreen(Screen):
         )
         panes[(here + step) % len(panes)].focus()
 
+    def action_back(self) -> None:
+        self.app.go_back()
+
     def action_focus_filter(self) -> None:
         """`/`: the filter of the list that has focus (else the screen's first list)."""
         bars = list(self.query(ListFilter))

@@ -35,13 +35,18 @@ class HelpScreen(ModalScreen[None]):
         by_id = {s.id: s for s in REGISTRY}
         scope = getattr(self.under, "SCOPE", "")
         groups: tuple[list[tuple[str, str, str]], ...] = ([], [], [])
+        # A list's own Enter (select) hides the screen's: the list's selection is what runs it.
+        own = {k.strip(): s for s in REGISTRY if s.scope == scope for k in s.key.split(",")}
         seen = set()
-        for _key, active in self.under.active_bindings.items():
+        for key, active in self.under.active_bindings.items():
             binding = active.binding
+            spec = by_id.get(binding.id or "")
+            if spec is None and key in own:
+                spec = own[key]
+                binding = Binding(key, spec.action, spec.description, id=spec.id)
             if binding.system or (binding.action, binding.description) in seen:
                 continue
             seen.add((binding.action, binding.description))
-            spec = by_id.get(binding.id or "")
             desc = (binding.description or binding.action) + ("" if active.enabled else " (not available now)")
             group = 0 if spec is not None and spec.scope == scope else 1 if spec is not None else 2
             groups[group].append((self.app.get_key_display(binding), desc, spec.help if spec else ""))

@@ -194,6 +194,36 @@ class ReviewScreen(ReviewDecisions):
         self._render_plan()
         self.plan_current()
 
+    def show_request(self, path: str) -> None:
+        """Drilled into (Enter on an operation): that request, whatever its state."""
+        state = next((st.state for st in self.states if st.path == path), None)
+        if self.state_filter not in ("all", state):
+            self.state_filter = "all"
+        bar = self.query_one(ListFilter)
+        if self.query_one("#requests", KeyedTable).filter_text:
+            bar.clear()
+        if not self.states:  # the list is still being read: it selects and plans this one
+            self.current, self.review, self.record, self._replan = path, None, None, True
+            return
+        self._states_ready(self.states)
+        table = self.query_one("#requests", KeyedTable)
+        table.select_key(path)
+        table.focus()
+        if self.current != path:
+            self.select_request(path)
+
+    @on(KeyedTable.RowSelected, "#candidates")
+    def _target_selected(self, _event: KeyedTable.RowSelected) -> None:
+        self.action_target_timeline()
+
+    def action_target_timeline(self) -> None:
+        """Enter on a plan target: its timeline; Esc comes back."""
+        from .timeline import TimelineScreen
+
+        path = self.query_one("#candidates", KeyedTable).selected_key
+        if path is not None:
+            self.app.push_screen(TimelineScreen(path))
+
     def action_cycle_state(self) -> None:
         self.state_filter = STATE_FILTERS[(STATE_FILTERS.index(self.state_filter) + 1) % len(STATE_FILTERS)]
         self._states_ready(self.states)

@@ -120,14 +120,14 @@ class ReviewDecisions(ModeScreen):
             save,
         )
 
-    def action_residue(self) -> None:
+    async def action_residue(self) -> None:
         pref = self.review.plan.request.pref if self.review else self.record["pref"] if self.record else None
         if pref is None:
             self.notify("No forget request is selected.")
             return
         from .residue import ResidueScreen
 
-        self.app.switch_mode("residue")
+        await self.app.drill("residue")
         if isinstance(self.app.screen, ResidueScreen):
             self.app.screen.set_pref(pref)
 

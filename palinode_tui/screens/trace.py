@@ -41,6 +41,7 @@ class TraceScreen(ModeScreen):
 
     def on_mount(self) -> None:
         self.query_one("#trace-commits", KeyedTable).add_columns("commit", "date", "subject")
+        self.query_one("#chain", Tree).auto_expand = False  # Enter follows a memory; it never folds the chain
         super().on_mount()
 
     def store_updated(self, changed: object) -> None:
@@ -94,7 +95,7 @@ class TraceScreen(ModeScreen):
         node = forward
         for i, hop in enumerate(trace.chain_forward):
             last = i == len(trace.chain_forward) - 1 and not trace.chain_note
-            node = node.add_leaf(plain(hop)) if last else node.add(plain(hop), expand=True)
+            node = node.add_leaf(plain(hop), data=hop) if last else node.add(plain(hop), data=hop, expand=True)
         if trace.chain_note:
             node.add_leaf(plain(trace.chain_note, "bold red"))
         if not trace.chain_forward:
@@ -105,9 +106,9 @@ class TraceScreen(ModeScreen):
             for item in items:
                 label = plain(item.path + ("  ↺ cycle" if item.cycle else ""), "red" if item.cycle else "")
                 if item.pointers:
-                    add_back(parent.add(label, expand=True), item.pointers)
+                    add_back(parent.add(label, data=item.path, expand=True), item.pointers)
                 else:
-                    parent.add_leaf(label)
+                    parent.add_leaf(label, data=item.path)
 
         add_back(backward, trace.chain_backward)
         if not trace.chain_backward:
@@ -131,6 +132,17 @@ class TraceScreen(ModeScreen):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    @on(Tree.NodeSelected, "#chain")
+    def _node_selected(self, _event: Tree.NodeSelected) -> None:
+        self.action_follow()
+
+    def action_follow(self) -> None:
+        """Enter on a memory of the chain: its own trace, over this one (Esc comes back)."""
+        node = self.query_one("#chain", Tree).cursor_node
+        path = node.data if node is not None else None
+        if isinstance(path, str) and path != self.path:
+            self.app.push_screen(TraceScreen(path))
 
     def action_timeline(self) -> None:
         from .timeline import TimelineScreen

@@ -33,6 +33,7 @@ class UndoScreen(ModeScreen):
         super().__init__()
         # by row key: ("op", Operation) | ("request", RequestState)
         self.by_key: dict[str, tuple[str, object]] = {}
+        self.request_paths: set[str] = set()  # every forget request, for Enter to open
         self.preview: Plan | WithdrawPlan | None = None
         self.preview_kind: str | None = None  # "undo" | "redo" | "withdraw"
 
@@ -60,13 +61,14 @@ class UndoScreen(ModeScreen):
         session = self.app.session
 
         def work():
-            states = [s for s in session.request_states() if s.state in ("applied", "partial")]
-            return states, session.operations()
+            return session.request_states(), session.operations()
 
         self.app.run_blocking(work, self._fill, "list operations", "undo-list", exclusive=True)
 
     def _fill(self, result) -> None:
-        states, ops = result
+        every_state, ops = result
+        self.request_paths = {st.path for st in every_state}
+        states = [st for st in every_state if st.state in ("applied", "partial")]
         table = self.query_one("#undo-ops", KeyedTable)
         self.by_key = {}
         cells: list[tuple[str, tuple]] = []
@@ -110,8 +112,24 @@ class UndoScreen(ModeScreen):
     def _highlighted(self, _event) -> None:
         self._preview()
 
-    def action_preview_undo(self) -> None:
-        self._preview()
+    @on(KeyedTable.RowSelected, "#undo-ops")
+    async def _row_selected(self, _event: KeyedTable.RowSelected) -> None:
+        await self.action_open_request()
+
+    async def action_open_request(self) -> None:
+        """Enter: the request this row carried out, in Review; Esc comes back."""
+        row = self._selected()
+        if row is None:
+            return
+        kind, item = row
+        path = item.path if kind == "request" else item.counterpart
+        if path not in self.request_paths:
+            self.notify(f"This {item.op} carried out no forget request.", markup=False)
+            return
+        await self.app.drill("review")
+        show = getattr(self.app.screen, "show_request", None)
+        if show is not None:
+            show(path)
 
     def _preview(self) -> None:
         row = self._selected()
