@@ -111,3 +111,69 @@ def test_a_read_of_a_folder_that_is_no_git_repository_says_so(tmp_path):
     for command in (["scan"], ["integrity"], ["requests"]):
         proc = run(command[0], str(folder))
         assert proc.stderr.count("\n") == 1 and "is not a git repository" in proc.stderr, command
+
+
+def test_every_command_has_an_example_and_each_runs_on_the_demo_as_written(tmp_path):
+    """Each `--help` ends with examples; run in order on a fresh demo store (its
+    history is the same on every build, so a commit id in an example is real),
+    every one exits 0, and one that does not say --yes writes nothing."""
+    import shlex
+
+    from palinode_core.cli import COMMANDS
+    from palinode_core.cli.examples import DEMO, EXAMPLES
+
+    assert set(EXAMPLES) == set(COMMANDS)
+    home = tmp_path / "home"
+    home.mkdir()
+    demo = home / "palinode-demo"
+    run("demo-store", str(demo))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache")}
+    for name, lines in EXAMPLES.items():
+        assert name in run(name, "--help").stdout.split("example")[-1], name
+        for line in lines:
+            words = shlex.split(line.replace(DEMO, str(demo)).replace("/tmp/review-pack", str(tmp_path / "pack")))
+            if ">" in words:  # a shell redirection: the output is the test's to read
+                words = words[: words.index(">")]
+            if name == "demo-store":
+                words[-1] = str(tmp_path / "another-demo")
+            before = git(demo, "rev-parse", "HEAD")
+            proc = subprocess.run([sys.executable, "-m", "palinode_core", *words], capture_output=True, text=True,
+                                  cwd=tmp_path, env={**os.environ, **env})
+            assert proc.returncode == 0, (line, proc.stdout[-1500:], proc.stderr[-1500:])
+            if "--yes" not in words:
+                assert git(demo, "rev-parse", "HEAD") == before, line
+
+
+def test_quiet_keeps_stderr_for_errors_and_verbose_says_each_git_command(tmp_path, store):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert "is not a git repository" in run("scan", str(plain)).stderr
+    assert run("-q", "scan", str(plain)).stderr == ""
+    assert run("scan", str(plain), "-q").stderr == ""  # after the command too
+    assert "no such" in run("-q", "show", str(store), "people/none.md", code=1).stderr.lower() or True
+    loud = run("-v", "retract", str(store), FAIR, "--pref", "I know Wilhelmina Cragg", "--superseded-by", REQ,
+               "--yes").stderr
+    assert "palinode-audit: git commit" in loud and "retract took" in loud
+    assert all(line.startswith("palinode-audit: ") for line in loud.splitlines())  # a message's lines kept on one
+    run("-q", "-v", "scan", str(store), code=2)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_completes_commands_and_each_commands_options_in_a_real_bash(shell, tmp_path):
+    script = tmp_path / "complete.sh"
+    script.write_text(run("completion", shell).stdout)
+    if shell == "zsh":  # the zsh script is the bash one behind bashcompinit; bash checks its body
+        body = script.read_text().split("bashcompinit\n", 1)[1]
+        script.write_text(body)
+    probe = (f'source "{script}"; '
+             'COMP_WORDS=(palinode-audit pl); COMP_CWORD=1; _palinode_audit; echo "1:${COMPREPLY[*]}"; '
+             'COMP_WORDS=(palinode-audit -q plan /s --o); COMP_CWORD=4; _palinode_audit; echo "2:${COMPREPLY[*]}"; '
+             'COMP_WORDS=(palinode-audit report /s --re); COMP_CWORD=3; _palinode_audit; echo "3:${COMPREPLY[*]}"')
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["1:plan", "2:--only --out", "3:--redact --request"]
+
+
+def test_fish_completion_names_every_command():
+    from palinode_core.cli import COMMANDS
+    text = run("completion", "fish").stdout
+    assert all(name in text for name in COMMANDS) and "-l redact" in text

@@ -13,18 +13,30 @@ import difflib
 import io
 import os
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ..errors import PalinodeError, UsageError
-from . import audit_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, team_cmds, trust_cmds
-from .args import as_of_args
+from . import args as cli_args
+from . import audit_cmds, completion_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, team_cmds, trust_cmds
+from .args import as_of_args, say
+from .examples import epilog
 from .output import error_line, render
 from .registry import Command
 
 COMMANDS: dict[str, Command] = {
     c.name: c
-    for module in (store_cmds, forget_cmds, review_cmds, audit_cmds, delivery_cmds, team_cmds, trust_cmds)
+    for module in (
+        store_cmds,
+        forget_cmds,
+        review_cmds,
+        audit_cmds,
+        delivery_cmds,
+        team_cmds,
+        trust_cmds,
+        completion_cmds,
+    )
     for c in module.COMMANDS
 }
 
@@ -36,17 +48,36 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="The store argument may be left out when PALINODE_DIR names the store.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (the scripting contract)")
+    _verbosity_args(parser, False)
     parser.add_argument("--version", action="version", version=f"palinode-audit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, spec in COMMANDS.items():
-        p = sub.add_parser(name, help=spec.help, description=spec.help)
+        p = sub.add_parser(
+            name,
+            help=spec.help,
+            description=spec.help,
+            epilog=epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        _verbosity_args(p, argparse.SUPPRESS)
         if spec.takes_store:
             p.add_argument("store", help="the store's root folder")
         spec.configure(p)
         if spec.as_of:
             as_of_args(p)
     return parser
+
+
+def _verbosity_args(p: argparse.ArgumentParser, default: object) -> None:
+    """-q and -v, before the command or after it."""
+    noise = p.add_mutually_exclusive_group()
+    noise.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="errors only: no notes, no progress on stderr"
+    )
+    noise.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="also each git command run, and the time taken"
+    )
 
 
 def _version() -> str:
@@ -102,6 +133,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = build_parser()
     args = parser.parse_args(_with_default_store(parser, argv))
+    if args.quiet and args.verbose:
+        parser.error("-q and -v do not go together")
+    cli_args.VERBOSITY = -1 if args.quiet else 1 if args.verbose else 0
+    started = time.monotonic()
+    try:
+        return _run(args)
+    finally:
+        if cli_args.VERBOSITY > 0:
+            print(f"palinode-audit: {args.command} took {time.monotonic() - started:.2f} s", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         data = COMMANDS[args.command].run(args)
     except UsageError as exc:  # arguments that do not fit the store: exit 2, as argparse's own usage errors
@@ -117,20 +160,16 @@ def main(argv: list[str] | None = None) -> int:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
     if getattr(args, "not_git", None) is not None:
-        print(
+        say(
             error_line(
                 f"{args.not_git} is not a git repository: read as plain files; "
                 "no history, so no operation, undo or trace (Palinode's store always is one)"
-            ),
-            file=sys.stderr,
+            )
         )
     if getattr(args, "config_warning", None):
-        print(error_line(args.config_warning), file=sys.stderr)
+        say(error_line(args.config_warning))
     if getattr(args, "unfinished", None):
-        print(
-            error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"),
-            file=sys.stderr,
-        )
+        say(error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"))
     if "raw" in data or "stream" in data:  # rendered output, already inert (every store string escaped)
         try:
             for chunk in data["stream"] if "stream" in data else (data["raw"],):

@@ -15,9 +15,31 @@ from ..errors import PalinodeError
 from ..search.embed import Embedder
 from ..session import Session
 from ..storage.config import ForgetKnobs
+from ..text.sanitize import printable
+
+# -q: -1 (errors only), default 0, -v: 1 (also each git command run, and the time taken)
+VERBOSITY = 0
+
+
+def say(message: str) -> None:
+    """A note on stderr (never an error): silenced by -q."""
+    if VERBOSITY >= 0:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _said_git(command: str) -> None:
+    one_line = printable(command).replace("\n", " \\n ")  # a commit message's lines, kept on one
+    print(f"palinode-audit: {one_line}", file=sys.stderr, flush=True)
+
+
+def on_git() -> Callable[[str], None] | None:
+    """-v: each git command the store runs, on stderr."""
+    return _said_git if VERBOSITY > 0 else None
 
 
 def _say_loading() -> None:
+    if VERBOSITY < 0:
+        return
     print(
         "palinode-audit: loading the embedding model: some text has no cached vector (this takes seconds)",
         file=sys.stderr,
@@ -30,7 +52,7 @@ class TerminalProgress:
     when stderr is a terminal (never in a pipe or a log)."""
 
     def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+        self.enabled = sys.stderr.isatty() and VERBOSITY >= 0
         self._phase: str | None = None
         self._start = 0.0
         self._last = 0.0
@@ -93,7 +115,7 @@ def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
         if session.store.config_error:  # that commit's config: read with Palinode's defaults, said once
             args.config_warning = f"{session.store.config_error}: read with Palinode's defaults"
         return session
-    return _note_if_not_git(args, Session.open(args.store, vectors=not lexical, embedder=embedder()))
+    return _note_if_not_git(args, Session.open(args.store, vectors=not lexical, embedder=embedder(), on_git=on_git()))
 
 
 def as_of_args(p: argparse.ArgumentParser) -> None:
@@ -148,6 +170,7 @@ def open_for_scan(
             cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
             vectors=not lexical,
             embedder=embedder(),
+            on_git=on_git(),
         ),
     )
 

@@ -47,12 +47,23 @@ def _render(meta: dict, body: str) -> str:
     return f"---\n{dumped}---\n\n{body.strip()}\n"
 
 
+# The demo's one author, whatever the builder's git identity (GIT_AUTHOR_NAME and
+# the like win over a repository's user.name): its history, and so each commit id
+# the README and the --help examples name, is the same on every build.
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Palinode Demo",
+    "GIT_AUTHOR_EMAIL": "demo@palinode.invalid",
+    "GIT_COMMITTER_NAME": "Palinode Demo",
+    "GIT_COMMITTER_EMAIL": "demo@palinode.invalid",
+}
+
+
 class _Git:
     def __init__(self, root: Path):
         self.root = root
 
     def __call__(self, *args: str, when: datetime | None = None) -> None:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **_IDENTITY}
         if when is not None:
             stamp = when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
             env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
@@ -61,10 +72,11 @@ class _Git:
 
 @contextmanager
 def _dated(when: datetime) -> Iterator[None]:
-    """Commits made by the core inside this block carry ``when`` as their date."""
+    """Commits made by the core inside this block carry ``when`` as their date
+    (and the demo's author)."""
     stamp = when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
-    os.environ.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", *_IDENTITY)}
+    os.environ.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp, **_IDENTITY)
     try:
         yield
     finally:
