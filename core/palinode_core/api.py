@@ -12,6 +12,7 @@ from .forget.requests import RequestState
 from .forget.resolve import Candidate, ForgetPlan
 from .forget.review import ForgetApplied
 from .forget.selection import APPROVE_ALL, REJECT, Choice
+from .inspect.report import ReviewMark, UnderReview
 from .inspect.report_out import FORMATS
 from .inspect.residue import Mention
 from .inspect.timeline import Point
@@ -60,11 +61,13 @@ __all__ = [
     "Pointer",
     "RequestState",
     "RequestStateName",
+    "ReviewMark",
     "ScanResult",
     "SearchIndex",
     "Session",
     "StoreWatcher",
     "Trace",
+    "UnderReview",
     "WithdrawPlan",
     "build_demo_store",
     "normalize_pref",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palinode_core.api import Choice, ForgetApplied
+from palinode_core.api import Choice, ForgetApplied, ReviewMark, UnderReview
 
 from ..render import plain
 from ..widgets import ConfirmModal, KeyedTable, NoteModal
@@ -142,5 +142,15 @@ class ReviewDecisions(ModeScreen):
         from ..widgets.export_modal import export_report
 
         path = self.selected_request()
-        if path is not None:
-            export_report(self.app, path)
+        if path is None:
+            return
+        review = self.review
+        under_review = None
+        if review is not None and review.plan.request.path == path and self.app.as_of is None:
+            words = {"approved": "approved", "partial": "approved", "skipped": "skipped"}
+            marks: dict[str, ReviewMark] = {
+                c.path: words.get(review.draft.mark(c), "waiting")  # type: ignore[misc]
+                for c in review.actionable
+            }
+            under_review = UnderReview(review.plan, marks)
+        export_report(self.app, path, under_review)

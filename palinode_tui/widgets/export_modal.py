@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
 
-from palinode_core.api import FORMATS
+from palinode_core.api import FORMATS, UnderReview
 
 from ..render import plain, safe
 
@@ -157,9 +157,10 @@ class ExportModal(ModalScreen["Export | None"]):
         self.dismiss(None)
 
 
-def export_report(app: Any, request: str) -> None:
+def export_report(app: Any, request: str, review: UnderReview | None = None) -> None:
     """Ask for the format and the file, then write the report of ``request``
-    from the session shown (now, or as of a point) in a worker."""
+    from the session shown (now, or as of a point) in a worker; a pending
+    request's ``review`` (the plan open in Review) goes in as proposed targets."""
     session = app.session
 
     def chosen(choice: Export | None) -> None:
@@ -173,7 +174,9 @@ def export_report(app: Any, request: str) -> None:
             app.notify(f"Wrote {result['written']}: {result['targets']} target(s)", title="Report exported")
 
         app.run_blocking(
-            lambda: session.write_report(out, fmt, overwrite=overwrite, request=request, redacted=redacted),
+            lambda: session.write_report(
+                out, fmt, overwrite=overwrite, request=request, redacted=redacted, review=review
+            ),
             done,
             f"export the report of {request}",
             "export",

@@ -477,3 +477,36 @@ async def test_readme_dates_still_name_the_demo_commit_after_an_apply_today(tmp_
         await go_as_of(app, pilot, "2025-05-12")
         assert app.as_of is not None and app.as_of.commit == that_day
         assert "AS OF 2025-05-12" in banner(app) and that_day[:7] in banner(app)
+
+
+async def test_a_pending_requests_report_holds_the_plan_under_review_as_marked(tmp_path, demo, monkeypatch):
+    """Issue 23, item 5: a pending request's exported report was "Targets: none";
+    it now holds the plan open in Review, each target as the reviewer marked it,
+    said to be unapplied, and valid against the schema."""
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = PalinodeApp(demo, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)  # thorough
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        review: ReviewScreen = app.screen
+        _select_row(app, "#requests", review.request_rows, "insights/forget-w.md")
+        await settle(app, pilot)
+        assert review.review is not None and len(review.review.actionable) == 2
+        first, second = (c.path for c in review.review.actionable)
+        _select_row(app, "#candidates", review.candidate_rows, second)
+        await pilot.press("space")  # the reviewer skips one
+        await settle(app, pilot)
+        await _export(app, pilot, "json")
+        await _export(app, pilot, "md")
+    data = json.loads((out / "forget-w-report.json").read_text())
+    assert not [e.message for e in jsonschema.Draft202012Validator(SCHEMA).iter_errors(data)]
+    [row] = data["requests"]
+    assert row["state"] == "pending" and row["under_review"]["resolver"] == "thorough"
+    decisions = {t["path"]: t["decision"] for t in row["targets"]}
+    assert decisions == {first: "proposed_approved", second: "proposed_skipped"}
+    assert all(t["commit"] is None for t in row["targets"])
+    md = (out / "forget-w-report.md").read_text()
+    assert "the plan under review: nothing of it is applied" in md and first in md and "Targets: none" not in md

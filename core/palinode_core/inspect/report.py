@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import NotAForgetRequest, PalinodeError
 from ..forget.ledger import LEDGER_REL, read_ledger
 from ..forget.requests import Request, find_requests, request_states
-from ..forget.resolve import coverage
+from ..forget.resolve import ForgetPlan, coverage
 from ..ops.subjects import actor_of, parse_subject
 from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
@@ -186,6 +187,46 @@ def _knobs_at(objects: GitObjects, sha: str) -> dict[str, Any] | None:
     }
 
 
+ReviewMark = Literal["approved", "skipped", "waiting"]
+
+
+@dataclass(frozen=True)
+class UnderReview:
+    """A pending request's plan as a reviewer has it open (not applied): its
+    targets go into the report, each marked as the reviewer left it."""
+
+    plan: ForgetPlan
+    marks: Mapping[str, ReviewMark]  # target path -> the reviewer's mark; a target not here waits
+
+
+def _proposed(review: UnderReview) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for cand in review.plan.candidates:
+        if not cand.actionable:
+            continue
+        spans = cand.plan.spans if cand.plan is not None else ()
+        chosen = set(cand.plan.selected) if cand.plan is not None else set()
+        rows.append(
+            {
+                "path": cand.path,
+                "route": cand.route,
+                "coverage": None if cand.coverage is None else round(cand.coverage, 4),
+                "decision": f"proposed_{review.marks.get(cand.path, 'waiting')}",
+                "decided_by": None,
+                "commit": None,
+                "evidence": {
+                    "shared_words": list(cand.shared_words),
+                    "struck": [sp.text for sp in spans if sp.index in chosen] if cand.route == "strike" else [],
+                    "history_line": None,
+                    "reason": cand.reason,
+                    "rank": cand.rank,
+                },
+                "flags": [],
+            }
+        )
+    return sorted(rows, key=lambda r: r["path"])
+
+
 def _one(
     store: Store,
     objects: GitObjects,
@@ -195,6 +236,7 @@ def _one(
     filed: Commit | None,
     decisions: list[dict[str, Any]],
     memories: Mapping[str, Memory],
+    review: UnderReview | None = None,
 ) -> dict[str, Any]:
     prefix = store.config.commit_prefix
     mine = [d for d in decisions if d.get("request") == request.path]
@@ -299,6 +341,13 @@ def _one(
         knobs, source = at_op, f"{CONFIG_NAME} at {first_op[:7]}"
     else:
         knobs, source = None, None
+    under_review = None
+    if review is not None and review.plan.request.path == request.path and not ops and not applies:
+        targets = {row["path"]: row for row in _proposed(review)}
+        under_review = {
+            "resolver": review.plan.resolver,
+            "note": "the plan as the reviewer has it open: nothing of it is applied",
+        }
     mentions = residue(request.pref, memories, candidates_for(store, request.pref))
     counts: dict[str, int] = {}
     for m in mentions:
@@ -316,6 +365,7 @@ def _one(
             "knobs_source": source,
         },
         "targets": [targets[p] for p in sorted(targets)],
+        "under_review": under_review,
         "decisions": _same_applications([_decision_row(d) for d in mine]),
         "operations": ops,
         "undos": undos,
@@ -371,9 +421,11 @@ def build_report(
     since: str | None = None,
     until: str | None = None,
     generated_at: str | None = None,
+    review: UnderReview | None = None,
 ) -> dict[str, Any]:
     """The report for one request, every request for a preference, or every
-    request filed in a date range (both ends inclusive, whole days)."""
+    request filed in a date range (both ends inclusive, whole days); a pending
+    request under ``review`` shows that plan's targets, marked proposed."""
     if sum(x is not None for x in (request, pref)) + (since is not None or until is not None) != 1:
         raise PalinodeError("give one scope: a request, a preference, or a date range")
     requests = find_requests(memories)
@@ -402,7 +454,8 @@ def build_report(
     try:
         decisions = _decisions(store, objects, history)
         rows = [
-            _one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories) for r in requests
+            _one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories, review)
+            for r in requests
         ]
     finally:
         objects.close()

@@ -188,7 +188,9 @@ def _request(req: dict[str, Any]) -> str:
                     ),
                 ]
             ),
-            "<h3>Targets</h3>",
+            "<h3>Targets (the plan under review: nothing of it is applied)</h3>"
+            if req.get("under_review")
+            else "<h3>Targets</h3>",
             _table(["memory", "route", "coverage", "decision", "commit", "evidence"], _target_rows(req)),
             "<h3>Reviewer decisions</h3>",
             _table(["action", "at", "by", "what", "note", "ledger commit"], _decision_rows(req)),

@@ -71,7 +71,7 @@ def _request(req: dict[str, Any]) -> list[str]:
             else "—"
         ),
         "",
-        "### Targets",
+        "### Targets" + (" (the plan under review: nothing of it is applied)" if req.get("under_review") else ""),
         "",
     ]
     if req["targets"]:

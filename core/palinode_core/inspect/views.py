@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..storage.store import Store
     from .deliveries import DeliveryAudit
     from .integrity import Problem
+    from .report import UnderReview
     from .residue import Mention
     from .timeline import Point
     from .trace import Trace
@@ -65,14 +66,16 @@ class InspectViews:
         since: str | None = None,
         until: str | None = None,
         redacted: bool = False,
+        review: UnderReview | None = None,
     ) -> dict[str, Any]:
         """The audit report, each request with its delivery record (retrieval
-        log joined with history); ``redacted``: hashes and rule ids, no preference text."""
+        log joined with history); ``redacted``: hashes and rule ids, no preference text;
+        ``review``: a pending request's plan as the reviewer has it open."""
         from . import report as inspect_report
         from .deliveries import report_deliveries
 
         report = inspect_report.build_report(
-            self.store, self.memories, request=request, pref=pref, since=since, until=until
+            self.store, self.memories, request=request, pref=pref, since=since, until=until, review=review
         )
         if report["requests"]:
             found = report_deliveries(self.store, self.memories, [r["path"] for r in report["requests"]])
@@ -92,12 +95,13 @@ class InspectViews:
         overwrite: bool = False,
         request: str | None = None,
         redacted: bool = False,
+        review: UnderReview | None = None,
     ) -> dict[str, Any]:
         """One request's report rendered as json, md or html, written to ``output`` (never inside the store)."""
         from .report_out import write_report
 
         return write_report(
-            self.root, self.report(request=request, redacted=redacted), fmt, output, overwrite=overwrite
+            self.root, self.report(request=request, redacted=redacted, review=review), fmt, output, overwrite=overwrite
         )
 
     def deliveries(self, *, request: str | None = None, since: str | None = None) -> DeliveryAudit:
