@@ -221,9 +221,12 @@ def resolve(
     return Resolution(request, tuple(result.hits), search_k, result.mode, result.notice, boundary, tuple(priors))
 
 
-def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Mapping[str, Memory]) -> ForgetPlan:
+def route(
+    store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Mapping[str, Memory], *, check: bool = True
+) -> ForgetPlan:
     """Walk the hits in rank order through Palinode's guards, then route each
-    survivor by coverage. Cheap: no search."""
+    survivor by coverage. Cheap: no search. ``check``: also name the targets'
+    files that hold uncommitted edits (one git status)."""
     request = resolution.request
     pref_words = content_words(request.pref)
     seen: set[str] = set()
@@ -291,7 +294,8 @@ def route(store: Store, resolution: Resolution, knobs: ForgetKnobs, memories: Ma
             )
             continue
         candidates.append(_route_one(store, request, hit, rank, shared, memory, knobs, trailers))
-    return checked(store, ForgetPlan(request, knobs, tuple(candidates), resolution))
+    fplan = ForgetPlan(request, knobs, tuple(candidates), resolution)
+    return checked(store, fplan) if check else fplan
 
 
 def _route_one(
@@ -344,7 +348,9 @@ def plan_forget(
     memories: Mapping[str, Memory],
     knobs: ForgetKnobs | None = None,
     lexical: bool = False,
+    *,
+    check: bool = True,
 ) -> ForgetPlan:
     request = request_at(store, request_path)
     knobs = knobs or store.config.forget
-    return route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories)
+    return route(store, resolve(index, request, knobs.search_k, memories, lexical), knobs, memories, check=check)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..ops import lifecycle
+from ..ops.plan import Plan
 from ..search.index import SearchIndex
 from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
@@ -46,7 +47,11 @@ def plan_thorough(
     lexical: bool = False,
 ) -> ForgetPlan:
     knobs = knobs or store.config.forget
-    palinode = plan_forget(store, index, request_path, memories, knobs, lexical)
+    # Palinode's own plan, for comparison only: its uncommitted-file check is this plan's
+    palinode = plan_forget(store, index, request_path, memories, knobs, lexical, check=False)
+    # an archive Palinode planned for a memory is the very plan thorough would make (same
+    # request, reason and trailers): reused, not made again (each costs a git grep)
+    archives = {c.path: c.plan for c in palinode.candidates if c.route == "archive" and c.plan is not None}
     request = palinode.request
     stems = pref_stems_of(request.pref)
     paths, semantic = candidate_paths(index, request.pref, stems, memories, lexical)
@@ -64,7 +69,7 @@ def plan_thorough(
     trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
     by_path: dict[str, Candidate] = {}
     for read in reads:
-        cand = _decide(store, request, read, trailers)
+        cand = _decide(store, request, read, trailers, archives)
         if cand is not None:
             by_path[cand.path] = cand
     ordered = sorted(by_path.values(), key=lambda c: (-_best(c), c.path))
@@ -161,7 +166,9 @@ def _verb(route_name: str) -> str:
     return {"archive": "archive", "strike": "strike", "unforgotten": "report"}.get(route_name, route_name)
 
 
-def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]) -> Candidate | None:
+def _decide(
+    store: Store, request: Request, read: Read, trailers: dict[str, str], archives: Mapping[str, Plan]
+) -> Candidate | None:
     memory = read.memory
     carrying = [(u, e) for u, e in zip(read.units, read.evidence, strict=True) if e.carries]
     if not carrying:
@@ -208,7 +215,7 @@ def _decide(store: Store, request: Request, read: Read, trailers: dict[str, str]
             if share >= ARCHIVE_SHARE
             else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
         )
-        plan = lifecycle.plan_archive(
+        plan = archives.get(memory.rel) or lifecycle.plan_archive(
             store, memory.rel, superseded_by=request.path, reason=f'forget request: "{request.pref}"', trailers=trailers
         )
         if plan.status == "already_archived":
