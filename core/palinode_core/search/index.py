@@ -326,11 +326,23 @@ class SearchIndex:
                 (DIM * 4, limit) if limit else (DIM * 4,),
             ).fetchall()
 
+    def _a_vector_missing(self) -> bool:
+        # no GROUP BY nor ORDER BY: stops at the first chunk without a vector (missing_vectors sorts them all)
+        with self._lock:
+            return (
+                self._db.execute(
+                    "SELECT 1 FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
+                    " WHERE v.hash IS NULL OR length(v.vec) != ? LIMIT 1",
+                    (DIM * 4,),
+                ).fetchone()
+                is not None
+            )
+
     def check_vectors(self) -> bool:
         """Mark vectors ready when every chunk has one (no model loaded): a
         store indexed earlier searches hybrid without embedding anything."""
         if not self.vectors_ready:
-            self.vectors_ready = self._guarded(lambda: not self.missing_vectors(1)) and bool(self.stats.chunks)
+            self.vectors_ready = not self._guarded(self._a_vector_missing) and bool(self.stats.chunks)
         return self.vectors_ready
 
     def has_vector(self, text: str) -> bool:
