@@ -345,6 +345,12 @@ class Session(InspectViews):
 
         return forget_ledger.decisions_for(forget_ledger.read_ledger(self.store), request_path)
 
+    def flags(self) -> list[LedgerRecord]:
+        """Every mention a reviewer flagged (with or without a request), oldest first."""
+        from .forget import ledger as forget_ledger
+
+        return [r for r in forget_ledger.read_ledger(self.store) if r.get("action") == "flag"]
+
     def dismiss(self, request_path: str, note: str) -> str | None:
         self._live_only("dismissing a request")
         from .forget import review as forget_review

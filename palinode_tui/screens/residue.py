@@ -49,6 +49,7 @@ class ResidueScreen(ModeScreen):
         self.pref = ""
         self.mentions: list[Mention] = []
         self.by_key: dict[str, Mention] = {}
+        self.flagged: dict[tuple[object, object], str] = {}  # (path, text) -> the flag's note
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("residue")
@@ -71,7 +72,7 @@ class ResidueScreen(ModeScreen):
         # Fixed widths: auto widths would depend on which result filled the table
         # first and truncate later rows ("unforge…").
         mentions = self.query_one("#mentions", KeyedTable)
-        for label, width in (("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
+        for label, width in (("", 1), ("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
             mentions.add_column(label, width=width)
         problems = self.query_one("#problems", DataTable)
         for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
@@ -113,12 +114,14 @@ class ResidueScreen(ModeScreen):
                 states = session.request_states()
                 pref = states[0].pref if states else ""
             mentions = session.residue(pref) if pref else []
-            return pref, mentions, session.integrity()
+            return pref, mentions, session.integrity(), session.flags()
 
         self.app.run_blocking(work, self._fill, "check residue", "residue", exclusive=True)
 
     def _fill(self, result) -> None:
-        pref, mentions, problems = result
+        pref, mentions, problems, flags = result
+        # a flag names its mention by file and text (its line may have moved since); the latest note wins
+        self.flagged = {(f.get("path"), f.get("text")): str(f.get("note") or "") for f in flags}
         if not self.pref and pref:
             self.pref = pref
             self.query_one("#residue-pref", Input).value = safe(pref)
@@ -126,15 +129,17 @@ class ResidueScreen(ModeScreen):
         self.mentions = sorted(mentions, key=lambda m: (order.get(m.kind, 9), m.path, m.line))
         self.by_key = {}
         rows = []
+        repeats: dict[str, int] = {}
         for m in self.mentions:
-            key = f"{m.kind}:{m.path}:{m.line}:{m.text}"
-            while key in self.by_key:  # the same sentence twice on a line
-                key += "'"
+            base = f"{m.kind}:{m.path}:{m.line}:{hash(m.text)}"  # stable across refills of one session
+            n = repeats[base] = repeats.get(base, 0) + 1  # the same sentence again on a line: counted, O(1)
+            key = base if n == 1 else f"{base}#{n}"
             self.by_key[key] = m
             rows.append(
                 (
                     key,
                     (
+                        plain("⚑" if (m.path, m.text) in self.flagged else "", "bold yellow"),
                         plain(m.kind, KIND_STYLE.get(m.kind, "")),
                         plain(f"{m.path}:{m.line}"),
                         plain(m.reason, "dim"),
@@ -156,6 +161,9 @@ class ResidueScreen(ModeScreen):
                 " · ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: order.get(kv[0], 9)))
                 or "no surviving mention"
             )
+            flagged = sum(1 for m in mentions if (m.path, m.text) in self.flagged)
+            if flagged:
+                summary.append(f" · ⚑ {flagged} flagged", style="bold yellow")
             if counts.get("live") or counts.get("unforgettable"):
                 summary.append("   ⚠ still recallable", style="bold red")
         self.query_one("#residue-summary", Static).update(summary)
@@ -191,6 +199,10 @@ class ResidueScreen(ModeScreen):
             text.append(plain(mention.reason, "dim"))
             text.append("\n")
             text.append(plain(mention.text))
+            note = self.flagged.get((mention.path, mention.text))
+            if note is not None:
+                text.append("\n⚑ flagged: ", style="bold yellow")
+                text.append(plain(note or "(no note)"))
         self.query_one("#mention-detail", Static).update(text)
 
     def _selected(self) -> Mention | None:
@@ -306,6 +318,7 @@ class ResidueScreen(ModeScreen):
                 lambda sha: (
                     self.app.record("action", f"flag {mention.path}:{mention.line}: {note}", [sha or ""]),
                     self.notify(f"Flagged {mention.path}:{mention.line}"),
+                    self._run(),  # the list marks it
                 ),
                 "flag",
                 "apply",

@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from helpers import Clock, git, make_git_store, palinode_file, subjects
 from palinode_core.forget import ledger
 from palinode_core.storage.paths import history_rel_for
 from palinode_tui.app import PalinodeApp
 from palinode_tui.screens.residue import ResidueScreen
-from palinode_tui.widgets import ConfirmModal, NoteModal
+from palinode_tui.widgets import ConfirmModal, KeyedTable, NoteModal
 from tui.conftest import SPEC_FILES, errors, fm, settle
 
 SIZE = (120, 36)
@@ -123,6 +123,14 @@ async def test_what_cannot_be_struck_offers_a_flag(tmp_path, store):
         assert (flag["path"], flag["kind"], flag["request"], flag["note"]) == (
             BOARD, "unforgettable", W, "heading needs a hand edit")
         assert flag["text"] == "## Wilhelmina Cragg panel"
+        # the flagged row is marked in the list, counted in the summary, its note in the detail (issue 23, 10)
+        await settle(app, pilot)
+        table = residue.query_one("#mentions", KeyedTable)
+        marked = [key for key in table.keys if str(table.get_row(key)[0]) == "⚑"]
+        assert [residue.by_key[k].path for k in marked] == [BOARD]
+        assert "⚑ 1 flagged" in str(residue.query_one("#residue-summary", Static).render())
+        await select(app, pilot, residue, "unforgettable", BOARD)
+        assert "flagged: heading needs a hand edit" in str(residue.query_one("#mention-detail", Static).render())
 
         # a preference no request states: striking needs a request, and says so
         residue.set_pref("I drink oolong tea")
