@@ -327,6 +327,9 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         if mode != self.current_mode:
             self.mode_trail.append(self.current_mode)
             await self.switch_mode(mode)
+        # a screen left open over that mode's own (a Timeline over Review) would get what was drilled for
+        while len(self.screen_stack) > 1:
+            await self.pop_screen()
 
     def go_back(self) -> bool:
         """Esc on a mode drilled into: the mode it came from. False if none."""

@@ -36,6 +36,7 @@ class UndoScreen(ModeScreen):
         self.request_paths: set[str] = set()  # every forget request, for Enter to open
         self.preview: Plan | WithdrawPlan | None = None
         self.preview_kind: str | None = None  # "undo" | "redo" | "withdraw"
+        self.preview_key: str | None = None  # the row the preview is of
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("undo")
@@ -122,7 +123,8 @@ class UndoScreen(ModeScreen):
         if row is None:
             return
         kind, item = row
-        path = item.path if kind == "request" else item.counterpart
+        # an operation names its request in a trailer (ours) or as its counterpart (Palinode's)
+        path = item.path if kind == "request" else item.trailers.get("Forget-Request") or item.counterpart
         if path not in self.request_paths:
             self.notify(f"This {item.op} carried out no forget request.", markup=False)
             return
@@ -133,11 +135,15 @@ class UndoScreen(ModeScreen):
 
     def _preview(self) -> None:
         row = self._selected()
+        self.preview, self.preview_kind = None, None  # never one for a row no longer shown
+        self.preview_key = self.query_one("#undo-ops", KeyedTable).selected_key
         if row is None:
+            self.query_one("#undo-preview", Static).update(
+                plain("No operation selected (a filter may hide them).", "dim")
+            )
             return
         kind, item = row
         session = self.app.session
-        self.preview, self.preview_kind = None, None
         if self.app.as_of is not None:  # an undo is planned against the store as it is now
             self.query_one("#undo-preview", Static).update(plain(self.app.refusal("Undo") or "", "yellow"))
             return
@@ -187,7 +193,17 @@ class UndoScreen(ModeScreen):
             text.append_text(plan_preview(plan))
         self.query_one("#undo-preview", Static).update(text)
 
+    def _previewed(self) -> bool:
+        """The preview is of the row selected and shown (a filter or a refill may have hidden it)."""
+        key = self.query_one("#undo-ops", KeyedTable).selected_key
+        if key is None or key != self.preview_key:
+            self.notify("Select an operation first: the one previewed is not shown.", severity="warning")
+            return False
+        return True
+
     def action_undo(self) -> None:
+        if not self._previewed():
+            return
         plan = self.preview
         if self.preview_kind == "redo":
             self.notify("Already undone: R redoes it.", severity="warning")
@@ -201,6 +217,8 @@ class UndoScreen(ModeScreen):
         self._confirm_and_apply(plan, "Undo", "Undone")
 
     def action_redo(self) -> None:
+        if not self._previewed():
+            return
         plan = self.preview
         if self.preview_kind != "redo" or not isinstance(plan, Plan):
             self.notify("Only an undone operation can be redone.", severity="warning")
@@ -224,6 +242,8 @@ class UndoScreen(ModeScreen):
         )
 
     def action_withdraw(self) -> None:
+        if not self._previewed():
+            return
         plan = self.preview
         if not isinstance(plan, WithdrawPlan):
             self.notify("Select a request row to withdraw it.", severity="warning")

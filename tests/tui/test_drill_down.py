@@ -105,8 +105,9 @@ async def test_an_operation_opens_its_request_in_review_and_esc_goes_back_to_und
         assert app.screen is undo and ops.cursor_row == row
 
         # an operation that carried out no request says so and stays
-        plain = next(i for i, (kind, item) in enumerate(undo.rows)
-                     if kind == "op" and item.counterpart not in undo.request_paths)  # a restore, on the demo
+        plain = next(i for i, (kind, item) in enumerate(undo.rows)  # a decision superseded by the next one
+                     if kind == "op" and item.counterpart not in undo.request_paths
+                     and item.trailers.get("Forget-Request") not in undo.request_paths)
         ops.move_cursor(row=plain)
         await press(app, pilot, "enter")
         assert app.screen is undo
@@ -154,3 +155,28 @@ async def test_help_names_what_enter_does_on_a_list(tmp_path, demo):
         await press(app, pilot, "escape", "3", "f1")
         rows = {key: desc for key, desc, _help in app.screen.rows()}
         assert rows.get("⏎") == "Request" and rows.get("/") == "Filter", rows
+
+
+async def test_a_drill_down_lands_on_the_modes_own_screen_not_one_left_open_over_it(tmp_path, demo):
+    """A Timeline left open over Review: Enter on an operation still shows its
+    request in Review itself (the screen over it is closed), and Esc comes back."""
+    app = app_for(demo, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "2")
+        review = app.screen
+        review.query_one("#requests", KeyedTable).select_key("insights/forget-sneakers.md")
+        await settle(app, pilot)
+        review.query_one("#candidates", KeyedTable).focus()
+        await press(app, pilot, "enter")
+        assert isinstance(app.screen, TimelineScreen)
+        await press(app, pilot, "3")
+        undo = app.screen
+        row = next(i for i, (kind, item) in enumerate(undo.rows)
+                   if kind == "op" and item.counterpart == "insights/forget-poker.md")
+        undo.query_one("#undo-ops", KeyedTable).move_cursor(row=row)
+        await press(app, pilot, "enter")
+        assert app.screen is review and review.current == "insights/forget-poker.md"
+        await press(app, pilot, "escape")
+        assert app.screen is undo
+        assert errors(app) == []

@@ -105,3 +105,24 @@ async def test_a_filter_outlives_a_refill(tmp_path, demo):
         await settle(app, pilot)
         assert list(table.keys) == filtered and table.filter_text == "poker"
         assert all("poker" in t for t in row_texts(table))
+
+
+async def test_undo_never_acts_on_a_row_a_filter_hides(tmp_path, demo):
+    """The last preview is of a row the filter then hid: U, R and W refuse and say why."""
+    from palinode_tui.widgets import ConfirmModal
+
+    app = PalinodeApp(demo, embedder=None, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        undo = app.screen
+        assert undo.preview is not None  # the first row's preview
+        await pilot.press("slash", *"no row has this", "enter")
+        await settle(app, pilot)
+        assert undo.query_one("#undo-ops", KeyedTable).keys == []
+        for key in ("U", "R", "W"):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ConfirmModal), key
+        assert any("the one previewed is not shown" in n.message for n in app._notifications)
