@@ -152,5 +152,6 @@ class ReviewDecisions(ModeScreen):
                 c.path: words.get(review.draft.mark(c), "waiting")  # type: ignore[misc]
                 for c in review.actionable
             }
-            under_review = UnderReview(review.plan, marks)
+            spans = {c.path: chosen for c in review.actionable if (chosen := review.draft.chosen_spans(c)) is not None}
+            under_review = UnderReview(review.plan, marks, spans)
         export_report(self.app, path, under_review)

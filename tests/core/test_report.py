@@ -298,3 +298,34 @@ def test_the_verdict_comes_first_in_plain_words(tmp_path, fmt):
     assert "insights/forget-poker.md is applied: nothing live remains" in section
     assert re.search(r"insights/forget-w\.md is pending: \d+ live mention\(s\) still recalled", section)
     assert not re.search(r"generated:?\s*(</dt><dd>)?\S*\d{2}:\d{2}:\d{2}\.\d", text)
+
+
+def test_a_plan_under_review_reports_the_sentences_the_reviewer_chose(tmp_path):
+    """A pending request's report under review lists, per strike target, the
+    sentences the reviewer kept (not the resolver's default), none for a skipped
+    target, and holds nothing once the request was edited since it was planned."""
+    from palinode_core.api import UnderReview
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    session = Session.open(root, cache_dir=tmp_path / "cache", vectors=False)
+    session.update_index()
+    plan = session.plan("insights/forget-w.md", verified=False)
+    strike = next(c for c in plan.actionable if c.route == "strike" and c.plan is not None and c.plan.selected)
+    default = [sp.text for sp in strike.plan.spans if sp.index in strike.plan.selected]
+
+    def struck(marks, spans=None) -> list[str]:
+        report = session.report(request="insights/forget-w.md", review=UnderReview(plan, marks, spans or {}))
+        [row] = report["requests"]
+        assert row["under_review"] is not None
+        return next(t for t in row["targets"] if t["path"] == strike.path)["evidence"]["struck"]
+
+    assert struck({strike.path: "approved"}) == default
+    assert struck({strike.path: "approved"}, {strike.path: frozenset()}) == []
+    assert struck({strike.path: "skipped"}) == []
+    # the request edited since: its plan under review is not the request's any more
+    req = root / "insights/forget-w.md"
+    req.write_text(req.read_text().replace("Wilhelmina Cragg", "Ottoline Marsh"))
+    again = Session.open(root, cache_dir=tmp_path / "cache", vectors=False)
+    [row] = again.report(request="insights/forget-w.md", review=UnderReview(plan, {}, {}))["requests"]
+    assert row["under_review"] is None and row["targets"] == []

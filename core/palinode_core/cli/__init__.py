@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import PalinodeError, UsageError
 from . import args as cli_args
 from . import audit_cmds, completion_cmds, delivery_cmds, forget_cmds, review_cmds, store_cmds, team_cmds, trust_cmds
-from .args import as_of_args, say
+from .args import as_of_args
 from .examples import epilog
 from .output import error_line, render
 from .registry import Command
@@ -72,7 +72,11 @@ def _verbosity_args(p: argparse.ArgumentParser, default: object) -> None:
     """-q and -v, before the command or after it."""
     noise = p.add_mutually_exclusive_group()
     noise.add_argument(
-        "-q", "--quiet", action="store_true", default=default, help="errors only: no notes, no progress on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default,
+        help="no notes, no progress on stderr (errors and warnings about what was read stay)",
     )
     noise.add_argument(
         "-v", "--verbose", action="store_true", default=default, help="also each git command run, and the time taken"
@@ -172,17 +176,22 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("palinode-audit: interrupted", file=sys.stderr)
         return 130
+    # what was read is not what it seems: said even under -q, which silences only notes and progress
     if getattr(args, "not_git", None) is not None:
-        say(
+        print(
             error_line(
                 f"{args.not_git} is not a git repository: read as plain files; "
                 "no history, so no operation, undo or trace (Palinode's store always is one)"
-            )
+            ),
+            file=sys.stderr,
         )
     if getattr(args, "config_warning", None):
-        say(error_line(args.config_warning))
+        print(error_line(args.config_warning), file=sys.stderr)
     if getattr(args, "unfinished", None):
-        say(error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"))
+        print(
+            error_line(f"{args.unfinished}: what was read is the half-finished worktree; finish or abort it with git"),
+            file=sys.stderr,
+        )
     if "raw" in data or "stream" in data:  # rendered output, already inert (every store string escaped)
         try:
             for chunk in data["stream"] if "stream" in data else (data["raw"],):

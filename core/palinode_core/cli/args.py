@@ -21,12 +21,6 @@ from ..text.sanitize import printable
 VERBOSITY = 0
 
 
-def say(message: str) -> None:
-    """A note on stderr (never an error): silenced by -q."""
-    if VERBOSITY >= 0:
-        print(message, file=sys.stderr, flush=True)
-
-
 def _said_git(command: str) -> None:
     one_line = printable(command).replace("\n", " \\n ")  # a commit message's lines, kept on one
     print(f"palinode-audit: {one_line}", file=sys.stderr, flush=True)

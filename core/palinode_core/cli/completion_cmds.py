@@ -36,17 +36,18 @@ _palinode_audit() {{
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in -*) ;; *) cmd="${{COMP_WORDS[i]}}"; break ;; esac
     done
+    # mapfile, not $(...): a file name with spaces or * stays one word, never expanded
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=($(compgen -W "{" ".join(commands)} {" ".join(top)}" -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -W "{" ".join(commands)} {" ".join(top)}" -- "$cur")
         return
     fi
     case "$cmd" in
 {cases}
     esac
     if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
     else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     fi
 }}
 complete -o filenames -F _palinode_audit palinode-audit

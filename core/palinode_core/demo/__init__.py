@@ -67,6 +67,8 @@ class _Git:
         if when is not None:
             stamp = when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
             env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        if args and args[0] == "commit":
+            args = ("commit", "--no-verify", *args[1:])  # the builder's own hooks never reword the demo
         subprocess.run(["git", "-C", str(self.root), *args], check=True, capture_output=True, env=env)
 
 

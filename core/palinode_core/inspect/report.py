@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -197,6 +197,8 @@ class UnderReview:
 
     plan: ForgetPlan
     marks: Mapping[str, ReviewMark]  # target path -> the reviewer's mark; a target not here waits
+    # a strike target's sentences the reviewer chose (span indices); not here: the plan's own choice
+    spans: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
 
 def _proposed(review: UnderReview) -> list[dict[str, Any]]:
@@ -205,13 +207,16 @@ def _proposed(review: UnderReview) -> list[dict[str, Any]]:
         if not cand.actionable:
             continue
         spans = cand.plan.spans if cand.plan is not None else ()
-        chosen = set(cand.plan.selected) if cand.plan is not None else set()
+        mark = review.marks.get(cand.path, "waiting")
+        chosen = review.spans.get(cand.path, frozenset(cand.plan.selected) if cand.plan is not None else frozenset())
+        if mark == "skipped":
+            chosen = frozenset()  # nothing of a skipped target would be struck
         rows.append(
             {
                 "path": cand.path,
                 "route": cand.route,
                 "coverage": None if cand.coverage is None else round(cand.coverage, 4),
-                "decision": f"proposed_{review.marks.get(cand.path, 'waiting')}",
+                "decision": f"proposed_{mark}",
                 "decided_by": None,
                 "commit": None,
                 "evidence": {
@@ -342,12 +347,21 @@ def _one(
     else:
         knobs, source = None, None
     under_review = None
-    if review is not None and review.plan.request.path == request.path and not ops and not applies:
+    if (
+        review is not None
+        and review.plan.request.path == request.path
+        and review.plan.request.norm == request.norm  # the request not edited since it was planned
+        and not ops
+        and not applies
+    ):
         targets = {row["path"]: row for row in _proposed(review)}
         under_review = {
             "resolver": review.plan.resolver,
             "note": "the plan as the reviewer has it open: nothing of it is applied",
         }
+        for decision in mine:  # the reviewer's flags on those targets still show
+            if decision.get("action") == "flag" and decision.get("path") in targets:
+                targets[decision["path"]]["flags"].append(str(decision.get("note") or ""))
     mentions = residue(request.pref, memories, candidates_for(store, request.pref))
     counts: dict[str, int] = {}
     for m in mentions:

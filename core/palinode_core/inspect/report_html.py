@@ -188,7 +188,8 @@ def _request(req: dict[str, Any]) -> str:
                     ),
                 ]
             ),
-            "<h3>Targets (the plan under review: nothing of it is applied)</h3>"
+            f"<h3>Targets (the plan under review, by the {esc(req['under_review']['resolver'])} resolver: "
+            "nothing of it is applied)</h3>"
             if req.get("under_review")
             else "<h3>Targets</h3>",
             _table(["memory", "route", "coverage", "decision", "commit", "evidence"], _target_rows(req)),

@@ -71,7 +71,12 @@ def _request(req: dict[str, Any]) -> list[str]:
             else "—"
         ),
         "",
-        "### Targets" + (" (the plan under review: nothing of it is applied)" if req.get("under_review") else ""),
+        "### Targets"
+        + (
+            f" (the plan under review, by the {md(req['under_review']['resolver'])} resolver: nothing of it is applied)"
+            if req.get("under_review")
+            else ""
+        ),
         "",
     ]
     if req["targets"]:

@@ -33,6 +33,7 @@ VOCABULARY_KEYS = frozenset(
         "where",
         "severity",
         "decision",
+        "resolver",  # thorough or palinode (a plan under review): our own words
         "revision_match",
         "actor",
         "knobs_source",
