@@ -47,6 +47,11 @@ def plan_thorough(
     lexical: bool = False,
 ) -> ForgetPlan:
     knobs = knobs or store.config.forget
+    if not lexical and index.units.coverage()[0]:
+        # the sentences' vectors need numpy: loaded first, the chunk search below uses it too
+        # (5,000 dot products in plain Python were 60 ms of a warm plan at 1k)
+        import numpy  # noqa: F401
+
     # Palinode's own plan, for comparison only: its uncommitted-file check is this plan's
     palinode = plan_forget(store, index, request_path, memories, knobs, lexical, check=False)
     # an archive Palinode planned for a memory is the very plan thorough would make (same

@@ -374,8 +374,7 @@ class SearchIndex:
                 if len(rows) != len(joined):  # a cache miss, never used: the next update embeds those texts again
                     self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
                 self._matrix_rows = [r[:5] for r in rows]
-                # numpy loaded anyway, or about to be for the sentences' vectors: use it
-                if len(rows) <= NUMPY_ABOVE and "numpy" not in sys.modules and not self.units.coverage()[0]:
+                if len(rows) <= NUMPY_ABOVE and "numpy" not in sys.modules:  # numpy loaded anyway: use it
                     self._matrix = [array("f", r[5]) for r in rows]
                 else:
                     import numpy as np
