@@ -31,12 +31,12 @@ class AsOfView:
     counts: dict[str, int]
 
 
-def point_of(asked: str) -> dict[str, str]:
-    """The user's text as ``Session.open_as_of`` keywords: a date or a revision."""
+def point_of(asked: str) -> tuple[str | None, str | None]:
+    """The user's text as ``Session.open_as_of``'s (at, date): a revision or a date."""
     text = asked.strip()
     if _DATE_RE.match(text):
-        return {"date": text.replace(" ", "T", 1)}
-    return {"at": text}
+        return None, text.replace(" ", "T", 1)
+    return text, None
 
 
 def counts_note(counts: dict[str, int]) -> str:
@@ -91,7 +91,8 @@ class TimeTravel:
     # -- switching -------------------------------------------------------------------
     def open_as_of(self, asked: str) -> AsOfView:
         """Blocking (run in a worker): open and scan the store as of ``asked``."""
-        session = Session.open_as_of(self.live.root, **point_of(asked))
+        at, date = point_of(asked)
+        session = Session.open_as_of(self.live.root, at=at, date=date)
         try:
             scan = session.rescan()
             return AsOfView(asked.strip(), session, scan, scan.counts())

@@ -85,12 +85,19 @@ class Session(InspectViews):
         return cls(store, embedder=embedder, vectors=vectors, resolver=resolver)
 
     @classmethod
-    def open_as_of(cls, root: str | os.PathLike[str], *, at: str | None = None, date: str | None = None) -> Session:
+    def open_as_of(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        at: str | None = None,
+        date: str | None = None,
+        on_git: Callable[[str], None] | None = None,
+    ) -> Session:
         """The store as of a commit (``at``) or the last commit at or before a
         date, read from git objects: read-only, nothing checked out."""
         from .storage.snapshot import SnapshotStore
 
-        return cls(SnapshotStore.open(root, at=at, date=date), vectors=False)  # type: ignore[arg-type]
+        return cls(SnapshotStore.open(root, at=at, date=date, on_git=on_git), vectors=False)  # type: ignore[arg-type]
 
     @property
     def as_of(self) -> AsOf | None:

@@ -156,6 +156,7 @@ def test_quiet_keeps_errors_and_warnings_and_verbose_says_each_git_command(tmp_p
                "--yes").stderr
     assert "palinode-audit: git commit" in loud and "retract took" in loud
     assert all(line.startswith("palinode-audit: ") for line in loud.splitlines())  # a message's lines kept on one
+    assert "palinode-audit: git ls-tree" in run("-v", "scan", str(store), "--as-of", "2099-01-01").stderr  # history too
     run("-q", "-v", "scan", str(store), code=2)
 
 

@@ -179,8 +179,8 @@ def memory_from_bytes(rel: str, data: bytes) -> Memory:
 class SnapshotGit(GitStore):
     """The repository seen from one commit: logs stop there, nothing commits."""
 
-    def __init__(self, root: Path, as_of: AsOf):
-        super().__init__(root)
+    def __init__(self, root: Path, as_of: AsOf, on_command: Callable[[str], None] | None = None):
+        super().__init__(root, on_command)
         self.as_of = as_of
 
     def log(self, path: str | None = None, limit: int = 200, rev: str | None = None) -> list[Commit]:
@@ -218,10 +218,16 @@ class SnapshotStore:
     read_only = True
     scan_cache = None
 
-    def __init__(self, root: str | os.PathLike[str], as_of: AsOf, clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        as_of: AsOf,
+        clock: Callable[[], datetime] | None = None,
+        on_git: Callable[[str], None] | None = None,
+    ):
         self.root = Path(os.path.realpath(Path(root).expanduser()))
         self.as_of = as_of
-        self.git = SnapshotGit(self.root, as_of)
+        self.git = SnapshotGit(self.root, as_of, on_git)
         self.clock = clock or (lambda: datetime.now(UTC))
         self._objects = GitObjects(self.git)
         self._tree: dict[str, Entry] | None = None
@@ -236,14 +242,21 @@ class SnapshotStore:
         )
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str], *, at: str | None = None, date: str | None = None) -> SnapshotStore:
+    def open(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        at: str | None = None,
+        date: str | None = None,
+        on_git: Callable[[str], None] | None = None,
+    ) -> SnapshotStore:
         path = Path(root).expanduser()
         if not path.is_dir():
             raise PalinodeError(f"no store at {path}: not a directory")
-        git = GitStore(path)
+        git = GitStore(path, on_git)
         if not git.available:
             raise GitError(f"{path} is not a git repository: there is no history to read")
-        return cls(path, resolve_point(git, at=at, date=date))
+        return cls(path, resolve_point(git, at=at, date=date), on_git=on_git)
 
     def close(self) -> None:
         self._objects.close()
