@@ -34,6 +34,7 @@ from ..storage.snapshot import memory_from_bytes
 from ..storage.store import Store
 from ..text.stem import stem
 from .delivery_versions import Version, Versions
+from .judgments import JudgmentCache, window_key
 from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
 from .retrieval_log import LogReport, Row, read_rows
 
@@ -144,11 +145,17 @@ class DeliveryAudit:
     matches: dict[str, int] = field(default_factory=dict)
     _judged: dict[tuple[str, str], dict[int, Mention]] = field(default_factory=dict)  # blob, path -> window
     _pattern: re.Pattern[str] | None = None
+    _cache: JudgmentCache = field(default_factory=lambda: JudgmentCache(None))
+    _window_keys: list[str] = field(default_factory=list)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         versions = Versions(self.store, self._rev())
         if versions.note:
             self.log.problem("git", versions.note)
+        self._cache = JudgmentCache(getattr(self.store, "cache_dir", None))
+        self._window_keys = [
+            window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.min_shared) for w in self.windows
+        ]
         try:
             for row in read_rows(self.store.root, self.log, self.since):
                 if self.until is not None and row.epoch > self.until:
@@ -157,6 +164,9 @@ class DeliveryAudit:
                 yield self._record(row, versions)
         finally:
             versions.close()
+            self._cache.close()
+            if self._cache.notice:
+                self.log.problem("cache", self._cache.notice)
 
     def _rev(self) -> str:
         as_of = getattr(self.store, "as_of", None)
@@ -212,6 +222,25 @@ class DeliveryAudit:
         found = self._judged.get(key)
         if found is not None:
             return found
+        kept = self._cache.get(version.blob, version.path, self._window_keys) if version.blob else None
+        if kept is not None:
+            judged = {i: Mention(*j) for i, wk in enumerate(self._window_keys) if (j := kept[wk]) is not None}
+        else:
+            judged, read = self._judge_now(version, versions)
+            if version.blob and read:  # a blob git could not give is judged again next time
+                self._cache.put(
+                    version.blob,
+                    version.path,
+                    {
+                        wk: (m.kind, m.sentence, m.line) if (m := judged.get(i)) is not None else None
+                        for i, wk in enumerate(self._window_keys)
+                    },
+                )
+        self._judged[key] = judged
+        return judged
+
+    def _judge_now(self, version: Version, versions: Versions) -> tuple[dict[int, Mention], bool]:
+        """(the judgments, whether the version's bytes were read)."""
         judged: dict[int, Mention] = {}
         data = versions.read(version.blob)
         lowered = (data or b"").decode("utf-8", "replace").lower()
@@ -243,8 +272,7 @@ class DeliveryAudit:
                 if chosen:
                     first = chosen[0]
                     judged[i] = Mention("live" if live else "retracted", first.text, first.line)
-        self._judged[key] = judged
-        return judged
+        return judged, data is not None
 
     def _words(self) -> re.Pattern[str]:
         """The words that could stem to a stem of a request in scope: one scan

@@ -31,6 +31,7 @@ from ..storage import safeio
 LOG_DIR = ".audit"
 LOG_NAME = "retrievals.jsonl"
 LOG_REL = f"{LOG_DIR}/{LOG_NAME}"
+_BLOCK = 1 << 20  # bytes read at a time
 MAX_LINE_BYTES = 1 << 20  # a receipt envelope is capped at 256 KiB by Palinode; a delivery row is far smaller
 MAX_PROBLEMS = 200
 _ROTATED_RE = re.compile(r"^retrievals\.jsonl(?:\.(\d+)|[-.]([0-9A-Za-z_-]+))?(\.gz)?$")
@@ -160,17 +161,36 @@ def _log_files(dir_fd: int) -> list[str]:
 
 
 def _lines(handle: IO[bytes]) -> Iterator[bytes | None]:
-    """Each line (None for one over the limit, skipped without being held)."""
+    """Each line, newline kept (None for one longer than MAX_LINE_BYTES, never
+    held whole). Read a block at a time: a readline per row cost 15 µs, four
+    times the JSON parse of the row."""
+    pending = bytearray()  # the start of the current line, never beyond the limit
+    too_long = False
     while True:
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
+        block = handle.read(_BLOCK)
+        if not block:
+            if too_long:
+                yield None
+            elif pending:
+                yield bytes(pending)
             return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = handle.readline(MAX_LINE_BYTES)
-            yield None
-            continue
-        yield line
+        pieces = block.split(b"\n")
+        for piece in pieces[:-1]:  # each of these ends a line
+            if too_long or len(pending) + len(piece) > MAX_LINE_BYTES:
+                yield None
+            elif pending:
+                yield bytes(pending) + piece + b"\n"
+            else:
+                yield piece + b"\n"
+            pending.clear()
+            too_long = False
+        last = pieces[-1]
+        if not too_long:
+            if len(pending) + len(last) > MAX_LINE_BYTES:
+                too_long = True
+                pending.clear()
+            else:
+                pending += last
 
 
 def read_rows(root: str | os.PathLike[str], report: LogReport, since: float | None = None) -> Iterator[Row]:
