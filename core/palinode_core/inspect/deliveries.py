@@ -149,10 +149,10 @@ class DeliveryAudit:
     _window_keys: list[str] = field(default_factory=list)
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        versions = Versions(self.store, self._rev())
+        self._cache = JudgmentCache(getattr(self.store, "cache_dir", None))
+        versions = Versions(self.store, self._rev(), self._cache)
         if versions.note:
             self.log.problem("git", versions.note)
-        self._cache = JudgmentCache(getattr(self.store, "cache_dir", None))
         self._window_keys = [
             window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.min_shared) for w in self.windows
         ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..errors import PalinodeError
 from ..storage.snapshot import GitObjects
 from ..storage.store import Store
+from .judgments import JudgmentCache
 
 _LOG_FMT = "%x1e%H%x1f%at"  # author time, as the report dates requests and operations
 _NO_BLOB = "0" * 40
@@ -30,8 +31,9 @@ class Version:
 
 
 class Versions:
-    def __init__(self, store: Store, rev: str = "HEAD") -> None:
+    def __init__(self, store: Store, rev: str = "HEAD", cache: JudgmentCache | None = None) -> None:
         self._store = store
+        self._cache = cache  # blobs hashed in an earlier run
         self._times: dict[str, list[int]] = {}
         self._entries: dict[str, list[Version | None]] = {}  # None: deleted at that time
         self._parent: dict[str, str] = {}  # renames, as a union-find over paths
@@ -120,14 +122,25 @@ class Versions:
             self._members = {}
             for path in self._entries:
                 self._members.setdefault(self._find(path), []).append(path)
-        for member in self._members.get(family, [family]):
-            for version in self._entries.get(member, ()):
-                if version is None or version.blob in seen:
-                    continue
-                seen.add(version.blob)
+        versions = [
+            v for member in self._members.get(family, [family]) for v in self._entries.get(member, ()) if v is not None
+        ]
+        known = self._cache.hashes(list({v.blob for v in versions})) if self._cache is not None else {}
+        hashed: list[tuple[str, str]] = []
+        for version in versions:  # oldest first within each path: the earliest version of a hash wins
+            if version.blob in seen:
+                continue
+            seen.add(version.blob)
+            digest = known.get(version.blob)
+            if digest is None:
                 data = self.read(version.blob)
-                if data is not None:
-                    table.setdefault(hashlib.sha256(data).hexdigest(), version)
+                if data is None:
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                hashed.append((version.blob, digest))
+            table.setdefault(digest, version)
+        if self._cache is not None:
+            self._cache.put_hashes(hashed)
         return table
 
     def read(self, blob: str) -> bytes | None:

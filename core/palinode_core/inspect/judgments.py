@@ -50,6 +50,8 @@ class JudgmentCache:
             "CREATE TABLE IF NOT EXISTS judged (blob TEXT, path TEXT, window TEXT, kind TEXT, sentence TEXT,"
             " line INTEGER, PRIMARY KEY (blob, path, window)) WITHOUT ROWID"
         )
+        # a blob's bytes never change: the SHA-256 a receipt names is looked up, not read and hashed again
+        db.execute("CREATE TABLE IF NOT EXISTS blob_sha256 (blob TEXT PRIMARY KEY, sha256 TEXT) WITHOUT ROWID")
         db.execute("SELECT COUNT(*) FROM judged WHERE blob = ''").fetchone()  # damage fails here
         return db
 
@@ -88,6 +90,33 @@ class JudgmentCache:
             self._pending.append((blob, path, window, *(j if j is not None else (None, None, None))))
         if len(self._pending) >= _BATCH:
             self.flush()
+
+    def hashes(self, blobs: list[str]) -> dict[str, str]:
+        """The SHA-256 of each blob's bytes, for those already hashed."""
+        if self._db is None or not blobs:
+            return {}
+        found: dict[str, str] = {}
+        try:
+            for start in range(0, len(blobs), 500):  # SQLite's bound on parameters
+                part = blobs[start : start + 500]
+                found.update(
+                    self._db.execute(
+                        f"SELECT blob, sha256 FROM blob_sha256 WHERE blob IN ({','.join('?' * len(part))})", part
+                    ).fetchall()
+                )
+        except sqlite3.Error as exc:
+            self._discard(exc)
+            return {}
+        return found
+
+    def put_hashes(self, pairs: list[tuple[str, str]]) -> None:
+        if self._db is None or not pairs:
+            return
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO blob_sha256 VALUES (?, ?)", pairs)
+            self._db.commit()
+        except sqlite3.Error as exc:
+            self._discard(exc)
 
     def flush(self) -> None:
         if self._db is None or not self._pending:
