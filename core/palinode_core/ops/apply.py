@@ -217,8 +217,9 @@ def commit_files(
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
         sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {})
+        committed = in_head(store, files)  # asked once per commit: each file read back is a git process
         for _ in range(2):
-            if in_head(store, files):
+            if committed:
                 break
             # a rival (a reset, a checkout) reverted part of our write between the check and git reading
             # the files: write what it took again and commit that too, so HEAD holds the whole change
@@ -229,7 +230,8 @@ def commit_files(
                 if f["after"] is not None and current != f["after"]:
                     atomic_write(path, f["after"])
             sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) or sha
-        if not in_head(store, files):
+            committed = in_head(store, files)
+        if not committed:
             raise GitError(f"another process kept changing {name} while it was committed")
     except StalePlan:
         journal.clear(entry)
