@@ -12,8 +12,8 @@ from .forget.requests import RequestState
 from .forget.resolve import Candidate, ForgetPlan
 from .forget.review import ForgetApplied
 from .forget.selection import APPROVE_ALL, REJECT, Choice
-from .inspect.report import ReviewMark, UnderReview
 from .inspect.report_out import FORMATS
+from .inspect.report_review import ReviewMark, UnderReview
 from .inspect.residue import Mention
 from .inspect.timeline import Point
 from .inspect.trace import Pointer, Trace

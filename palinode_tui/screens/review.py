@@ -31,6 +31,7 @@ from .review_view import (
     plan_header,
     semantic_change,
 )
+from .timeline import TimelineScreen
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
@@ -47,10 +48,6 @@ class ReviewScreen(ReviewDecisions):
         self._replan = False  # plan (or read the record) again once the request list is read
         self.knobs: ForgetKnobs | None = None
         self.resolver = "thorough"  # the app's at mount; r switches
-
-    @property
-    def candidate_rows(self) -> list[str]:
-        return self.query_one("#candidates", KeyedTable).keys
 
     def compose(self) -> ComposeResult:
         yield ModeTabs("review")
@@ -199,14 +196,13 @@ class ReviewScreen(ReviewDecisions):
         state = next((st.state for st in self.states if st.path == path), None)
         if self.state_filter not in ("all", state):
             self.state_filter = "all"
-        bar = self.query_one(ListFilter)
-        if self.query_one("#requests", KeyedTable).filter_text:
-            bar.clear()
+        table = self.query_one("#requests", KeyedTable)
+        if table.filter_text:
+            self.query_one(ListFilter).clear()
         if not self.states:  # the list is still being read: it selects and plans this one
             self.current, self.review, self.record, self._replan = path, None, None, True
             return
         self._states_ready(self.states)
-        table = self.query_one("#requests", KeyedTable)
         table.select_key(path)
         table.focus()
         if self.current != path:
@@ -218,8 +214,6 @@ class ReviewScreen(ReviewDecisions):
 
     def action_target_timeline(self) -> None:
         """Enter on a plan target: its timeline; Esc comes back."""
-        from .timeline import TimelineScreen
-
         path = self.query_one("#candidates", KeyedTable).selected_key
         if path is not None:
             self.app.push_screen(TimelineScreen(path))

@@ -26,6 +26,10 @@ class ReviewDecisions(ModeScreen):
     def request_rows(self) -> list[str]:
         return self.query_one("#requests", KeyedTable).keys
 
+    @property
+    def candidate_rows(self) -> list[str]:
+        return self.query_one("#candidates", KeyedTable).keys
+
     def selected_request(self) -> str | None:
         """The request shown, if it is still listed; else None, and said."""
         if self.current is None or self.current not in self.request_rows:

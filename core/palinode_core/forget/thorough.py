@@ -47,15 +47,12 @@ def plan_thorough(
     lexical: bool = False,
 ) -> ForgetPlan:
     knobs = knobs or store.config.forget
-    if not lexical and index.units.coverage()[0]:
-        # the sentences' vectors need numpy: loaded first, the chunk search below uses it too
-        # (5,000 dot products in plain Python were 60 ms of a warm plan at 1k)
-        import numpy  # noqa: F401
+    if not lexical and index.units.coverage()[0]:  # the sentences' vectors need numpy: the chunk search
+        import numpy  # noqa: F401  # uses it too (5,000 dot products in plain Python took 60 ms at 1k)
 
     # Palinode's own plan, for comparison only: its uncommitted-file check is this plan's
     palinode = plan_forget(store, index, request_path, memories, knobs, lexical, check=False)
-    # an archive Palinode planned for a memory is the very plan thorough would make (same
-    # request, reason and trailers): reused, not made again (each costs a git grep)
+    # Palinode's archive of a memory is the very plan thorough makes: reused (each costs a git grep)
     archives = {c.path: c.plan for c in palinode.candidates if c.route == "archive" and c.plan is not None}
     request = palinode.request
     stems = pref_stems_of(request.pref)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import NotAForgetRequest, PalinodeError
 from ..forget.ledger import LEDGER_REL, read_ledger
 from ..forget.requests import Request, find_requests, request_states
-from ..forget.resolve import ForgetPlan, coverage
+from ..forget.resolve import coverage
 from ..ops.subjects import actor_of, parse_subject
 from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
@@ -34,6 +33,7 @@ from ..text.document import parse_document
 from ..text.history import parse_entries
 from ..text.markdown import struck_spans
 from ..text.words import content_words, normalize_pref
+from .report_review import UnderReview, proposed_targets
 from .residue import candidates_for, residue
 
 SCHEMA_ID = "palinode-audit/report/1"
@@ -187,51 +187,6 @@ def _knobs_at(objects: GitObjects, sha: str) -> dict[str, Any] | None:
     }
 
 
-ReviewMark = Literal["approved", "skipped", "waiting"]
-
-
-@dataclass(frozen=True)
-class UnderReview:
-    """A pending request's plan as a reviewer has it open (not applied): its
-    targets go into the report, each marked as the reviewer left it."""
-
-    plan: ForgetPlan
-    marks: Mapping[str, ReviewMark]  # target path -> the reviewer's mark; a target not here waits
-    # a strike target's sentences the reviewer chose (span indices); not here: the plan's own choice
-    spans: Mapping[str, frozenset[int]] = field(default_factory=dict)
-
-
-def _proposed(review: UnderReview) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for cand in review.plan.candidates:
-        if not cand.actionable:
-            continue
-        spans = cand.plan.spans if cand.plan is not None else ()
-        mark = review.marks.get(cand.path, "waiting")
-        chosen = review.spans.get(cand.path, frozenset(cand.plan.selected) if cand.plan is not None else frozenset())
-        if mark == "skipped":
-            chosen = frozenset()  # nothing of a skipped target would be struck
-        rows.append(
-            {
-                "path": cand.path,
-                "route": cand.route,
-                "coverage": None if cand.coverage is None else round(cand.coverage, 4),
-                "decision": f"proposed_{mark}",
-                "decided_by": None,
-                "commit": None,
-                "evidence": {
-                    "shared_words": list(cand.shared_words),
-                    "struck": [sp.text for sp in spans if sp.index in chosen] if cand.route == "strike" else [],
-                    "history_line": None,
-                    "reason": cand.reason,
-                    "rank": cand.rank,
-                },
-                "flags": [],
-            }
-        )
-    return sorted(rows, key=lambda r: r["path"])
-
-
 def _one(
     store: Store,
     objects: GitObjects,
@@ -354,7 +309,7 @@ def _one(
         and not ops
         and not applies
     ):
-        targets = {row["path"]: row for row in _proposed(review)}
+        targets = {row["path"]: row for row in proposed_targets(review)}
         under_review = {
             "resolver": review.plan.resolver,
             "note": "the plan as the reviewer has it open: nothing of it is applied",

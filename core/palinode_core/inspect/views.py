@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..storage.store import Store
     from .deliveries import DeliveryAudit
     from .integrity import Problem
-    from .report import UnderReview
+    from .report_review import UnderReview
     from .residue import Mention
     from .timeline import Point
     from .trace import Trace

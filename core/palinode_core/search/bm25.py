@@ -66,3 +66,32 @@ def open_terms(db: sqlite3.Connection, old_whoosh: Path) -> None:
         db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('rebuild')")
         db.commit()
         shutil.rmtree(old_whoosh, ignore_errors=True)
+
+
+def _phrase(term: str) -> str:  # quoted: no store or query text is ever FTS5 syntax
+    return '"' + term.replace('"', '""') + '"'
+
+
+def ranked(
+    db: sqlite3.Connection, terms: list[str], excluded: set[str], limit: int, pool: int
+) -> list[tuple[float, str, str]]:
+    """The ``limit`` chunks best scored for ``terms``, best first: (score, chunk_id, path).
+    FTS5 finds them (its own order only bounds a huge match); our BM25 ranks them."""
+    docs, total = db.execute("SELECT COUNT(*), SUM(tokens) FROM chunks").fetchone()
+    if not docs:
+        return []
+    weights = {
+        t: idf(
+            docs, db.execute("SELECT COUNT(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (_phrase(t),)).fetchone()[0]
+        )
+        for t in terms
+    }
+    skip = sorted(excluded)
+    rows = db.execute(
+        "SELECT c.chunk_id, c.path, c.text, c.tokens FROM chunk_terms JOIN chunks c"
+        " ON c.rowid = chunk_terms.rowid WHERE chunk_terms MATCH ?"
+        + (f" AND c.status NOT IN ({','.join('?' * len(skip))})" if skip else "")
+        + " ORDER BY bm25(chunk_terms) LIMIT ?",
+        [" OR ".join(map(_phrase, terms)), *skip, pool],
+    ).fetchall()
+    return sorted(scores(rows, weights, (total or 0) / docs), key=lambda r: -r[0])[:limit]

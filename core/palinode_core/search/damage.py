@@ -24,6 +24,21 @@ def is_damage(exc: BaseException) -> bool:
     return not (isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc))
 
 
+def memory_error_is_damage(exc: BaseException, db: sqlite3.Connection | None) -> bool:
+    """SQLite says "out of memory" (a MemoryError) when it reads garbled FTS5
+    segments as huge lengths; that is damage only if the index then fails its
+    own integrity checks (a real shortage of memory is not)."""
+    if not isinstance(exc, MemoryError) or db is None:
+        return False
+    try:
+        if db.execute("PRAGMA quick_check").fetchone() != ("ok",):
+            return True
+        db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('integrity-check')")
+    except (sqlite3.Error, MemoryError):  # the check itself cannot read the segments
+        return True
+    return False
+
+
 def describe(exc: BaseException) -> str:
     """One line: the kind of damage, whole (never cut mid-sentence)."""
     text = " ".join(str(exc).split())

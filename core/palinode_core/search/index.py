@@ -86,21 +86,8 @@ class SearchIndex:
         self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel, self.units.vectors_added)
 
     def _unsound(self, exc: BaseException) -> bool:
-        """SQLite says "out of memory" (a MemoryError) when it reads garbled FTS5
-        segments as huge lengths; that is damage only if the index then fails
-        its own integrity checks (a real shortage of memory is not)."""
-        if not isinstance(exc, MemoryError) or getattr(self, "_db", None) is None:
-            return False
-        try:
-            with self._lock:
-                if self._db.execute("PRAGMA quick_check").fetchone() != ("ok",):
-                    return True
-                self._db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('integrity-check')")
-        except sqlite3.Error:
-            return True
-        except MemoryError:  # the check itself cannot read the segments
-            return True
-        return False
+        with self._lock:
+            return damage.memory_error_is_damage(exc, getattr(self, "_db", None))
 
     def _discard(self, exc: BaseException) -> None:
         """Throw the damaged index away and open an empty one (the next update refills it)."""
@@ -422,32 +409,8 @@ class SearchIndex:
         if not terms:
             return []
 
-        def phrase(term: str) -> str:  # quoted: no store or query text is ever FTS5 syntax
-            return '"' + term.replace('"', '""') + '"'
-
-        skip = sorted(excluded)
         with self._lock:
-            docs, total = self._db.execute("SELECT COUNT(*), SUM(tokens) FROM chunks").fetchone()
-            if not docs:
-                return []
-            weights = {
-                t: bm25.idf(
-                    docs,
-                    self._db.execute(
-                        "SELECT COUNT(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (phrase(t),)
-                    ).fetchone()[0],
-                )
-                for t in terms
-            }
-            # FTS5 finds the chunks (its own order only bounds a huge match); ours ranks them
-            rows = self._db.execute(
-                "SELECT c.chunk_id, c.path, c.text, c.tokens FROM chunk_terms JOIN chunks c"
-                " ON c.rowid = chunk_terms.rowid WHERE chunk_terms MATCH ?"
-                + (f" AND c.status NOT IN ({','.join('?' * len(skip))})" if skip else "")
-                + " ORDER BY bm25(chunk_terms) LIMIT ?",
-                [" OR ".join(map(phrase, terms)), *skip, max(limit, RESCORE_POOL)],
-            ).fetchall()
-        scored = sorted(bm25.scores(rows, weights, (total or 0) / docs), key=lambda r: -r[0])[:limit]
+            scored = bm25.ranked(self._db, terms, excluded, limit, max(limit, RESCORE_POOL))
         if not scored:
             return []
         top = scored[0][0] or 1.0
