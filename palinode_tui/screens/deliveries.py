@@ -32,7 +32,10 @@ MAX_ROWS = 2000  # listed; the counts in the title are complete
 def delivery_record(session: Any, request: str) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
     """(this request's classified deliveries, its summary, what to say about the log): one pass."""
     audit = session.deliveries(request=request)
-    rows = [r for r in audit.rows() if r["class"] != "unrelated"][:MAX_ROWS]
+    rows: list[dict[str, Any]] = []
+    for record in audit.rows(unrelated=False):  # every row is read, so the summary counts them all
+        if len(rows) < MAX_ROWS:
+            rows.append(record)
     return rows, audit.summary().get(request, {}), audit.log.notes() + audit.log.problems[:3]
 
 

@@ -14,6 +14,7 @@ import io
 import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import PalinodeError, UsageError
@@ -194,9 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     if "raw" in data or "stream" in data:  # rendered output, already inert (every store string escaped)
         try:
-            for chunk in data["stream"] if "stream" in data else (data["raw"],):
-                sys.stdout.write(chunk)
-            sys.stdout.flush()
+            _write_batched(data["stream"] if "stream" in data else (data["raw"],))
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (PalinodeError, OSError, ValueError) as exc:  # raised while streaming: what was written stands
@@ -212,3 +211,24 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader (a pager, `head`) stopped early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way
+
+
+def _write_batched(chunks: Iterable[str], size: int = 1 << 16, every: float = 0.2) -> None:
+    """Write a stream in blocks of about ``size`` characters, or whatever came
+    within ``every`` seconds: a million one-line writes cost more than the
+    work behind them when stdout is unbuffered (PYTHONUNBUFFERED, -u), and a
+    reader of a slow stream still sees it move."""
+    pending: list[str] = []
+    held = 0
+    last = time.monotonic()
+    for chunk in chunks:
+        pending.append(chunk)
+        held += len(chunk)
+        if held >= size or time.monotonic() - last >= every:
+            sys.stdout.write("".join(pending))
+            sys.stdout.flush()
+            pending.clear()
+            held = 0
+            last = time.monotonic()
+    sys.stdout.write("".join(pending))
+    sys.stdout.flush()

@@ -19,13 +19,12 @@ deliver it; rows are streamed, so memory grows with the store, not the log."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..forget.evidence import PROPOSE, fuse, pref_stems_of
+from ..forget.evidence import pref_stems_of
 from ..forget.leak import memory_leaks
 from ..forget.requests import Request, find_requests, request_states
 from ..ops.subjects import parse_subject
@@ -33,50 +32,22 @@ from ..storage.memory import Memory
 from ..storage.snapshot import memory_from_bytes
 from ..storage.store import Store
 from ..text.stem import stem
+from .delivery_records import (
+    CLASSES,
+    KEPT,
+    MAX_LISTED,
+    JsonCodes,
+    Mention,
+    Part,
+    Timeline,
+    Window,
+    own_fields,
+    own_json,
+)
 from .delivery_versions import Version, Versions
 from .judgments import JudgmentCache, window_key
 from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
 from .retrieval_log import LogReport, Row, read_rows
-
-CLASSES = ("before_request", "exposure_window", "leak", "delivered_retracted", "unrelated")
-_GRAVITY = {"leak": 4, "exposure_window": 3, "delivered_retracted": 2, "before_request": 1}
-MAX_LISTED = 50  # rows per class a summary lists (the counts are complete)
-
-
-@dataclass(frozen=True)
-class Window:
-    """A request's timeline: filed, then applied (None: not yet)."""
-
-    request: Request
-    filed: float | None
-    filed_date: str | None
-    applied: float | None
-    applied_date: str | None
-    applied_commit: str | None
-    stems: frozenset[str]
-
-    @property
-    def min_shared(self) -> int:
-        """How many of the preference's stems one unit must share to carry it
-        without vectors (fuse grows with the share); more than all: never."""
-        n = len(self.stems)
-        return next((k for k in range(1, n + 1) if fuse(k / n, None) >= PROPOSE), n + 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "request": self.request.path,
-            "rid": self.request.rid,
-            "from": self.filed_date,
-            "to": self.applied_date,
-            "applied_commit": self.applied_commit,
-        }
-
-
-@dataclass(frozen=True)
-class Mention:
-    kind: str  # live | retracted
-    sentence: str
-    line: int
 
 
 def request_windows(store: Store, memories: Mapping[str, Memory], requests: list[Request]) -> list[Window]:
@@ -140,15 +111,33 @@ class DeliveryAudit:
     since: float | None = None
     until: float | None = None  # as of a past point: rows after it are not considered
     log: LogReport = field(default_factory=LogReport)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    listed: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    _tally: dict[tuple[int, str], int] = field(default_factory=dict)  # (window, class) -> rows
+    _listed: dict[tuple[int, str], list[dict[str, Any]]] = field(default_factory=dict)  # the first MAX_LISTED
     matches: dict[str, int] = field(default_factory=dict)
     _judged: dict[tuple[str, str], dict[int, Mention]] = field(default_factory=dict)  # blob, path -> window
     _pattern: re.Pattern[str] | None = None
     _cache: JudgmentCache = field(default_factory=lambda: JudgmentCache(None))
     _window_keys: list[str] = field(default_factory=list)
+    _timelines: dict[tuple[Any, ...], Timeline] = field(default_factory=dict)
 
-    def rows(self) -> Iterator[dict[str, Any]]:
+    def rows(self, unrelated: bool = True) -> Iterator[dict[str, Any]]:
+        """Each log row's record: the row's own fields, then what it delivered
+        and its class (``unrelated=False``: only rows carrying a preference;
+        every row is still read, counted and summarised)."""
+        for row, part in self._parts():
+            if unrelated or part.tally is not None:
+                yield {**own_fields(row), **part.judged}
+
+    def json_rows(self) -> Iterator[str]:
+        """Each record of ``rows()`` as one line of ASCII JSON (every character
+        outside ASCII a ``\\u`` escape, inert in a terminal). What a delivered
+        version was judged to carry is encoded once per version and class, and
+        each value logged again and again (a path, a session) once."""
+        codes = JsonCodes()
+        for row, part in self._parts():
+            yield own_json(row, codes) + part.encoded
+
+    def _parts(self) -> Iterator[tuple[Row, Part]]:
         self._cache = JudgmentCache(getattr(self.store, "cache_dir", None))
         versions = Versions(self.store, self._rev(), self._cache)
         if versions.note:
@@ -161,7 +150,7 @@ class DeliveryAudit:
                 if self.until is not None and row.epoch > self.until:
                     self.log.skip("after the point shown")
                     continue
-                yield self._record(row, versions)
+                yield row, self._record(row, versions)
         finally:
             versions.close()
             self._cache.close()
@@ -172,48 +161,31 @@ class DeliveryAudit:
         as_of = getattr(self.store, "as_of", None)
         return as_of.commit if as_of else "HEAD"
 
-    def _record(self, row: Row, versions: Versions) -> dict[str, Any]:
+    def _record(self, row: Row, versions: Versions) -> Part:
+        """What the row delivered and its class."""
         version, match, note = _locate(row, versions)
-        cls, window, mention = "unrelated", None, None
-        if version is not None:
-            for i, found in self._judge(version, versions).items():
-                w = self.windows[i]
-                c = _class_of(found, row.epoch, w)
-                if _GRAVITY[c] > _GRAVITY.get(cls, 0):
-                    cls, window, mention = c, w, found
         self.matches[match] = self.matches.get(match, 0) + 1
-        record = {
-            "log": row.log,
-            "line": row.line,
-            "timestamp": row.timestamp,
-            "file_path": row.file_path,
-            "session_id": row.session_id,
-            "bundle_id": row.bundle_id,
-            "chunk_id": row.chunk_id,
-            "mode": row.mode,
-            "source": row.source,
-            "query": row.query,
-            "class": cls,
-            "revision_match": match,
-            "revision_basis": row.revision_basis,
-            "revision": row.revision,
-            "path": version.path if version else row.rel,
-            "commit": version.commit if version else None,
-            "blob": version.blob if version else None,
-            "request": window.request.path if window else None,
-            "rid": window.request.rid if window else None,
-            "sentence": mention.sentence if mention else None,
-            "sentence_line": mention.line if mention else None,
-            "sentence_sha256": hashlib.sha256(mention.sentence.encode()).hexdigest() if mention else None,
-            "note": note,
-        }
-        if window is not None:
-            counts = self.counts.setdefault(window.request.path, {})
-            counts[cls] = counts.get(cls, 0) + 1
-            listed = self.listed.setdefault(window.request.path, {}).setdefault(cls, [])
-            if len(listed) < MAX_LISTED:
-                listed.append(record)
-        return record
+        # by identity: a version is one object for the whole run, and hashing its fields costs more
+        key = (id(version), None if version else row.rel, match, note)
+        timeline = self._timelines.get(key)
+        if timeline is None:
+            if len(self._timelines) >= KEPT:
+                self._timelines.clear()
+            timeline = self._timelines[key] = Timeline(
+                self.windows,
+                self._judge(version, versions) if version is not None else {},
+                version,
+                match,
+                note,
+                row.rel,
+            )
+        part = timeline.part(row.epoch)
+        if part.tally is not None:
+            n = self._tally.get(part.tally, 0)
+            self._tally[part.tally] = n + 1
+            if n < MAX_LISTED:
+                self._listed.setdefault(part.tally, []).append({**own_fields(row), **part.judged})
+        return part
 
     def _judge(self, version: Version, versions: Versions) -> dict[int, Mention]:
         """For each request (by index), the first mention of its preference in
@@ -289,8 +261,8 @@ class DeliveryAudit:
         """Per request: counts per class, the exposure window, and the first rows of each class."""
         out: dict[str, Any] = {}
         for w in self.windows:
-            counts = self.counts.get(w.request.path, {})
-            listed = self.listed.get(w.request.path, {})
+            counts = {c: n for (i, c), n in self._tally.items() if self.windows[i] is w}
+            listed = {c: rows for (i, c), rows in self._listed.items() if self.windows[i] is w}
             out[w.request.path] = {
                 "window": w.to_dict(),
                 "counts": {c: counts.get(c, 0) for c in CLASSES if c != "unrelated"},
@@ -322,16 +294,6 @@ def _locate(row: Row, versions: Versions) -> tuple[Version | None, str, str | No
         why = "never committed" if not versions.known(path) else "not committed yet, or deleted, at that time"
         return None, "unknown", f"{path}: {why}"
     return version, "inferred", None
-
-
-def _class_of(found: Mention, epoch: float, w: Window) -> str:
-    if found.kind == "retracted":
-        return "delivered_retracted"
-    if w.filed is not None and epoch < w.filed:
-        return "before_request"
-    if w.applied is None or epoch < w.applied:
-        return "exposure_window"
-    return "leak"
 
 
 def delivery_audit(

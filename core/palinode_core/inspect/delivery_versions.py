@@ -20,6 +20,7 @@ from .judgments import JudgmentCache
 
 _LOG_FMT = "%x1e%H%x1f%at"  # author time, as the report dates requests and operations
 _NO_BLOB = "0" * 40
+_EXACT_KEPT = 100_000  # receipts answered from memory at once (memory stays bounded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Versions:
         self._parent: dict[str, str] = {}  # renames, as a union-find over paths
         self._hashed: dict[str, dict[str, Version]] = {}  # family -> sha256 -> earliest version
         self._members: dict[str, list[str]] | None = None  # family -> paths, built on first need
+        self._exact: dict[tuple[str, str], Version | None] = {}  # (path, sha256) asked -> answer
         self._objects: GitObjects | None = None
         self.note: str | None = None
         try:
@@ -109,11 +111,17 @@ class Versions:
 
     def exact(self, path: str, sha256: str) -> Version | None:
         """The version of ``path`` (renames followed) whose bytes hash to ``sha256``."""
+        key = (path, sha256)
+        if key in self._exact:
+            return self._exact[key]
         family = self._find(path)
         table = self._hashed.get(family)
         if table is None:
             table = self._hashed[family] = self._hash_family(family)
-        return table.get(sha256.lower())
+        if len(self._exact) >= _EXACT_KEPT:
+            self._exact.clear()
+        found = self._exact[key] = table.get(sha256.lower())
+        return found
 
     def _hash_family(self, family: str) -> dict[str, Version]:
         table: dict[str, Version] = {}
