@@ -5,6 +5,7 @@ and the record's fields, as a dict and as JSON made fast for a million rows."""
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import math
@@ -35,7 +36,7 @@ class Window:
     applied_commit: str | None
     stems: frozenset[str]
 
-    @property
+    @functools.cached_property  # asked once per unit of every version judged
     def min_shared(self) -> int:
         """How many of the preference's stems one unit must share to carry it
         without vectors (fuse grows with the share); more than all: never."""
