@@ -123,6 +123,59 @@ def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_pa
     assert step.ours.files[REL].endswith("\n\n" + body)
 
 
+@pytest.mark.parametrize("body", [
+    "Diary.\n\n- The printer is jammed again, and I love Zanzibar coffee.\n- Nothing else.\n",
+    "Diary.\n\n* The printer is jammed again, and I love Zanzibar coffee. <!-- fact:k1 -->\n",
+    "Diary.\n\n  - The printer is jammed again, and I love Zanzibar coffee.\n  - Tea.\n",
+], ids=["dash", "star-fact-comment", "indented"])
+def test_a_list_items_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_path, body):
+    """The closing-clause form inside a list item (docs/format.md): the strike
+    opens inside the item, and Palinode 0.23's own unretract restores it byte
+    for byte, as ours does."""
+    from palinode_core.text.markdown import marker_for, strike
+    from palinode_core.text.units import clause_tail_span, clauses, memory_units
+
+    unit = next(u for u in memory_units(body, {}) if "Zanzibar" in u.text)
+    assert unit.span is not None and unit.span.kind == "list_item"
+    span = clause_tail_span(body, unit.span, clauses(unit.text)[-1].start, 0)
+    assert span is not None and span.text == "I love Zanzibar coffee."
+    struck = strike(body, [span], marker_for("2025-06-01", "8057db09"))
+    assert "and ~~I love Zanzibar coffee.~~ [RETRACTED 2025-06-01 r:8057db09]." in struck
+    step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
+    assert step.pal.files[REL].endswith("\n\n" + body)
+    assert step.ours.files[REL].endswith("\n\n" + body)
+
+
+@pytest.mark.parametrize("body, pieces", [
+    ("Diary.\n\n- The printer is jammed. I love Zanzibar coffee. Nothing else.\n- Tea.\n",
+     ["I love Zanzibar coffee."]),
+    ("Diary.\n\n- I love Zanzibar coffee. The printer is jammed, and I love Zanzibar coffee.\n",
+     ["I love Zanzibar coffee.", "I love Zanzibar coffee."]),
+    ("Diary.\n\n* Tea first. I love Zanzibar coffee. Then work. <!-- fact:k1 -->\n",
+     ["I love Zanzibar coffee."]),
+], ids=["middle", "first-and-closing-clause", "star-fact-comment"])
+def test_sentences_struck_inside_a_list_item_are_undone_exactly_by_the_package(driver, tmp_path, body, pieces):
+    """Sentences (and a closing clause) struck on their own inside a list
+    item that holds others (docs/format.md): Palinode 0.23's own unretract
+    restores them byte for byte, as ours does."""
+    from palinode_core.text.markdown import marker_for, strike
+    from palinode_core.text.units import inner_span, memory_units
+
+    unit = next(u for u in memory_units(body, {}) if "Zanzibar" in u.text)
+    spans, at = [], 0
+    for piece in pieces:
+        at = unit.text.index(piece, at)
+        span = inner_span(body, unit.span, at, at + len(piece), len(spans))
+        assert span is not None
+        spans.append(span)
+        at += len(piece)
+    struck = strike(body, spans, marker_for("2025-06-01", "8057db09"))
+    assert struck.count("~~I love Zanzibar coffee.~~ [RETRACTED 2025-06-01 r:8057db09].") == len(pieces)
+    step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
+    assert step.pal.files[REL].endswith("\n\n" + body)
+    assert step.ours.files[REL].endswith("\n\n" + body)
+
+
 # Issue 24, finding 9: a body with the user's own unpaired ``~~`` beside the struck sentence.
 DANGLING = [
     "~~ I love Zanzibar coffee. The cat sleeps.",  # the struck sentence begins with it: ~~~~ I love…~~

@@ -181,15 +181,26 @@ def narrowed_store(tmp_path: Path, body: str) -> tuple[Path, Session]:
     return root, Session(Store(root, clock=Clock()), vectors=False)
 
 
-@pytest.mark.parametrize("resolver", ["palinode", "thorough"])
-def test_redo_strikes_exactly_the_approved_spans(tmp_path, resolver):
-    """One sentence of three approved (Palinode's walker), or a clause (the
-    thorough resolver): the undo unstrikes it, the redo strikes that again and
-    nothing more, and a file changed under it refuses the redo."""
-    body = ("I met Ann Lee at school. Ann Lee likes oolong tea. The weather held; Ann Lee ran home."
-            if resolver == "palinode" else
-            "I know Ann Lee from school, but the bakery closed early. We bought bread. The bus was late. "
-            "The park was green. Music played loud. Ann Lee likes oolong tea.")
+_REST = " We bought bread. The bus was late. The park was green. Music played loud. Ann Lee likes oolong tea."
+REDO_BODIES = {
+    "palinode": "I met Ann Lee at school. Ann Lee likes oolong tea. The weather held; Ann Lee ran home.",
+    "thorough": "I know Ann Lee from school, but the bakery closed early." + _REST,
+    "thorough-closing": "The bakery closed early, but I know Ann Lee from school." + _REST,
+    "thorough-list-item": "Errands.\n\n- The bakery closed early, but I know Ann Lee from school.\n-"
+    + "\n-".join(_REST.split(".")[:-1]) + ".\n",
+    "thorough-list-item-sentence": "Errands.\n\n- The bakery closed early. I know Ann Lee from school. We left.\n-"
+    + "\n-".join(_REST.split(".")[:-1]) + ".\n",
+}
+
+
+@pytest.mark.parametrize("case", list(REDO_BODIES))
+def test_redo_strikes_exactly_the_approved_spans(tmp_path, case):
+    """One sentence of three approved (Palinode's walker), or a leading or
+    closing clause, of a sentence or a list item (the thorough resolver): the
+    undo unstrikes it, the redo strikes that again and nothing more, and a
+    file changed under it refuses the redo."""
+    resolver = case.split("-")[0]
+    body = REDO_BODIES[case]
     root, session = narrowed_store(tmp_path, body)
     knobs = session.forget_knobs().with_overrides(min_target_coverage=0.9)
     plan = session.plan("insights/forget-ann.md", knobs, index=session.update_index(), resolver=resolver)

@@ -169,13 +169,31 @@ def test_residue_counts_a_label_naming_the_preference(store, embedder):
                and leak.text.startswith("summary: ") for leak in leaks), leaks
 
 
-def test_a_list_item_struck_whole_with_other_sentences_waits_for_a_person(store, embedder):
+def test_a_sentence_of_a_list_item_is_struck_alone_and_undone_exactly(store, embedder):
+    """A list item holding other sentences is not struck whole (that would
+    take "Fix the gate" too): the sentence carrying the preference is struck
+    on its own, pre-approved by its own words, and a withdrawal restores the
+    file byte for byte."""
     root, files = store
     session = Session.open(root, clock=Clock(), embedder=embedder)
     session.update_index()
     todo = session.plan("insights/forget-rail.md").candidate("projects/todo.md")
-    assert todo.route == "strike" and not todo.preapproved
-    assert "list item holds other sentences" in todo.reason
-    assert [s.collateral for s in todo.plan.spans] == ["Fix the gate before the storm."]
+    assert todo.route == "strike" and todo.preapproved
+    assert "a sentence of a list item struck on its own" in todo.reason
+    assert [(s.text, s.collateral) for s in todo.plan.spans] == [("I build a model railway in the loft.", None)]
     session.apply_forget(session.plan("insights/forget-rail.md"))
+    text = (root / "projects/todo.md").read_text()
+    assert "- Fix the gate before the storm. ~~I build a model railway in the loft.~~ [RETRACTED" in text
+    session.refresh()
+    session.apply_withdraw(session.plan_withdraw("insights/forget-rail.md"))
     assert (root / "projects/todo.md").read_text() == files["projects/todo.md"]
+
+
+def test_a_list_items_sentence_beside_a_strikethrough_is_offered_whole():
+    from palinode_core.text.units import inner_span
+
+    for body in ("Errands.\n\n- ~~Old.~~ kept. Fix the gate. I build a model railway in the loft.\n",
+                 "Errands.\n\n- ~~Old.~~\n- Fix the gate. I build a model railway in the loft.\n"):
+        unit = next(u for u in memory_units(body, {}) if "Fix the gate" in u.text)
+        at = unit.text.index("I build")
+        assert inner_span(body, unit.span, at, len(unit.text), 0) is None, body

@@ -182,3 +182,18 @@ def _recorded_fields(value, golden):
         return [_recorded_fields(v, g) for v, g in zip(value, golden, strict=True)]
     return value
     assert any(c["route"] == "archive" for p in golden.values() for c in p["candidates"])
+
+
+@pytest.mark.parametrize("item, pref, whose", [
+    # its first sentence reads like "Priya keeps bees": the sentence carrying the preference is the user's
+    ("Rehearses part-songs with forty other men. I sing tenor in a male voice choir.",
+     "I sing tenor in a male voice choir", "user"),
+    ("Fix the gate. Ana Sousa wants to rent a flat in Rotterdam.", "I rent a flat in Rotterdam", "other"),
+    ("I fixed the gate. Ana Sousa wants to rent a flat in Rotterdam.", "I rent a flat in Rotterdam", "other"),
+    ("I rent a flat in Rotterdam.", "I rent a flat in Rotterdam", "user"),
+])
+def test_a_list_item_is_judged_by_the_sentences_carrying_the_preference(item, pref, whose):
+    from palinode_core.forget.evidence import unit_subject
+
+    unit = next(u for u in memory_units(f"Notes.\n\n- {item}\n", {}) if u.kind == "list_item")
+    assert unit_subject(unit, False, pref_stems_of(pref), pref) == whose

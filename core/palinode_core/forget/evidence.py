@@ -16,7 +16,8 @@ from typing import Any
 
 from ..search.unit_index import SIM_FLOOR
 from ..text.stem import stem_tokens, stems
-from .subject import _NOT_NAMES, _TOKEN_RE, Subject
+from ..text.units import Unit, item_sentences
+from .subject import _NOT_NAMES, _TOKEN_RE, Subject, subject_of
 
 # Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
 # logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
@@ -179,3 +180,16 @@ def lexical_evidence(
 
 def pref_stems_of(pref: str) -> frozenset[str]:
     return frozenset(stems(pref))
+
+
+def unit_subject(unit: Unit, memory_other: bool, pref_stems: frozenset[str], pref: str) -> Subject:
+    """Whose fact a unit states. A list item holding several sentences is
+    judged by those sharing a word with the preference (its first sentence
+    may be about anything): the user's if any of them is."""
+    if unit.kind == "list_item":
+        sentences = [unit.text[a:b] for a, b in item_sentences(unit.text)]
+        carrying = [t for t in sentences if lexical_evidence(t, pref_stems, pref)[2]]
+        if 0 < len(carrying) < len(sentences):
+            subjects = {subject_of(t, memory_other, pref_stems) for t in carrying}
+            return "user" if "user" in subjects else "other" if "other" in subjects else "none"
+    return subject_of(unit.text, memory_other, pref_stems)

@@ -15,9 +15,18 @@ from typing import Any
 from ..search.index import SearchIndex
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
-from .evidence import P_FLOOR, PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities
+from .evidence import (
+    P_FLOOR,
+    PROPOSE,
+    Evidence,
+    fuse,
+    lexical_evidence,
+    partial_mention,
+    pref_entities,
+    unit_subject,
+)
 from .resolve import SemanticCoverage
-from .subject import memory_is_other, subject_of
+from .subject import memory_is_other
 
 ANCHOR_SIM = 0.5  # a neighbour (anchor) sentence is at least this near the preference
 SEMANTIC_NEAR = 0.4  # a unit this near the preference or an anchor is read (below P_ZERO nothing is proposed)
@@ -167,7 +176,7 @@ def read_memories(
         for unit in units:
             if probe.search(unit.text) or (sims is not None and sims[cursor] >= P_FLOOR):
                 shared, names, lex = lexical_evidence(unit.text, stems, pref)
-                lex_rows.append((shared, names, lex, subject_of(unit.text, other, stems)))
+                lex_rows.append((shared, names, lex, unit_subject(unit, other, stems, pref)))
             else:  # none of the preference's stems and far in meaning: scores 0 whatever its subject
                 lex_rows.append(((), (), 0.0, "none"))
             cursor += 1

@@ -23,11 +23,11 @@ from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from .evidence import Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of
+from .evidence import Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of, unit_subject
 from .gather import candidate_paths
 from .ledger import record
 from .requests import Request
-from .subject import memory_is_other, subject_of
+from .subject import memory_is_other
 
 LeakKind = Literal["live", "struck", "archived", "unforgettable"]
 
@@ -107,7 +107,7 @@ def memory_leaks(
             (),
             lex,
             sim,
-            subject_of(unit.text, other, stems),
+            unit_subject(unit, other, stems, request.pref),
             fuse(lex, sim, bool(_names)),
             unit.field,
         )

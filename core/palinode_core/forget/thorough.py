@@ -9,15 +9,13 @@ when a unit carries every word of it); otherwise the sentences and list items
 that carry it are struck, a clause at a time where the rest of the sentence is
 about something else and a restorable form exists (a leading clause, or a
 closing one on its own line: docs/format.md); mentions striking cannot reach
-are listed as unforgotten. A partial mention, a paraphrase, a list item holding
-other sentences and an uncuttable compound wait for a person. Facts about a
+are listed as unforgotten (narrow.py). A partial mention, a paraphrase and an
+uncuttable compound wait for a person. Facts about a
 named other person and words inside a name never count; guards say why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import replace
 
 from ..ops import lifecycle
 from ..ops.plan import Plan
@@ -26,14 +24,14 @@ from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import Region, Span
-from ..text.units import Unit, clause_span, clause_tail_span, clauses
+from ..text.units import Unit
 from ..text.words import normalize_pref
-from .evidence import Evidence, lexical_evidence, pref_stems_of
+from .evidence import Evidence, pref_stems_of
 from .gather import Read, candidate_paths, read_memories
+from .narrow import narrowest
 from .requests import Request
 from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
 _SUBJECT_FIELDS = ("name", "title")
 
@@ -264,17 +262,17 @@ def _strike(
             regions.append(_region(memory, unit))
             continue
         assert unit.span is not None
-        span, note, clean = _narrowest(unit, ev, request, len(spans), memory.body)
-        spans.append(span)
-        if note:
-            notes.append(note)
         if ev.partial:
             notes.append(
                 f"line {unit.line}: a partial mention (names {', '.join(ev.partial)} without the rest): "
                 "proposed, a person decides"
             )
-        if clean and ev.preapproved:
-            chosen.add(span.index)
+        for cut in narrowest(unit, ev, request, len(spans), memory):
+            spans.append(cut.span)
+            if cut.note:
+                notes.append(cut.note)
+            if cut.clean and cut.evidence.preapproved:
+                chosen.add(cut.span.index)
     if not spans:
         plan = lifecycle.plan_retract(
             store,
@@ -326,50 +324,6 @@ def _strike(
         reason += "; " + "; ".join(notes)
     return Candidate(
         memory.rel, 0, read.found_via, shared, cov, "strike", reason, plan, ("thorough",), evidence, bool(chosen)
-    )
-
-
-def _narrowest(unit: Unit, ev: Evidence, request: Request, index: int, body: str) -> tuple[Span, str | None, bool]:
-    """The unit's span, cut to its leading or closing clauses when the rest
-    of the sentence is about something else. ``clean`` is False when an
-    unrelated clause cannot be kept (it sits between, or the tail cannot be
-    struck restorably): the reviewer chooses."""
-    span = unit.span
-    assert span is not None
-    parts = clauses(span.text)
-    stems = pref_stems_of(request.pref)
-    whole = replace(span, index=index, collateral=None)
-    if span.kind == "list_item" and ev.shared:  # struck whole: every other sentence in it goes too
-        others = [t for t in _SENTENCE_END_RE.split(span.text) if t and not lexical_evidence(t, stems, request.pref)[2]]
-        if others:
-            gone = " ".join(others)
-            note = (
-                f"line {span.line}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
-            )
-            return replace(whole, collateral=gone), note, False
-    if len(parts) < 2 or not ev.shared:
-        return whole, None, True  # one clause, or a paraphrase: no words to tell the clauses apart by
-    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
-    if all(related):
-        return whole, None, True
-    keep = len(related) - related[::-1].index(True)  # clauses up to the last related one
-    unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
-    if all(related[:keep]) and not any(related[keep:]):
-        cut = clause_span(span, parts[keep - 1].sep_end, index)
-        return cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True
-    opens = related.index(True)  # the related clauses close the sentence: strike its tail
-    tail = clause_tail_span(body, span, parts[opens].start, index) if all(related[opens:]) else None
-    if tail is not None:
-        return tail, f"line {span.line}: clause strike keeps {unrelated!r}", True
-    whole = replace(whole, collateral=unrelated)
-    return (
-        whole,
-        (
-            f"line {span.line}: the clause cannot be separated cleanly (it sits between others, spans a line "
-            f"break or shares its paragraph with another strike); striking the sentence would also remove "
-            f"{unrelated!r}: the reviewer chooses"
-        ),
-        False,
     )
 
 

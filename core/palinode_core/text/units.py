@@ -94,23 +94,38 @@ def clauses(sentence: str) -> list[Clause]:
     return out
 
 
+_ITEM_SENTENCE_RE = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.S)  # its end kept
+
+
+def item_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a list item's text (a terminator then a blank ends one)."""
+    return [(m.start(), m.end()) for m in _ITEM_SENTENCE_RE.finditer(text)]
+
+
 def clause_tail_span(body: str, span: Span, offset: int, index: int) -> Span | None:
     """A strike of a sentence's closing clauses, from ``offset`` (where a
     clause opens) to the sentence end: "X, and ~~I ...~~ [RETRACTED d r:id]."
-    Palinode 0.23's unretract (the leftmost ``~~`` of the line, non-greedy to
-    the marker) and our reader (the nearest ``~~`` on the marker's line)
-    restore it byte for byte only when the clause sits on one line and nothing
-    before it in its paragraph holds a ``~~``: otherwise None (offer the
-    sentence). Never inside a list item, which Palinode strikes whole."""
-    text = span.text[offset:]
-    start = span.start + offset
-    if span.kind != "sentence" or "\n" in text or body[start : span.end] != text:
+    (see inner_span: None when no reader would restore it)."""
+    return inner_span(body, span, offset, len(span.text), index)
+
+
+def inner_span(body: str, span: Span, start: int, end: int, index: int) -> Span | None:
+    """A strike of ``span.text[start:end]`` alone: a closing clause, or a
+    sentence inside a list item. Palinode 0.23's unretract (the leftmost
+    ``~~`` of the line, non-greedy to the marker) and our reader (the nearest
+    ``~~`` on the marker's line) restore it byte for byte only when it sits
+    on one line and nothing before it in its paragraph holds a ``~~``:
+    otherwise None (offer the whole). The strike opens inside a list item,
+    not after its bullet, so every reader takes the same ``~~`` (a fact
+    comment after the item stays after the marker)."""
+    text = span.text[start:end]
+    at = span.start + start
+    if span.kind not in ("sentence", "list_item") or not text or "\n" in text or body[at : at + len(text)] != text:
         return None
-    if "~~" in body[body.rfind("\n\n", 0, start) + 1 : span.end]:
+    if "~~" in body[body.rfind("\n\n", 0, at) + 1 : span.end]:
         return None
-    return Span(
-        index, "clause", start, span.end, span.end, text, "", span.line + span.text[:offset].count("\n"), False, None
-    )
+    line = span.line + span.text[:start].count("\n")
+    return Span(index, "clause", at, at + len(text), at + len(text), text, "", line, False, None)
 
 
 def clause_span(span: Span, through: int, index: int) -> Span:

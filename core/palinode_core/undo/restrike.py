@@ -13,7 +13,7 @@ from ..ops.plan import Plan
 from ..storage.store import Store
 from ..text.document import parse_document
 from ..text.markdown import Span, StruckSpan, struck_spans, unstrike
-from ..text.units import clause_span, memory_units
+from ..text.units import clause_span, inner_span, memory_units
 from ..text.words import retraction_id
 
 
@@ -66,18 +66,26 @@ def restrike(
     units = [u.span for u in memory_units(body, {}) if u.span is not None]
     spans: list[Span] = []
     for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
-        fits = [u for u in units if u.text.startswith(text)]  # the whole unit, or its leading clauses
+        # (unit, where the strike opened in it): the whole unit or its leading clauses (0), else a
+        # closing clause or a sentence inside a list item
+        fits = [(u, at) for u in units for at in _places(u.text, text)]
         if body == original:  # unchanged since: the very places it struck
-            fits = [u for u in fits if u.start == start]
-        if len(fits) != 1:
+            fits = [(u, at) for u, at in fits if u.start + at == start]
+        inner = None
+        if len(fits) == 1 and fits[0][1]:
+            inner = inner_span(body, fits[0][0], fits[0][1], fits[0][1] + len(text), index)
+        if len(fits) != 1 or (fits[0][1] and inner is None):
             raise StalePlan(
                 f"{path} changed since {short}: cannot find exactly the sentence it struck "
                 f"({text[:60]!r}); re-plan the request instead"
             )
-        unit = fits[0]
-        spans.append(
-            replace(unit, index=index, collateral=None) if unit.text == text else clause_span(unit, len(text), index)
-        )
+        unit = fits[0][0]
+        if inner is not None:
+            spans.append(inner)
+        elif unit.text == text:
+            spans.append(replace(unit, index=index, collateral=None))
+        else:
+            spans.append(clause_span(unit, len(text), index))
     plan = lifecycle.plan_retract(
         store,
         path,
@@ -94,3 +102,12 @@ def restrike(
     if struck_now is not None and struck_now - earlier != Counter(texts):
         raise PalinodeError(f"cannot strike exactly what {short} struck in {path}; re-plan the request instead")
     return plan
+
+
+def _places(within: str, text: str) -> list[int]:
+    """Every offset of ``text`` in ``within`` (a struck text is never empty)."""
+    found, at = [], within.find(text)
+    while text and at >= 0:
+        found.append(at)
+        at = within.find(text, at + 1)
+    return found

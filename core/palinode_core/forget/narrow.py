@@ -1,0 +1,120 @@
+"""Narrowing a unit to what carries the preference: a sentence cut to its
+leading or closing clauses when the rest is about something else, a list item
+holding other sentences cut to the sentences (and clauses) that carry it, each
+in a form every reader restores byte for byte (docs/format.md); where no such
+form exists, the whole unit, with what it would also remove, for a person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..storage.memory import Memory
+from ..text.markdown import Span
+from ..text.units import Unit, clause_span, clause_tail_span, clauses, inner_span, item_sentences
+from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities, pref_stems_of
+from .requests import Request
+from .subject import memory_is_other, subject_of
+
+
+@dataclass(frozen=True)
+class Cut:
+    span: Span
+    note: str | None
+    clean: bool  # False: it would also remove something unrelated; the reviewer chooses
+    evidence: Evidence  # what pre-approves it (the unit's, or a sentence's own inside a list item)
+
+
+def narrowest(unit: Unit, ev: Evidence, request: Request, index: int, memory: Memory) -> list[Cut]:
+    """The strikes that take the preference out of ``unit`` and as little else as possible."""
+    span = unit.span
+    assert span is not None
+    stems = pref_stems_of(request.pref)
+    if span.kind == "list_item" and ev.shared:
+        sentences = item_sentences(span.text)
+        carrying = [lexical_evidence(span.text[a:b], stems, request.pref)[2] > 0 for a, b in sentences]
+        if not all(carrying):  # it holds other sentences: striking it whole would take them too
+            cuts = _item_sentences(unit, request, index, memory, sentences, carrying)
+            if cuts:
+                return cuts
+            gone = " ".join(span.text[a:b] for (a, b), c in zip(sentences, carrying, strict=True) if not c)
+            note = (
+                f"line {span.line}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
+            )
+            return [Cut(replace(span, index=index, collateral=gone), note, False, ev)]
+    return [_clauses(span, ev, request, index, memory.body)]
+
+
+def _item_sentences(
+    unit: Unit,
+    request: Request,
+    index: int,
+    memory: Memory,
+    sentences: list[tuple[int, int]],
+    carrying: list[bool],
+) -> list[Cut]:
+    """Each sentence of a list item that carries the preference, struck on its
+    own (and cut to its clauses), judged by its own words; none when any of
+    them cannot be struck restorably (the item spans lines, or a ``~~`` sits
+    before it in its paragraph)."""
+    span = unit.span
+    assert span is not None
+    body = memory.body
+    other = memory_is_other(memory.meta, memory.title, memory.category)
+    stems = pref_stems_of(request.pref)
+    cuts: list[Cut] = []
+    for (a, b), carries in zip(sentences, carrying, strict=True):
+        if not carries:
+            continue
+        piece = inner_span(body, span, a, b, index + len(cuts))
+        if piece is None:
+            return []
+        text = piece.text
+        shared, names, lexical = lexical_evidence(text, stems, request.pref)
+        subject = subject_of(text, other, stems)
+        score = fuse(lexical, None, bool(names))
+        partial = partial_mention(shared, pref_entities(request.pref), score) if subject != "other" else ()
+        evidence = Evidence(
+            "sentence", piece.line, text, shared, names, lexical, None, subject, PROPOSE if partial else score
+        )
+        evidence = replace(evidence, partial=partial)
+        if not evidence.carries:
+            continue
+        sentence = replace(piece, kind="sentence")  # narrowed as a sentence of its own
+        cut = _clauses(sentence, evidence, request, index + len(cuts), body)
+        if cut.span.kind == "sentence":  # the whole sentence: still a part of its unit
+            cut = replace(cut, span=replace(cut.span, kind="clause"))
+        note = f"line {span.line}: a sentence of a list item struck on its own, the rest of the item kept"
+        cuts.append(replace(cut, note="; ".join(n for n in (note, cut.note) if n)))
+    return cuts
+
+
+def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str) -> Cut:
+    """The span, cut to its leading or closing clauses when the rest of the
+    sentence is about something else. Not clean when an unrelated clause
+    cannot be kept (it sits between, or the tail cannot be struck
+    restorably): the reviewer chooses."""
+    parts = clauses(span.text)
+    stems = pref_stems_of(request.pref)
+    whole = replace(span, index=index, collateral=None)
+    if len(parts) < 2 or not ev.shared:
+        return Cut(whole, None, True, ev)  # one clause, or a paraphrase: no words to tell the clauses apart by
+    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
+    if all(related):
+        return Cut(whole, None, True, ev)
+    keep = len(related) - related[::-1].index(True)  # clauses up to the last related one
+    unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
+    if all(related[:keep]) and not any(related[keep:]):
+        cut = clause_span(span, parts[keep - 1].sep_end, index)
+        return Cut(cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True, ev)
+    opens = related.index(True)  # the related clauses close the sentence: strike its tail
+    tail = clause_tail_span(body, span, parts[opens].start, index) if all(related[opens:]) else None
+    if tail is not None:
+        return Cut(tail, f"line {span.line}: clause strike keeps {unrelated!r}", True, ev)
+    return Cut(
+        replace(whole, collateral=unrelated),
+        f"line {span.line}: the clause cannot be separated cleanly (it sits between others, spans a line "
+        f"break or shares its paragraph with another strike); striking the sentence would also remove "
+        f"{unrelated!r}: the reviewer chooses",
+        False,
+        ev,
+    )
