@@ -61,7 +61,7 @@ def candidate_paths(
     eligible_only: bool = True,
 ) -> tuple[dict[str, str], SemanticCoverage | None]:
     """Every eligible memory with a unit that shares a stem with the
-    preference (any inflection, by term prefix) or, from every unit vector the
+    preference (any inflection: they stem alike) or, from every unit vector the
     cache holds, is near it or near one of the store's own sentences stating it.
     A lookup in the unit index: nothing is read or embedded here."""
     by_fp: dict[str, list[str]] = {}
@@ -69,7 +69,7 @@ def candidate_paths(
         if eligible(memory) or not (eligible_only or memory.is_history):
             by_fp.setdefault(memory.fingerprint, []).append(rel)
     found: dict[str, set[str]] = {}
-    hits = index.units.lexical_hits(_prefixes(stems)) if stems else []
+    hits = index.units.lexical_hits(stems) if stems else []
     for fp, _text in hits:
         for rel in by_fp.get(fp, ()):
             found.setdefault(rel, set()).add("lexical")

@@ -23,7 +23,7 @@ from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from .evidence import Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of, unit_subject
+from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of, unit_subject
 from .gather import candidate_paths
 from .ledger import record
 from .requests import Request
@@ -99,19 +99,14 @@ def memory_leaks(
             continue
         shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
         sim = None if sims is None else sims[i]
+        score = fuse(lex, sim, bool(_names))
+        labels = _labels_it(unit.field, shared, stems, request.pref, other)
+        if score < PROPOSE and not labels:
+            continue  # too weak whoever states it: whose fact it is need not be asked
         ev = Evidence(
-            unit.kind,
-            unit.line,
-            unit.text,
-            shared,
-            (),
-            lex,
-            sim,
-            unit_subject(unit, other, stems, request.pref),
-            fuse(lex, sim, bool(_names)),
-            unit.field,
+            unit.kind, unit.line, unit.text, shared, (), lex, sim, unit_subject(unit, other, stems, request.pref), score
         )
-        if not (ev.carries or _labels_it(unit.field, shared, stems, request.pref, other)):
+        if not (ev.carries or labels):
             continue
         out.append(
             Leak(

@@ -83,10 +83,11 @@ def indexable(memory: Memory) -> bool:
     return not memory.is_history
 
 
-def fts_query(prefixes: Iterable[str]) -> str | None:
-    """An FTS5 query matching any term starting with one of ``prefixes``."""
-    terms = [t for t in (re.sub(r"[^a-z0-9]", "", p.lower()) for p in prefixes) if t]
-    return " OR ".join(f'"{t}"*' for t in sorted(set(terms))) or None
+def fts_query(terms: Iterable[str], prefix: bool = True) -> str | None:
+    """An FTS5 query matching any of ``terms`` (any term starting with one, by default)."""
+    kept = [t for t in (re.sub(r"[^a-z0-9]", "", p.lower()) for p in terms) if t]
+    star = "*" if prefix else ""
+    return " OR ".join(f'"{t}"{star}' for t in sorted(set(kept))) or None
 
 
 @dataclass
@@ -203,9 +204,11 @@ class UnitIndex:
             self._db.commit()
 
     # -- lookups ------------------------------------------------------------------------
-    def lexical_hits(self, prefixes: Iterable[str]) -> list[tuple[str, str]]:
-        """(fingerprint, unit text) of every unit holding a term that starts with one of ``prefixes``."""
-        query = fts_query(prefixes)
+    def lexical_hits(self, stems: Iterable[str]) -> list[tuple[str, str]]:
+        """(fingerprint, unit text) of every unit holding one of ``stems``. Exactly: lexical
+        evidence counts only a unit's own stems that equal the preference's (every
+        inflection stems alike), and a prefix ("tea"*) read every memory about a team."""
+        query = fts_query(stems, prefix=False)
         if query is None:
             return []
         with self._lock:
