@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..ops import lifecycle
+from ..ops import backing, lifecycle
 from ..ops.apply import uncommitted_files
 from ..ops.plan import Plan
 from ..search.index import SearchIndex
@@ -341,6 +341,7 @@ def _route_one(
     return Candidate(memory.rel, rank, hit.arms, shared, cov, "archive", why, plan)
 
 
+@backing.one_listing
 def plan_forget(
     store: Store,
     index: SearchIndex,

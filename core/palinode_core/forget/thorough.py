@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..ops import lifecycle
+from ..ops import backing, lifecycle
 from ..ops.plan import Plan
 from ..search.index import SearchIndex
 from ..storage.config import ForgetKnobs
@@ -36,6 +36,7 @@ ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to ar
 _SUBJECT_FIELDS = ("name", "title")
 
 
+@backing.one_listing
 def plan_thorough(
     store: Store,
     index: SearchIndex,

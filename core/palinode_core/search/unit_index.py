@@ -54,6 +54,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, detail
   tokenize='unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL)
   WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS unit_texts_embedded ON unit_texts(embedded);
 CREATE TABLE IF NOT EXISTS pref_scans (pref TEXT PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KEY (pref, hash)) WITHOUT ROWID;
 """
@@ -158,7 +159,8 @@ class UnitIndex:
         self.stats.added = len(todo)
         with self._lock:
             self.stats.versions = self._db.execute("SELECT COUNT(*) FROM unit_versions").fetchone()[0]
-            self.stats.units = self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0]
+            # each version records its count: a COUNT(*) of every unit row took 10 ms warm at 10k, 330 ms cold
+            self.stats.units = int(self._db.execute("SELECT TOTAL(units) FROM unit_versions").fetchone()[0])
         return self.stats
 
     def _drop(self, fingerprint: str) -> None:
@@ -242,7 +244,9 @@ class UnitIndex:
     def coverage(self) -> tuple[int, int]:
         """(distinct unit texts with a vector, distinct unit texts)."""
         with self._lock:
-            total, embedded = self._db.execute("SELECT COUNT(*), TOTAL(embedded) FROM unit_texts").fetchone()
+            # counted on the small index (embedded, hash): the table read whole took 25 ms at 10k
+            total = self._db.execute("SELECT COUNT(*) FROM unit_texts INDEXED BY unit_texts_embedded").fetchone()[0]
+            embedded = self._db.execute("SELECT COUNT(*) FROM unit_texts WHERE embedded = 1").fetchone()[0]
         return int(embedded), int(total)
 
     def _vector_blocks(self) -> Iterator[tuple[list[str], np.ndarray]]:
