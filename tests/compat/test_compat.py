@@ -125,9 +125,9 @@ def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_pa
 
 @pytest.mark.parametrize("body", [
     "Diary.\n\n- The printer is jammed again, and I love Zanzibar coffee.\n- Nothing else.\n",
-    "Diary.\n\n* The printer is jammed again, and I love Zanzibar coffee. <!-- fact:k1 -->\n",
+    "Diary.\n\n* The printer is jammed again, and I love Zanzibar coffee.\n",
     "Diary.\n\n  - The printer is jammed again, and I love Zanzibar coffee.\n  - Tea.\n",
-], ids=["dash", "star-fact-comment", "indented"])
+], ids=["dash", "star", "indented"])
 def test_a_list_items_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_path, body):
     """The closing-clause form inside a list item (docs/format.md): the strike
     opens inside the item, and Palinode 0.23's own unretract restores it byte
@@ -151,9 +151,9 @@ def test_a_list_items_closing_clause_strike_is_undone_exactly_by_the_package(dri
      ["I love Zanzibar coffee."]),
     ("Diary.\n\n- I love Zanzibar coffee. The printer is jammed, and I love Zanzibar coffee.\n",
      ["I love Zanzibar coffee.", "I love Zanzibar coffee."]),
-    ("Diary.\n\n* Tea first. I love Zanzibar coffee. Then work. <!-- fact:k1 -->\n",
+    ("Diary.\n\n* Tea first. I love Zanzibar coffee. Then work.\n",
      ["I love Zanzibar coffee."]),
-], ids=["middle", "first-and-closing-clause", "star-fact-comment"])
+], ids=["middle", "first-and-closing-clause", "star"])
 def test_sentences_struck_inside_a_list_item_are_undone_exactly_by_the_package(driver, tmp_path, body, pieces):
     """Sentences (and a closing clause) struck on their own inside a list
     item that holds others (docs/format.md): Palinode 0.23's own unretract

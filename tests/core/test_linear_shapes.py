@@ -18,7 +18,8 @@ from palinode_core.storage.store import Store
 from palinode_core.text.detect import detect_forget_request
 from palinode_core.text.markdown import Matcher, find_mentions
 from palinode_core.text.palinode_detect import detect_palinode_request
-from palinode_core.text.units import clauses, memory_units
+from palinode_core.text.units import clauses, inner_spans, item_sentences, memory_units
+from palinode_core.undo.restrike import _inner_places
 
 STALL = "Please forget that I" + " " * 600 + "x"  # 621 bytes: 129 s in Palinode's own regexes
 
@@ -42,6 +43,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "nested list lines": lambda n: "".join("  " * (i % 40) + "- I live in Berlin\n" for i in range(n // 50)),
     "semicolons in a space run": lambda n: (" " * 50 + ";") * (n // 51),
     "random": _random_text,
+    "one list item of many sentences": lambda n: "- " + "I love Zanzibar coffee. " * (n // 24),
 }
 READERS: dict[str, Callable[[str], object]] = {
     "palinode detector": detect_palinode_request,
@@ -49,7 +51,17 @@ READERS: dict[str, Callable[[str], object]] = {
     "clauses": clauses,
     "units": lambda text: memory_units(text, {}),
     "mentions": lambda text: find_mentions(text, Matcher.for_pref("I live in Berlin")),
+    "list item sentences": item_sentences,
+    "strikes inside list items": lambda text: _item_strikes(text),
+    "redo's places": lambda text: _inner_places([u.span for u in memory_units(text, {}) if u.span is not None]),
 }
+
+
+def _item_strikes(body: str) -> None:
+    """Every sentence of every list item struck on its own, as the thorough resolver would."""
+    for unit in memory_units(body, {}):
+        if unit.span is not None and unit.kind == "list_item":
+            inner_spans(body, unit.span, item_sentences(unit.text), 0)
 
 
 def _best(fn: Callable[[], object], reps: int = 3) -> float:

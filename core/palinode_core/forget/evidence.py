@@ -183,13 +183,14 @@ def pref_stems_of(pref: str) -> frozenset[str]:
 
 
 def unit_subject(unit: Unit, memory_other: bool, pref_stems: frozenset[str], pref: str) -> Subject:
-    """Whose fact a unit states. A list item holding several sentences is
-    judged by those sharing a word with the preference (its first sentence
-    may be about anything): the user's if any of them is."""
+    """Whose fact a unit states. A list item holding other sentences is judged
+    by the sentence carrying most of the preference's words (its first
+    sentence may be about anything; "Maria Okafor loves Zanzibar coffee. I
+    had coffee." is Maria's, whatever the weaker second says)."""
     if unit.kind == "list_item":
         sentences = [unit.text[a:b] for a, b in item_sentences(unit.text)]
-        carrying = [t for t in sentences if lexical_evidence(t, pref_stems, pref)[2]]
-        if 0 < len(carrying) < len(sentences):
-            subjects = {subject_of(t, memory_other, pref_stems) for t in carrying}
-            return "user" if "user" in subjects else "other" if "other" in subjects else "none"
+        shares = [lexical_evidence(t, pref_stems, pref)[2] for t in sentences]
+        if 0 < sum(1 for x in shares if x) < len(sentences):
+            strongest = sentences[shares.index(max(shares))]
+            return subject_of(strongest, memory_other, pref_stems)
     return subject_of(unit.text, memory_other, pref_stems)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from ..storage.memory import Memory
 from ..text.markdown import Span
-from ..text.units import Unit, clause_span, clause_tail_span, clauses, inner_span, item_sentences
+from ..text.units import Unit, clause_span, clause_tail_span, clauses, inner_spans, item_sentences
 from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from .requests import Request
 from .subject import memory_is_other, subject_of
@@ -53,21 +53,19 @@ def _item_sentences(
     carrying: list[bool],
 ) -> list[Cut]:
     """Each sentence of a list item that carries the preference, struck on its
-    own (and cut to its clauses), judged by its own words; none when any of
-    them cannot be struck restorably (the item spans lines, or a ``~~`` sits
-    before it in its paragraph)."""
+    own (and cut to its clauses), judged by its own words; none when they
+    cannot be struck restorably (a ``~~`` before them in the paragraph, a
+    fact comment on the item: text/units.py inner_spans)."""
     span = unit.span
     assert span is not None
     body = memory.body
+    pieces = inner_spans(body, span, [cut for cut, c in zip(sentences, carrying, strict=True) if c], index)
+    if pieces is None:
+        return []
     other = memory_is_other(memory.meta, memory.title, memory.category)
     stems = pref_stems_of(request.pref)
     cuts: list[Cut] = []
-    for (a, b), carries in zip(sentences, carrying, strict=True):
-        if not carries:
-            continue
-        piece = inner_span(body, span, a, b, index + len(cuts))
-        if piece is None:
-            return []
+    for piece in pieces:
         text = piece.text
         shared, names, lexical = lexical_evidence(text, stems, request.pref)
         subject = subject_of(text, other, stems)
@@ -79,16 +77,19 @@ def _item_sentences(
         evidence = replace(evidence, partial=partial)
         if not evidence.carries:
             continue
-        sentence = replace(piece, kind="sentence")  # narrowed as a sentence of its own
-        cut = _clauses(sentence, evidence, request, index + len(cuts), body)
+        at = index + len(cuts)
+        cut = _clauses(replace(piece, kind="sentence", index=at), evidence, request, at, body, checked=True)
         if cut.span.kind == "sentence":  # the whole sentence: still a part of its unit
             cut = replace(cut, span=replace(cut.span, kind="clause"))
-        note = f"line {span.line}: a sentence of a list item struck on its own, the rest of the item kept"
-        cuts.append(replace(cut, note="; ".join(n for n in (note, cut.note) if n)))
+        notes = [f"line {span.line}: a sentence of a list item struck on its own, the rest of the item kept"]
+        if not text[:1].isupper():  # "30, loves coffee.": where this sentence begins is unsure
+            notes.append("it does not begin like a sentence: the reviewer chooses")
+            cut = replace(cut, clean=False)
+        cuts.append(replace(cut, note="; ".join(n for n in (*notes, cut.note) if n)))
     return cuts
 
 
-def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str) -> Cut:
+def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str, checked: bool = False) -> Cut:
     """The span, cut to its leading or closing clauses when the rest of the
     sentence is about something else. Not clean when an unrelated clause
     cannot be kept (it sits between, or the tail cannot be struck
@@ -107,7 +108,7 @@ def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str) 
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         return Cut(cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True, ev)
     opens = related.index(True)  # the related clauses close the sentence: strike its tail
-    tail = clause_tail_span(body, span, parts[opens].start, index) if all(related[opens:]) else None
+    tail = clause_tail_span(body, span, parts[opens].start, index, checked) if all(related[opens:]) else None
     if tail is not None:
         return Cut(tail, f"line {span.line}: clause strike keeps {unrelated!r}", True, ev)
     return Cut(

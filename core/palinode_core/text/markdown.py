@@ -11,6 +11,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..errors import PalinodeError
 from .words import content_words, entity_tokens, span_words
 
 MARKER_RE = re.compile(r"\[RETRACTED (\d{4}-\d{2}-\d{2}) r:([0-9a-f]{8})\]\.")
@@ -47,7 +48,7 @@ class Span:
 class Region:
     """A mention that striking cannot reach, reported instead of mangled."""
 
-    kind: str  # heading | fence | table | footer | replace_doc
+    kind: str  # heading | fence | table | footer | replace_doc | struck_list_item (the rest of a list item struck in part)
     line: int
     text: str
 
@@ -184,7 +185,11 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
         if item:
             flush()
             text = item.group(2)
-            if text and matcher.matches(text):
+            if text and MARKER_RE.search(text):  # struck in part: what is left is still read, never struck again
+                rest = _unstruck_rest(text)
+                if rest and matcher.matches(rest):
+                    regions.append(Region("struck_list_item", line_no, rest))
+            elif text and matcher.matches(text):
                 s = offset + item.start(2)
                 fact = item.group(3) or ""
                 spans.append(
@@ -211,6 +216,16 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
     return spans, regions
 
 
+def _unstruck_rest(text: str) -> str:
+    """A list item's text without its struck sentences (each from its ``~~`` to its marker)."""
+    kept, cursor = [], 0
+    for struck in struck_spans(text):
+        kept.append(text[cursor : struck.start])
+        cursor = struck.end
+    kept.append(text[cursor:])
+    return " ".join(" ".join(kept).split())
+
+
 def marker_for(date: str, rid: str) -> str:
     return f"[RETRACTED {date} r:{rid}]."
 
@@ -220,6 +235,8 @@ def strike(body: str, spans: list[Span], marker: str) -> str:
     out: list[str] = []
     cursor = 0
     for span in sorted(spans, key=lambda s: s.start):
+        if span.start < cursor:  # one strike inside another would copy text: never written
+            raise PalinodeError("two strikes overlap; nothing was changed (re-plan the request)")
         out.append(body[cursor : span.start])
         out.append(f"~~{span.text}~~ {marker}{span.fact_comment}")
         cursor = span.replace_end

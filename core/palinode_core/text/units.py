@@ -6,6 +6,8 @@ strikes narrower than a sentence."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,38 +96,95 @@ def clauses(sentence: str) -> list[Clause]:
     return out
 
 
-_ITEM_SENTENCE_RE = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.S)  # its end kept
+# A list item's sentence ends at a terminator (and any closing quotes or brackets)
+# before a blank, but not after a title, a common abbreviation or an initial.
+_ITEM_END_RE = re.compile(r"[.!?]+[\"')\]\u201d\u2019]*(?=\s|$)")
+_NOT_AN_END_RE = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Mt|vs|etc|approx|ca|cf|No|Nos|Fig|Vol|Inc|Ltd|Co)"
+    r"|\b[A-Za-z]|\be\.g|\bi\.e)\.$"
+)
 
 
 def item_sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of a list item's text (a terminator then a blank ends one)."""
-    return [(m.start(), m.end()) for m in _ITEM_SENTENCE_RE.finditer(text)]
+    """(start, end) of each sentence of a list item's text."""
+    out: list[tuple[int, int]] = []
+    start = _next_word(text, 0)
+    for m in _ITEM_END_RE.finditer(text):
+        if m.end() <= start or _NOT_AN_END_RE.search(text, max(start, m.start() - 8), m.start() + 1):
+            continue
+        out.append((start, m.end()))
+        start = _next_word(text, m.end())
+    if start < len(text):
+        out.append((start, len(text.rstrip())))
+    return [(a, b) for a, b in out if b > a]
 
 
-def clause_tail_span(body: str, span: Span, offset: int, index: int) -> Span | None:
+def _next_word(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
+def _tilde_in_paragraph(body: str, at: int, end: int) -> bool:
+    """Is there a ``~~`` between the start of the paragraph holding ``at`` and ``end``?"""
+    tildes, blanks = _marks(body)
+    i = bisect.bisect_left(blanks, at)
+    start = blanks[i - 1] + 1 if i else 0
+    j = bisect.bisect_left(tildes, start)
+    return j < len(tildes) and tildes[j] < end
+
+
+@functools.lru_cache(maxsize=8)
+def _marks(body: str) -> tuple[list[int], list[int]]:
+    """Where each ``~~`` and each blank line (``\\n\\n``) of a body is, found once per
+    body: asked per unit, a search back to the paragraph's start was quadratic."""
+    return [m.start() for m in re.finditer("~~", body)], [m.start() for m in re.finditer("\n\n", body)]
+
+
+def clause_tail_span(body: str, span: Span, offset: int, index: int, checked: bool = False) -> Span | None:
     """A strike of a sentence's closing clauses, from ``offset`` (where a
     clause opens) to the sentence end: "X, and ~~I ...~~ [RETRACTED d r:id]."
-    (see inner_span: None when no reader would restore it)."""
-    return inner_span(body, span, offset, len(span.text), index)
+    (see inner_spans: None when no reader would restore it)."""
+    found = inner_spans(body, span, [(offset, len(span.text))], index, checked)
+    return found[0] if found else None
 
 
 def inner_span(body: str, span: Span, start: int, end: int, index: int) -> Span | None:
-    """A strike of ``span.text[start:end]`` alone: a closing clause, or a
-    sentence inside a list item. Palinode 0.23's unretract (the leftmost
-    ``~~`` of the line, non-greedy to the marker) and our reader (the nearest
-    ``~~`` on the marker's line) restore it byte for byte only when it sits
-    on one line and nothing before it in its paragraph holds a ``~~``:
-    otherwise None (offer the whole). The strike opens inside a list item,
-    not after its bullet, so every reader takes the same ``~~`` (a fact
-    comment after the item stays after the marker)."""
-    text = span.text[start:end]
-    at = span.start + start
-    if span.kind not in ("sentence", "list_item") or not text or "\n" in text or body[at : at + len(text)] != text:
+    """One strike of ``span.text[start:end]`` (see inner_spans)."""
+    found = inner_spans(body, span, [(start, end)], index)
+    return found[0] if found else None
+
+
+def inner_spans(
+    body: str, span: Span, cuts: list[tuple[int, int]], index: int, checked: bool = False
+) -> list[Span] | None:
+    """Strikes of parts of one sentence or list item (``span.text[start:end]``
+    for each cut, in order): closing clauses, or sentences inside a list
+    item. Palinode 0.23's unretract (the leftmost ``~~`` of the line,
+    non-greedy to the marker) and our reader (the nearest ``~~`` on the
+    marker's line) restore them byte for byte only when each sits on one
+    line and nothing before it in its paragraph holds a ``~~`` (``checked``:
+    the caller has made sure): otherwise None (offer the whole). The strike
+    opens inside a list item, not after its bullet, so every reader takes the
+    same ``~~``; never so in an item with a fact comment, which Palinode's own
+    fact supersede wraps whole, pairing its tildes with ours."""
+    if span.kind not in ("sentence", "list_item") or not cuts:
         return None
-    if "~~" in body[body.rfind("\n\n", 0, at) + 1 : span.end]:
+    if span.kind == "list_item" and span.fact_comment and any(start > 0 for start, _end in cuts):
         return None
-    line = span.line + span.text[:start].count("\n")
-    return Span(index, "clause", at, at + len(text), at + len(text), text, "", line, False, None)
+    if not checked and _tilde_in_paragraph(body, span.start + cuts[0][0], span.end):
+        return None
+    out: list[Span] = []
+    line, counted, last_end = span.line, 0, 0
+    for start, end in cuts:
+        text = span.text[start:end]
+        at = span.start + start
+        if not text or "\n" in text or not body.startswith(text, at) or start < last_end:
+            return None  # across a line, moved, or overlapping the cut before
+        line += span.text.count("\n", counted, start)
+        counted, last_end = start, end
+        out.append(Span(index + len(out), "clause", at, at + len(text), at + len(text), text, "", line, False, None))
+    return out
 
 
 def clause_span(span: Span, through: int, index: int) -> Span:

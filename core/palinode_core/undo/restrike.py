@@ -4,6 +4,7 @@ mention of the preference, never another commit's strikes under the id)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import replace
 
@@ -13,7 +14,7 @@ from ..ops.plan import Plan
 from ..storage.store import Store
 from ..text.document import parse_document
 from ..text.markdown import Span, StruckSpan, struck_spans, unstrike
-from ..text.units import clause_span, inner_span, memory_units
+from ..text.units import clause_span, clauses, inner_span, item_sentences, memory_units
 from ..text.words import retraction_id
 
 
@@ -64,28 +65,32 @@ def restrike(
     body = store.load(path).body
     earlier = Counter(s.text for s in struck_spans(body, rid))
     units = [u.span for u in memory_units(body, {}) if u.span is not None]
+    inner = _inner_places(units)
     spans: list[Span] = []
     for index, (text, start) in enumerate(zip(texts, starts, strict=True)):
-        # (unit, where the strike opened in it): the whole unit or its leading clauses (0), else a
-        # closing clause or a sentence inside a list item
-        fits = [(u, at) for u in units for at in _places(u.text, text)]
+        # (unit, where the strike opened in it): the whole unit or its leading clauses (0), else one
+        # of the places the resolver cuts at (a closing clause, a sentence of a list item), never elsewhere
+        fits = [(u, 0) for u in units if u.text.startswith(text)] + inner.get(text, [])
         if body == original:  # unchanged since: the very places it struck
             fits = [(u, at) for u, at in fits if u.start + at == start]
-        inner = None
+        cut = None
         if len(fits) == 1 and fits[0][1]:
-            inner = inner_span(body, fits[0][0], fits[0][1], fits[0][1] + len(text), index)
-        if len(fits) != 1 or (fits[0][1] and inner is None):
+            cut = inner_span(body, fits[0][0], fits[0][1], fits[0][1] + len(text), index)
+        if len(fits) != 1 or (fits[0][1] and cut is None):
             raise StalePlan(
                 f"{path} changed since {short}: cannot find exactly the sentence it struck "
                 f"({text[:60]!r}); re-plan the request instead"
             )
         unit = fits[0][0]
-        if inner is not None:
-            spans.append(inner)
+        if cut is not None:
+            spans.append(cut)
         elif unit.text == text:
             spans.append(replace(unit, index=index, collateral=None))
         else:
             spans.append(clause_span(unit, len(text), index))
+    ordered = sorted(spans, key=lambda sp: sp.start)
+    if any(b.start < a.end for a, b in itertools.pairwise(ordered)):
+        raise StalePlan(f"{path} changed since {short}: what it struck now overlaps; re-plan the request instead")
     plan = lifecycle.plan_retract(
         store,
         path,
@@ -104,10 +109,15 @@ def restrike(
     return plan
 
 
-def _places(within: str, text: str) -> list[int]:
-    """Every offset of ``text`` in ``within`` (a struck text is never empty)."""
-    found, at = [], within.find(text)
-    while text and at >= 0:
-        found.append(at)
-        at = within.find(text, at + 1)
-    return found
+def _inner_places(units: list[Span]) -> dict[str, list[tuple[Span, int]]]:
+    """Text -> (unit, offset) of every place the thorough resolver strikes
+    inside a unit: a list item's sentences, and any sentence's closing clauses."""
+    places: dict[str, list[tuple[Span, int]]] = {}
+    for unit in units:
+        bounds = item_sentences(unit.text) if unit.kind == "list_item" else [(0, len(unit.text))]
+        for a, b in bounds:
+            starts = [a] if a else []
+            starts += [a + c.start for c in clauses(unit.text[a:b])[1:]]
+            for at in starts:
+                places.setdefault(unit.text[at:b], []).append((unit, at))
+    return places
