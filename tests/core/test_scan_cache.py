@@ -214,3 +214,31 @@ def test_a_child_that_cannot_run_means_parsing_here(tmp_path, monkeypatch):
     scan = store.scan(isolate=True)
     assert "could not start" in store.scan_cache.notice
     assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in _fresh(root).memories.items()}
+
+
+def test_a_big_first_scan_keeps_summaries_not_text_and_saves_as_it_goes(tmp_path, monkeypatch, trusting):
+    """Memory stays flat on a first scan of thousands of files (each text is
+    read again on first use, as from the cache), and what is parsed is in the
+    cache before the scan ends: an interrupted first scan resumes there."""
+    from palinode_core.errors import Cancelled
+    from palinode_core.storage import child, store as store_mod
+
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 20)
+    monkeypatch.setattr(store_mod, "SAVE_EVERY", 25)
+    root = tmp_path / "store"
+    write_files(root, {f"n/{i:03d}.md": palinode_file({"title": f"n{i}"}, f"body {i}") for i in range(120)})
+    store = Store(root)
+
+    def stop_early(done: int, total: int) -> None:
+        if done >= 25:
+            store._cancel.set()
+
+    with pytest.raises(Cancelled):
+        store.scan(stop_early)
+    kept = store.scan_cache.load()
+    assert 25 <= len(kept) <= 75  # the batches parsed before the stop
+    scan = Store(root).scan()
+    fresh = _fresh(root)
+    assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in fresh.memories.items()}
+    assert not any(m.text_read for m in scan.memories.values())  # summaries only, cached or not
+    assert scan.memories["n/007.md"].body == fresh.memories["n/007.md"].body  # the text, read on first use

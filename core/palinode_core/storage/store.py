@@ -8,6 +8,7 @@ import stat as stat_mod
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,8 @@ from .gitstore import GitStore
 from .memory import Memory, ScanError, ScanResult, Summary, stamp_of, tally
 from .textio import MAX_MEMORY_BYTES, decode_memory, fingerprint, read_bytes_checked, too_big
 from .walk import Listing, iter_markdown
+
+SAVE_EVERY = 2000  # files parsed between writes to the scan cache
 
 # Our own durable state lives in a dot-directory with no .md files, so
 # Palinode's watcher and indexer never see it.
@@ -191,8 +194,14 @@ class Store:
     ) -> ScanResult:
         result = ScanResult()
         parsed: list[Memory] = []
+        # A first scan of a big store keeps each memory's summary, not its text (read
+        # again on first use, as from the cache): memory stays flat at 100,000 files.
+        light = sum(1 for rel, _a, _s in listed if rel not in cached) > child.ISOLATE_ABOVE
         for done, (rel, abs_path, st) in enumerate(listed):
-            if done % 2000 == 0:
+            if done % SAVE_EVERY == 0:
+                if parsed:  # what is parsed is kept as it goes: an interrupted first scan resumes
+                    self._save_cache(parsed, [])
+                    parsed = []
                 if self._cancel.is_set():
                     raise Cancelled()
                 if progress is not None:
@@ -205,8 +214,12 @@ class Store:
                 (result.history if paths.is_history(rel) else result.memories)[rel] = memory
                 continue
             fresh = self._scan_one(result, rel, abs_path)
-            if fresh is not None:
-                parsed.append(fresh)
+            if fresh is None:
+                continue
+            parsed.append(fresh)
+            if light and not fresh.via_link:
+                kept = replace(fresh, loaded=None, reload=partial(self._load, rel, abs_path))
+                (result.history if paths.is_history(rel) else result.memories)[rel] = kept
         self._save_cache(parsed, [*cached, *(e.path for e in result.errors)])
         return result
 
