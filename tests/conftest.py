@@ -15,6 +15,17 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from helpers import GIT_ENV, Clock  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session_env(tmp_path_factory):
+    """The same for what module- and session-scoped fixtures build before any
+    test's own environment exists (a shared demo store, a planted bench)."""
+    base = tmp_path_factory.mktemp("session-env")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(base / "xdg-cache"))
+        patch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
     """Git identity from the environment and a private XDG cache and config

@@ -20,15 +20,18 @@ from helpers import ROOT, git, make_git_store
 from test_team import FILES
 
 WORKFLOW = ROOT / "docs/ci/palinode-review.yml"
-RUNNER_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
-RUNNER_ENV["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # palinode-audit installed
+def runner_env() -> dict[str, str]:
+    """The environment as the test has it (its private XDG cache included), without the fixed git identity."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # palinode-audit installed
+    return env
 
 
 def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None = None) -> list[str]:
     """Run the job's steps in ``workspace``; the ids of the steps run. Raises on a failed step."""
     spec = yaml.safe_load(WORKFLOW.read_text())
     temp.mkdir(parents=True, exist_ok=True)  # a runner makes its RUNNER_TEMP
-    env = {**RUNNER_ENV, **spec.get("env", {}), "RUNNER_TEMP": str(temp), "GITHUB_ACTOR": "reviewer-jo",
+    env = {**runner_env(), **spec.get("env", {}), "RUNNER_TEMP": str(temp), "GITHUB_ACTOR": "reviewer-jo",
            "GITHUB_SHA": git(workspace, "rev-parse", "HEAD").strip(), "GITHUB_WORKSPACE": str(workspace)}
     ran = []
     for step in spec["jobs"][job]["steps"]:
@@ -89,7 +92,7 @@ def test_plans_are_published_then_exactly_the_reviewed_one_is_applied_and_pushed
     assert applied[0]["decided_by"] == "reviewer-jo <reviewer-jo@users.noreply.invalid>"
     assert "https://forge.example/pr/7" in applied[0]["note"]
     audit = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "integrity", str(reviewer)],
-                           capture_output=True, text=True, env=RUNNER_ENV)
+                           capture_output=True, text=True, env=runner_env())
     assert json.loads(audit.stdout)["problems"] == []
 
 
@@ -122,6 +125,6 @@ def test_a_plan_other_than_the_reviewed_one_is_refused_and_nothing_pushed(forge,
 def test_review_pack_writes_nothing_inside_the_store(forge, tmp_path):
     clone = checkout(forge, tmp_path / "ci")
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "review-pack", str(clone), "--out",
-                           str(clone / "review"), "--lexical"], capture_output=True, text=True, env=RUNNER_ENV)
+                           str(clone / "review"), "--lexical"], capture_output=True, text=True, env=runner_env())
     assert proc.returncode != 0 and "inside the store" in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert not (clone / "review").exists() and git(clone, "status", "--porcelain") == ""

@@ -30,12 +30,14 @@ FILES = {
 
 
 # Each reviewer commits as their clone's own git identity, not the suite's.
-REVIEWER_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+def reviewer_env() -> dict[str, str]:
+    """The environment as the test has it (its private XDG cache included), without the fixed git identity."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
 
 
 def audit(clone, *args: str) -> dict:
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
-                          capture_output=True, text=True, env=REVIEWER_ENV)
+                          capture_output=True, text=True, env=reviewer_env())
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -117,7 +119,7 @@ def test_the_same_request_applied_in_two_clones_is_one_application(team, how):
 
 def run_audit(clone, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(clone), *args[1:]],
-                          capture_output=True, text=True, env=REVIEWER_ENV)
+                          capture_output=True, text=True, env=reviewer_env())
 
 
 @pytest.mark.parametrize("how", ["--merge", "--rebase"])
@@ -308,7 +310,7 @@ def test_every_read_says_when_git_is_mid_merge_with_unmerged_files(team):
         git(clone, "commit", "-qam", f"edit in {clone.name}")
     git(a, "push", "-q")
     git(b, "fetch", "-q")
-    subprocess.run(["git", "-C", str(b), "merge", "-q", "origin/main"], capture_output=True, env=REVIEWER_ENV)
+    subprocess.run(["git", "-C", str(b), "merge", "-q", "origin/main"], capture_output=True, env=reviewer_env())
     for command in (["scan"], ["requests"], ["integrity"], ["plan", "insights/forget-bees.md", "--lexical"],
                     ["search", "bees", "--lexical"], ["leaks", "insights/forget-bees.md", "--lexical"]):
         proc = run_audit(b, *command)
@@ -323,7 +325,7 @@ def test_sync_says_what_it_did_in_words(team):
     a, _b, _c = team
     audit(a, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "sync", str(a), "--yes"],
-                          capture_output=True, text=True, env=REVIEWER_ENV)
+                          capture_output=True, text=True, env=reviewer_env())
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "merged origin/main: already up to date, pushed" and lines[1] == "ok"
