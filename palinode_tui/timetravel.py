@@ -92,7 +92,7 @@ class TimeTravel:
     def open_as_of(self, asked: str) -> AsOfView:
         """Blocking (run in a worker): open and scan the store as of ``asked``."""
         at, date = point_of(asked)
-        session = Session.open_as_of(self.live.root, at=at, date=date)
+        session = Session.open_as_of(self.live.root, at=at, date=date, cache_dir=self.live.cache_dir)
         try:
             scan = session.rescan()
             return AsOfView(asked.strip(), session, scan, scan.counts())

@@ -92,12 +92,14 @@ class Session(InspectViews):
         at: str | None = None,
         date: str | None = None,
         on_git: Callable[[str], None] | None = None,
+        cache_dir: Path | None = None,
     ) -> Session:
         """The store as of a commit (``at``) or the last commit at or before a
         date, read from git objects: read-only, nothing checked out."""
         from .storage.snapshot import SnapshotStore
 
-        return cls(SnapshotStore.open(root, at=at, date=date, on_git=on_git), vectors=False)  # type: ignore[arg-type]
+        snapshot = SnapshotStore.open(root, at=at, date=date, on_git=on_git, cache_dir=cache_dir)
+        return cls(snapshot, vectors=False)  # type: ignore[arg-type]
 
     @property
     def as_of(self) -> AsOf | None:
@@ -125,6 +127,11 @@ class Session(InspectViews):
     @property
     def root(self) -> Path:
         return self.store.root
+
+    @property
+    def cache_dir(self) -> Path | None:
+        """The store's cache folder (derived data: docs/cache.md)."""
+        return getattr(self.store, "cache_dir", None)
 
     @property
     def latest(self) -> ScanResult | None:

@@ -252,3 +252,34 @@ def test_hostile_history_is_reported_never_followed(tmp_path):
         with pytest.raises(PalinodeError):
             session.load(bad)
     assert all("OUTSIDE SECRET" not in m.text for m in scan.memories.values())
+
+
+def test_a_scan_as_of_a_commit_reuses_what_any_earlier_one_parsed(demo, tmp_path):
+    """Summaries of history are kept by (path, blob id), which is their
+    content: a second scan at that commit, or at another sharing most files,
+    parses nothing again and says exactly what a scan with no cache says."""
+    from palinode_core.storage.snapshot import SnapshotStore
+
+    cache = tmp_path / "cache"
+    older, newer = git(demo, "rev-parse", "HEAD~6").strip(), git(demo, "rev-parse", "HEAD~2").strip()
+    truth = {}
+    for rev in (older, newer):
+        bare = SnapshotStore.open(demo, at=rev)
+        bare._summaries = None  # no cache at all: every blob parsed
+        truth[rev] = bare.scan()
+        bare.close()
+    first = Session.open_as_of(demo, at=older, cache_dir=cache)
+    assert {r: m.summary for r, m in first.rescan().memories.items()} == {
+        r: m.summary for r, m in truth[older].memories.items()}
+    first.close()
+    for rev in (older, newer):
+        again = Session.open_as_of(demo, at=rev, cache_dir=cache)
+        scan = again.rescan()
+        changed = {r for r, m in truth[rev].memories.items() if r not in truth[older].memories
+                   or truth[older].memories[r].fingerprint != m.fingerprint}
+        assert {r for r, m in scan.memories.items() if m.text_read} == changed  # only new blobs were parsed
+        assert {r: (m.summary, m.fingerprint) for r, m in scan.memories.items()} == {
+            r: (m.summary, m.fingerprint) for r, m in truth[rev].memories.items()}
+        rel = next(iter(sorted(scan.memories)))
+        assert scan.memories[rel].text == truth[rev].memories[rel].text  # read from its blob on first use
+        again.close()

@@ -70,10 +70,16 @@ class ScanCache:
         row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
         if row is None or row[0] != self._version:
             db.execute("DROP TABLE IF EXISTS entries")
+            db.execute("DROP TABLE IF EXISTS blobs")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
         columns = _columns()
         db.execute(
             f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS blobs (rel TEXT, blob TEXT, fingerprint TEXT, "
+            + ", ".join(Summary._fields)
+            + ", PRIMARY KEY (rel, blob)) WITHOUT ROWID"
         )
         db.commit()
         return db
@@ -89,15 +95,43 @@ class ScanCache:
         except (sqlite3.Error, OSError) as exc:
             self._discard(exc)
             return {}
-        out = {}
-        make = Summary._make
-        for row in rows:
-            prefs = row[6 + PREFS_COLUMN]
-            summary = make(row[6:])
-            if prefs is not None:  # JSON when present (rare); NULL stays None
-                summary = summary._replace(retracted_prefs=tuple(json.loads(prefs)))
-            out[row[0]] = (row[1:5], row[5], summary)
-        return out
+        return {row[0]: (row[1:5], row[5], _summary_of(row[6:])) for row in rows}
+
+    def load_blobs(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, Summary]]:
+        """(rel, git blob id) -> (fingerprint, summary) for each pair parsed before:
+        a memory in history is the same content wherever it is read from."""
+        try:
+            db = self._connect()
+            try:
+                db.execute("CREATE TEMP TABLE wanted (rel TEXT, blob TEXT)")
+                db.executemany("INSERT INTO wanted VALUES (?, ?)", pairs)
+                rows = db.execute(
+                    "SELECT b.rel, b.blob, b.fingerprint, "
+                    + ", ".join(f"b.{f}" for f in Summary._fields)
+                    + " FROM wanted w JOIN blobs b ON b.rel = w.rel AND b.blob = w.blob"
+                ).fetchall()
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            self._discard(exc)
+            return {}
+        return {(row[0], row[1]): (row[2], _summary_of(row[3:])) for row in rows}
+
+    def save_blobs(self, parsed: Iterable[tuple[str, Memory]]) -> None:
+        """Keep each (blob id, memory) parsed from history; never fails the read that made it."""
+        rows = [(m.rel, blob, m.fingerprint, *_summary_row(m.summary)) for blob, m in parsed]
+        if not rows:
+            return
+        try:
+            db = self._connect()
+            try:
+                marks = ",".join("?" * (3 + len(Summary._fields)))
+                db.executemany(f"INSERT OR REPLACE INTO blobs VALUES ({marks})", rows)
+                db.commit()
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            self.notice = f"scan cache not written: {exc}"
 
     def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
         racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
@@ -105,10 +139,7 @@ class ScanCache:
         for m in memories:
             if m.stamp[1] > racy_after:
                 continue
-            prefs = m.summary.retracted_prefs
-            fields: list[object] = list(m.summary)
-            fields[PREFS_COLUMN] = json.dumps(list(prefs)) if prefs else None
-            rows.append((m.rel, *m.stamp, m.fingerprint, *fields))
+            rows.append((m.rel, *m.stamp, m.fingerprint, *_summary_row(m.summary)))
         gone = [(rel,) for rel in removed]
         if not rows and not gone:
             return
@@ -129,3 +160,19 @@ class ScanCache:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
+
+
+def _summary_row(summary: Summary) -> list[object]:
+    """A summary as cache columns: field for field, retracted_prefs as JSON text."""
+    prefs = summary.retracted_prefs
+    fields: list[object] = list(summary)
+    fields[PREFS_COLUMN] = json.dumps(list(prefs)) if prefs else None
+    return fields
+
+
+def _summary_of(columns: tuple[object, ...]) -> Summary:
+    summary = Summary._make(columns)
+    prefs = columns[PREFS_COLUMN]
+    if prefs is not None:  # JSON when present (rare); NULL stays None
+        summary = summary._replace(retracted_prefs=tuple(json.loads(str(prefs))))
+    return summary

@@ -18,12 +18,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import GitError, MemoryNotFound, PalinodeError, ReadOnlyError, UnreadableMemory
 from ..text.document import parse_document
 from . import paths
+from .cache import ScanCache, store_cache_dir
 from .commits import Commit
 from .config import CONFIG_NAME, StoreConfig, config_from_text, config_or_defaults
 from .gitstore import GitStore
@@ -224,12 +226,16 @@ class SnapshotStore:
         as_of: AsOf,
         clock: Callable[[], datetime] | None = None,
         on_git: Callable[[str], None] | None = None,
+        cache_dir: Path | None = None,
+        cache: bool = True,
     ):
         self.root = Path(os.path.realpath(Path(root).expanduser()))
         self.as_of = as_of
         self.git = SnapshotGit(self.root, as_of, on_git)
         self.clock = clock or (lambda: datetime.now(UTC))
         self._objects = GitObjects(self.git)
+        # the live scan cache's file: summaries of history's blobs kept beside those of files
+        self._summaries = ScanCache((cache_dir or store_cache_dir(self.root)) / "scan.sqlite3") if cache else None
         self._tree: dict[str, Entry] | None = None
         self._parsed: dict[tuple[str, str], Memory] = {}  # (rel, blob sha): a blob parses the same every time
         text = self.read_text(CONFIG_NAME)
@@ -249,6 +255,7 @@ class SnapshotStore:
         at: str | None = None,
         date: str | None = None,
         on_git: Callable[[str], None] | None = None,
+        cache_dir: Path | None = None,
     ) -> SnapshotStore:
         path = Path(root).expanduser()
         if not path.is_dir():
@@ -256,7 +263,7 @@ class SnapshotStore:
         git = GitStore(path, on_git)
         if not git.available:
             raise GitError(f"{path} is not a git repository: there is no history to read")
-        return cls(path, resolve_point(git, at=at, date=date), on_git=on_git)
+        return cls(path, resolve_point(git, at=at, date=date), on_git=on_git, cache_dir=cache_dir)
 
     def close(self) -> None:
         self._objects.close()
@@ -325,19 +332,30 @@ class SnapshotStore:
         return data.decode("utf-8", "replace")
 
     def scan(self, progress: Callable[[int, int], None] | None = None, *, isolate: bool = False) -> ScanResult:
+        """Every memory of the commit's tree. A (path, blob) parsed before, at
+        any commit, is served from the scan cache (content-addressed, so
+        never stale) and its text read from the blob on first use."""
         result = ScanResult()
-        listed = sorted(rel for rel in self.tree if is_memory_path(rel))
+        listed = sorted(rel for rel in self.tree if is_memory_path(rel) and self.tree[rel].kind == "blob")
+        known = self._summaries.load_blobs((rel, self.tree[rel].sha) for rel in listed) if self._summaries else {}
+        parsed: list[tuple[str, Memory]] = []
         for done, rel in enumerate(listed):
             if progress is not None and done % 2000 == 0:
                 progress(done, len(listed))
-            if self.tree[rel].kind != "blob":
-                continue  # a submodule is no memory
-            try:
-                memory = self.load(rel)
-            except (UnreadableMemory, MemoryNotFound) as exc:
-                result.errors.append(ScanError(rel, str(exc)))
-                continue
+            entry = self.tree[rel]
+            hit = known.get((rel, entry.sha))
+            if hit is not None and entry.mode != "120000" and entry.size <= MAX_MEMORY_BYTES:
+                memory = Memory(rel, hit[0], hit[1], reload=partial(self.load, rel))
+            else:
+                try:
+                    memory = self.load(rel)
+                except (UnreadableMemory, MemoryNotFound) as exc:
+                    result.errors.append(ScanError(rel, str(exc)))
+                    continue
+                parsed.append((entry.sha, memory))
             (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+        if self._summaries is not None:
+            self._summaries.save_blobs(parsed)
         return result
 
     def refresh(self, previous: ScanResult, changed: set[str] | None = None) -> ScanResult:
