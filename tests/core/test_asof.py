@@ -283,3 +283,9 @@ def test_a_scan_as_of_a_commit_reuses_what_any_earlier_one_parsed(demo, tmp_path
         rel = next(iter(sorted(scan.memories)))
         assert scan.memories[rel].text == truth[rev].memories[rel].text  # read from its blob on first use
         again.close()
+
+
+def test_scan_at_a_commit_with_a_cache_folder_of_its_own(demo, tmp_path):
+    proc = run_cli("--json", "scan", str(demo), "--at", "HEAD~2", "--cache-dir", str(tmp_path / "cache"))
+    assert json.loads(proc.stdout)["memories"] > 0
+    assert (tmp_path / "cache" / "scan.sqlite3").is_file()  # history's summaries kept where it was told

@@ -159,3 +159,49 @@ def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(t
     session.update_index()
     again = session.plan("insights/forget-bees.md")
     assert "people/apiary.md" in {c.path for c in again.candidates}
+
+
+@pytest.mark.parametrize("body, pref", [
+    ("I time my laps with a timer.", "I like timing"),  # "time" is filler to the stemmer's stopwords, "timing" is not
+    ("I time my laps.", "I like timing"),
+    ("Teaching the team to make tea.", "my oolong tea habit"),  # a word starting like a stem is not it
+])
+def test_the_index_finds_every_unit_lexical_evidence_counts_and_no_other(tmp_path, body, pref):
+    """The lookup and the evidence agree exactly: a unit sharing a counted stem
+    is found (filler words included), and one whose words only start like a
+    stem is neither found nor counted."""
+    from palinode_core.forget.evidence import lexical_evidence, pref_stems_of
+    from palinode_core.forget.leak import leak_check
+    from palinode_core.forget.requests import request_at
+
+    root = make_git_store(tmp_path / "s", {
+        "notes/a.md": palinode_file({"id": "a"}, body),
+        "insights/forget.md": palinode_file({"id": "f"}, f"Please forget that {pref}."),
+    })
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    index = session.update_index()
+    request = request_at(session.store, "insights/forget.md")
+    counted = lexical_evidence(body, pref_stems_of(pref), pref)[2] > 0
+    found = {fp for fp, _text in index.units.lexical_hits(pref_stems_of(pref))}
+    assert (session.memories["notes/a.md"].fingerprint in found) == counted
+    with_index = {leak.path for leak in leak_check(request, session.memories, index)}
+    without = {leak.path for leak in leak_check(request, session.memories, None)}
+    assert with_index == without
+
+
+def test_a_file_changed_after_the_scan_is_not_indexed_under_the_scans_fingerprint(tmp_path, monkeypatch):
+    """The text the index reads must be the version the scan fingerprinted; a
+    file changed in between is left for the next sync (which reads it anew)."""
+    from palinode_core.storage import child
+
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 0)  # a first scan as of a big store: summaries only
+    root = make_git_store(tmp_path / "s", {"notes/a.md": palinode_file({"id": "a"}, "I drink oolong tea every morning.")})
+    store = Store(root, clock=Clock())
+    scan = store.scan()
+    original = (root / "notes/a.md").read_text()
+    (root / "notes/a.md").write_text(original.replace("oolong tea", "black coffee"))
+    index = SearchIndex(store, None)
+    index.units.sync(scan.memories)
+    (root / "notes/a.md").write_text(original)  # put back (an undo): same fingerprint as the scan's
+    index.units.sync(Store(root, clock=Clock()).scan().memories)
+    assert {fp for fp, _ in index.units.lexical_hits({"oolong"})} == {scan.memories["notes/a.md"].fingerprint}

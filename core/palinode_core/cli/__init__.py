@@ -216,19 +216,28 @@ def _run(args: argparse.Namespace) -> int:
 def _write_batched(chunks: Iterable[str], size: int = 1 << 16, every: float = 0.2) -> None:
     """Write a stream in blocks of about ``size`` characters, or whatever came
     within ``every`` seconds: a million one-line writes cost more than the
-    work behind them when stdout is unbuffered (PYTHONUNBUFFERED, -u), and a
-    reader of a slow stream still sees it move."""
+    work behind them when stdout is unbuffered (PYTHONUNBUFFERED, -u). To a
+    terminal each chunk goes at once (a person is watching), and whatever was
+    produced is written even when the stream fails part-way."""
+    if sys.stdout.isatty():
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+        return
     pending: list[str] = []
     held = 0
     last = time.monotonic()
-    for chunk in chunks:
-        pending.append(chunk)
-        held += len(chunk)
-        if held >= size or time.monotonic() - last >= every:
+    try:
+        for chunk in chunks:
+            pending.append(chunk)
+            held += len(chunk)
+            if held >= size or time.monotonic() - last >= every:
+                sys.stdout.write("".join(pending))
+                sys.stdout.flush()
+                pending.clear()
+                held = 0
+                last = time.monotonic()
+    finally:
+        if pending:
             sys.stdout.write("".join(pending))
-            sys.stdout.flush()
-            pending.clear()
-            held = 0
-            last = time.monotonic()
-    sys.stdout.write("".join(pending))
-    sys.stdout.flush()
+        sys.stdout.flush()

@@ -104,8 +104,9 @@ def _note_if_not_git(args: argparse.Namespace, session: Session) -> Session:
 def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
     at, date = getattr(args, "at", None), getattr(args, "as_of", None)
     if at is not None or date is not None:
+        cache_dir = getattr(args, "cache_dir", None)
         session = Session.open_as_of(
-            args.store, at=at, date=date, on_git=on_git(), cache_dir=getattr(args, "cache_dir", None)
+            args.store, at=at, date=date, on_git=on_git(), cache_dir=Path(cache_dir).expanduser() if cache_dir else None
         )
         args.as_of_point = session.as_of  # main() prints which commit was read
         if session.store.config_error:  # that commit's config: read with Palinode's defaults, said once

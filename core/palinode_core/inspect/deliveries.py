@@ -41,8 +41,8 @@ from .delivery_records import (
     Part,
     Timeline,
     Window,
-    own_fields,
-    own_json,
+    record,
+    record_json,
 )
 from .delivery_versions import Version, Versions
 from .judgments import JudgmentCache, window_key
@@ -126,7 +126,7 @@ class DeliveryAudit:
         every row is still read, counted and summarised)."""
         for row, part in self._parts():
             if unrelated or part.tally is not None:
-                yield {**own_fields(row), **part.judged}
+                yield record(row, part)
 
     def json_rows(self) -> Iterator[str]:
         """Each record of ``rows()`` as one line of ASCII JSON (every character
@@ -135,7 +135,7 @@ class DeliveryAudit:
         each value logged again and again (a path, a session) once."""
         codes = JsonCodes()
         for row, part in self._parts():
-            yield own_json(row, codes) + part.encoded
+            yield record_json(row, part, codes)
 
     def _parts(self) -> Iterator[tuple[Row, Part]]:
         self._cache = JudgmentCache(getattr(self.store, "cache_dir", None))
@@ -184,7 +184,7 @@ class DeliveryAudit:
             n = self._tally.get(part.tally, 0)
             self._tally[part.tally] = n + 1
             if n < MAX_LISTED:
-                self._listed.setdefault(part.tally, []).append({**own_fields(row), **part.judged})
+                self._listed.setdefault(part.tally, []).append(record(row, part))
         return part
 
     def _judge(self, version: Version, versions: Versions) -> dict[int, Mention]:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import Cancelled
 from ..storage.memory import Memory
-from ..text.stem import stems
+from ..text.stem import counted_stems
 from ..text.units import memory_units
 from .chunks import text_hash
 from .embed import DIM
@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 # A text nearer a preference than this is kept in pref_sims; below it evidence.fuse
 # scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
 SIM_FLOOR = 0.3
-SCHEMA_VERSION = 2  # bump when a unit table or how a unit is derived changes: the tables are rebuilt
+# Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
+SCHEMA_VERSION = 3  # 3: every stem lexical evidence counts is indexed, filler words' too
 COMMIT_EVERY = 200  # versions per transaction: the unit of resuming an interrupted sync
 BLOCK = 8192  # vectors per block of the semantic scan: memory stays flat at any store size
 _NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*")
@@ -144,7 +145,14 @@ class UnitIndex:
                 raise Cancelled()
             try:
                 # a memory from the scan cache is read here and not kept: memory stays flat
-                doc = memory.doc if memory.text_read or memory.reload is None else memory.reload().doc
+                if memory.text_read or memory.reload is None:
+                    doc = memory.doc
+                else:
+                    fresh = memory.reload()
+                    if fresh.fingerprint != memory.fingerprint:  # changed since the scan: the next sync has it
+                        self.stats.unreadable += 1
+                        continue
+                    doc = fresh.doc
                 units = memory_units(doc.body, doc.meta)
             except Exception:  # unreadable or changed since the scan: retried by the next sync
                 self.stats.unreadable += 1
@@ -188,7 +196,10 @@ class UnitIndex:
                 for seq, (kind, field, line, text, _strikeable) in enumerate(units):
                     h = text_hash(text)
                     unit_rows.append((next_id, fp, seq, kind, field, line, h, text))
-                    term_rows.append((next_id, " ".join(sorted(stems(text))), " ".join(sorted(entity_words(text)))))
+                    # every stem lexical evidence counts: a unit the lookup misses is never read
+                    term_rows.append(
+                        (next_id, " ".join(sorted(counted_stems(text))), " ".join(sorted(entity_words(text))))
+                    )
                     text_rows.append((h, h, DIM * 4))
                     next_id += 1
                 version_rows.append((fp, len(units), sum(1 for u in units if u[4])))

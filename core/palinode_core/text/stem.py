@@ -197,6 +197,12 @@ def stems(text: str) -> set[str]:
     }
 
 
+def counted_stems(text: str) -> set[str]:
+    """The stems lexical evidence counts (forget/evidence.py): of every word
+    longer than 2 letters, filler included ("time" stems as "timing" does)."""
+    return {stem(w) for w in (t.lower() for t in _WORD_RE.findall(text)) if len(w) > 2}
+
+
 def stem_tokens(text: str) -> list[tuple[str, str, int]]:
     """(word as written, its stem, offset) for every letter run in ``text``."""
     return [(m.group(), stem(m.group()), m.start()) for m in _WORD_RE.finditer(text)]
