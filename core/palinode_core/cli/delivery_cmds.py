@@ -16,6 +16,7 @@ from .registry import Command
 
 if TYPE_CHECKING:  # the audit itself is imported when the command runs: every other command starts faster
     from ..inspect.deliveries import DeliveryAudit
+    from ..inspect.retrieval_log import Row
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -45,22 +46,29 @@ def _batches(lines: Iterator[str], size: int = 256) -> Iterator[list[str]]:
         yield batch
 
 
-def _line(r: dict[str, Any]) -> str:
-    where = f"{r['path'] or r['file_path']}" + (f"#{r['chunk_id']}" if r["chunk_id"] else "")
-    who = ", ".join(x for x in (r["session_id"] and f"session {r['session_id']}", r["mode"]) if x)
-    query = f' query "{r["query"]}"' if r["query"] else ""
+def _line(row: Row, r: dict[str, Any], sentences: dict[str, str]) -> str:
+    where = f"{r['path'] or row.file_path}" + (f"#{row.chunk_id}" if row.chunk_id else "")
+    who = ", ".join(x for x in (row.session_id and f"session {row.session_id}", row.mode) if x)
+    query = f' query "{row.query}"' if row.query else ""
     version = f"{r['revision_match']} {r['commit'][:7]}" if r["commit"] else r["revision_match"]
-    text = f"  {r['timestamp']}  {r['class']:<19} {where} ({version}; {who}){query}"
-    if r["sentence"]:
-        text += f"\n      “{r['sentence']}”"
-    return printable(text) + "\n"
+    text = printable(f"  {row.timestamp}  {r['class']:<19} {where} ({version}; {who}){query}") + "\n"
+    sentence = r["sentence"]
+    if sentence:
+        shown = sentences.get(sentence)
+        if shown is None:  # the same sentence is delivered again and again: made inert once
+            if len(sentences) >= 10_000:
+                sentences.clear()
+            shown = sentences[sentence] = printable(f"      “{sentence}”") + "\n"
+        text += shown
+    return text
 
 
 def _text(audit: DeliveryAudit) -> Iterator[str]:
     shown = 0
-    for record in audit.rows(unrelated=False):
+    sentences: dict[str, str] = {}
+    for row, judged in audit.carrying():
         shown += 1
-        yield _line(record)
+        yield _line(row, judged, sentences)
     if not shown:
         yield "no delivery carried a forgotten preference\n"
     for path, entry in audit.summary().items():

@@ -128,6 +128,13 @@ class DeliveryAudit:
             if unrelated or part.tally is not None:
                 yield record(row, part)
 
+    def carrying(self) -> Iterator[tuple[Row, dict[str, Any]]]:
+        """(the row as logged, what it delivered and its class) for each row
+        carrying a preference, without building the whole record (text output)."""
+        for row, part in self._parts():
+            if part.tally is not None:
+                yield row, part.judged
+
     def json_rows(self) -> Iterator[str]:
         """Each record of ``rows()`` as one line of ASCII JSON (every character
         outside ASCII a ``\\u`` escape, inert in a terminal). What a delivered

@@ -58,6 +58,7 @@ class Part:
     """What a row delivered and its class, as a record's last fields."""
 
     judged: dict[str, Any]  # class, revision_match, then what it delivered (path … note)
+    delivered: dict[str, Any]  # the same without class and revision_match
     head: str  # `,"class":…,"revision_match":…` as JSON
     tail: str  # `,"path":…,"note":…}` as JSON: the object's end
     tally: tuple[int, str] | None  # (window, class) it counts for; None: unrelated
@@ -123,7 +124,9 @@ class Timeline:
         }
         encoded = json.dumps(judged, ensure_ascii=True, separators=(",", ":"))
         cut = encoded.index(',"path":')
-        return Part(judged, "," + encoded[1:cut], encoded[cut:], (index, cls) if index is not None else None)
+        delivered = {k: v for k, v in judged.items() if k not in _HEAD}
+        tally = (index, cls) if index is not None else None
+        return Part(judged, delivered, "," + encoded[1:cut], encoded[cut:], tally)
 
 
 _HEAD = ("class", "revision_match")
@@ -133,12 +136,11 @@ def record(row: Row, part: Part) -> dict[str, Any]:
     """A row's record, fields in their documented order: the row as logged and
     where, its class, the receipt it carried, what it delivered."""
     out = own_fields(row)
-    judged = part.judged
-    out["class"] = judged["class"]
-    out["revision_match"] = judged["revision_match"]
+    out["class"] = part.judged["class"]
+    out["revision_match"] = part.judged["revision_match"]
     out["revision_basis"] = row.revision_basis
     out["revision"] = row.revision
-    out.update((k, v) for k, v in judged.items() if k not in _HEAD)
+    out.update(part.delivered)
     return out
 
 
