@@ -91,10 +91,12 @@ def test_xdg_cache_home_that_is_relative_or_a_file(store, tmp_path, value):
     if value == "FILE":
         value = str(tmp_path / "not-a-folder")
         (tmp_path / "not-a-folder").write_text("x")
+    home = tmp_path / "home"  # the fallback for a relative one is ~/.cache: the test's own, not the developer's
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "scan", str(store)], capture_output=True,
-                          text=True, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": value})
+                          text=True, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": value, "HOME": str(home)})
     if value.startswith("relative"):
         assert proc.returncode == 0 and not (tmp_path / "relative").exists()
+        assert any((home / ".cache" / "palinode-tui").iterdir())
     else:
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "not a folder" in proc.stderr
 
