@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import __version__
@@ -120,18 +120,9 @@ class ScanCache:
     def save_blobs(self, parsed: Iterable[tuple[str, Memory]]) -> None:
         """Keep each (blob id, memory) parsed from history; never fails the read that made it."""
         rows = [(m.rel, blob, m.fingerprint, *_summary_row(m.summary)) for blob, m in parsed]
-        if not rows:
-            return
-        try:
-            db = self._connect()
-            try:
-                marks = ",".join("?" * (3 + len(Summary._fields)))
-                db.executemany(f"INSERT OR REPLACE INTO blobs VALUES ({marks})", rows)
-                db.commit()
-            finally:
-                db.close()
-        except (sqlite3.Error, OSError) as exc:
-            self.notice = f"scan cache not written: {exc}"
+        if rows:
+            marks = ",".join("?" * (3 + len(Summary._fields)))
+            self._write((f"INSERT OR REPLACE INTO blobs VALUES ({marks})", rows))
 
     def save(self, memories: Iterable[Memory], removed: Iterable[str] = ()) -> None:
         racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
@@ -141,13 +132,20 @@ class ScanCache:
                 continue
             rows.append((m.rel, *m.stamp, m.fingerprint, *_summary_row(m.summary)))
         gone = [(rel,) for rel in removed]
-        if not rows and not gone:
-            return
+        if rows or gone:
+            self._write(
+                ("DELETE FROM entries WHERE rel=?", gone),
+                (f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_columns()))})", rows),
+            )
+
+    def _write(self, *statements: tuple[str, Sequence[tuple[object, ...]]]) -> None:
+        """Run each statement over its rows in one transaction; a cache that cannot
+        be written is said once and never fails the read that filled it."""
         try:
             db = self._connect()
             try:
-                db.executemany("DELETE FROM entries WHERE rel=?", gone)
-                db.executemany(f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_columns()))})", rows)
+                for sql, rows in statements:
+                    db.executemany(sql, rows)
                 db.commit()
             finally:
                 db.close()
