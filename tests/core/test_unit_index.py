@@ -205,3 +205,59 @@ def test_a_file_changed_after_the_scan_is_not_indexed_under_the_scans_fingerprin
     (root / "notes/a.md").write_text(original)  # put back (an undo): same fingerprint as the scan's
     index.units.sync(Store(root, clock=Clock()).scan().memories)
     assert {fp for fp, _ in index.units.lexical_hits({"oolong"})} == {scan.memories["notes/a.md"].fingerprint}
+
+
+def test_a_memory_the_index_does_not_hold_is_read_whole_by_plans_and_checks(tmp_path, monkeypatch):
+    """A note an agent keeps appending to changes between every scan and sync:
+    it is never indexed under a stale fingerprint, and still never missed."""
+    from palinode_core.forget.leak import leak_check
+    from palinode_core.forget.requests import request_at
+    from palinode_core.storage import child
+
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 0)
+    root = make_git_store(tmp_path / "s", {
+        "notes/a.md": palinode_file({"id": "a"}, "I drink oolong tea every morning."),
+        "insights/forget.md": palinode_file({"id": "f"}, "Please forget that I drink oolong tea."),
+    })
+    store = Store(root, clock=Clock())
+    for round_ in range(3):
+        scan = store.scan()
+        with (root / "notes/a.md").open("a") as fh:
+            fh.write(f"Line {round_}.\n")
+        index = SearchIndex(store, None)
+        index.units.sync(scan.memories)
+        request = request_at(store, "insights/forget.md")
+        with_index = {leak.path for leak in leak_check(request, scan.memories, index)}
+        assert "notes/a.md" in with_index
+        index.close()
+
+
+def test_a_failed_write_to_stdout_is_not_written_twice(monkeypatch):
+    from palinode_core.cli import _write_batched
+
+    class Failing:
+        def __init__(self):
+            self.got = []
+
+        def isatty(self):
+            return False
+
+        def write(self, text):
+            self.got.append(text)
+            raise OSError("disk full")
+
+        def flush(self):
+            pass
+
+    out = Failing()
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(OSError):
+        _write_batched((f"row {i}\n" for i in range(10)), size=10)
+    assert len(out.got) == 1  # the block that failed, once
+
+
+def test_a_lone_surrogate_is_shown_not_written():
+    from palinode_core.text.sanitize import printable
+
+    assert printable("session \ud800x") == "session \\ud800x"
+    printable("session \ud800x").encode("utf-8")  # writable to any UTF-8 stream

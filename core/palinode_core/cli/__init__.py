@@ -227,17 +227,25 @@ def _write_batched(chunks: Iterable[str], size: int = 1 << 16, every: float = 0.
     pending: list[str] = []
     held = 0
     last = time.monotonic()
-    try:
-        for chunk in chunks:
-            pending.append(chunk)
-            held += len(chunk)
-            if held >= size or time.monotonic() - last >= every:
+    stream = iter(chunks)
+    while True:
+        try:
+            chunk = next(stream)
+        except StopIteration:
+            break
+        except BaseException:  # the stream failed, not stdout: what it produced still goes out
+            with contextlib.suppress(OSError, ValueError):
                 sys.stdout.write("".join(pending))
                 sys.stdout.flush()
-                pending.clear()
-                held = 0
-                last = time.monotonic()
-    finally:
-        if pending:
-            sys.stdout.write("".join(pending))
-        sys.stdout.flush()
+            raise
+        pending.append(chunk)
+        held += len(chunk)
+        if held >= size or time.monotonic() - last >= every:
+            block = "".join(pending)  # out of pending first: a failed write is never written twice
+            pending.clear()
+            held = 0
+            sys.stdout.write(block)
+            sys.stdout.flush()
+            last = time.monotonic()
+    sys.stdout.write("".join(pending))
+    sys.stdout.flush()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..search.index import SearchIndex
+from ..search.unit_index import indexable
 from ..storage.memory import Memory
 from ..text.units import Unit, clauses, memory_units
 from .evidence import (
@@ -39,7 +40,7 @@ class Read:
     memory: Memory
     units: tuple[Unit, ...]
     evidence: tuple[Evidence, ...]
-    found_via: str  # lexical | semantic | lexical+semantic
+    found_via: str  # lexical | semantic | unindexed (read whole: the index lacks its version), joined by +
 
 
 def eligible(memory: Memory) -> bool:
@@ -62,13 +63,20 @@ def candidate_paths(
 ) -> tuple[dict[str, str], SemanticCoverage | None]:
     """Every eligible memory with a unit that shares a stem with the
     preference (any inflection: they stem alike) or, from every unit vector the
-    cache holds, is near it or near one of the store's own sentences stating it.
-    A lookup in the unit index: nothing is read or embedded here."""
+    cache holds, is near it or near one of the store's own sentences stating it;
+    and any the index does not hold. A lookup: nothing is read or embedded here."""
     by_fp: dict[str, list[str]] = {}
     for rel, memory in memories.items():
         if eligible(memory) or not (eligible_only or memory.is_history):
             by_fp.setdefault(memory.fingerprint, []).append(rel)
     found: dict[str, set[str]] = {}
+    # a version the index does not hold (written after the sync, or changed under it) is read whole:
+    # the lookup cannot vouch that it carries nothing
+    indexed = index.units.known()
+    for fp, rels in by_fp.items():
+        if fp not in indexed and any(indexable(memories[rel]) for rel in rels):
+            for rel in rels:
+                found.setdefault(rel, set()).add("unindexed")
     hits = index.units.lexical_hits(stems) if stems else []
     for fp, _text in hits:
         for rel in by_fp.get(fp, ()):

@@ -8,7 +8,10 @@ import json
 import re
 from typing import Any
 
-_UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+# a lone surrogate too: it cannot be written to a terminal, and would fail the whole write
+_UNSAFE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:
