@@ -28,6 +28,7 @@ from palinode_core.session import Session
 from palinode_core.storage.paths import is_history
 from palinode_core.text.markdown import struck_spans
 
+from ..thorough.run import meaning_only
 from .planted import Manifest, build
 
 _STRUCK = re.compile(r"~~.*?~~(?: \[RETRACTED [^\]]*\]\.?)?", re.S)
@@ -157,6 +158,13 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
     para_proposed = sum(_proposed(plans[r], p, None) for p, r in m.para_files.items()) + sum(
         _proposed(plans[r], p, t) for p, t, r in m.para_sents
     )
+    meaning_false = sorted(
+        f"{req}: {path}: {text!r}"
+        for req, plan in plans.items()
+        for path, text in meaning_only(plan)
+        if m.para_files.get(path) != req and not any(q == path and r == req and norm(t) in norm(text)
+                                                     for q, t, r in m.para_sents)
+    )
     planted = expected | set(m.distractors) | m.busy | set(m.requests)
     bystanders = sorted(p for p in f.archived | {p for p, s in f.struck.items() if s} if p not in planted)
     ledger = _ledger(root)
@@ -176,6 +184,7 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
         "strike_recall": ratio(strike_hits, len(m.strike_pos)),
         "paraphrases": f"{para_hits}/{len(m.para_files) + len(m.para_sents)}",
         "paraphrases_proposed": f"{para_proposed}/{len(m.para_files) + len(m.para_sents)}",
+        "meaning_only_false": len(meaning_false),
         "compound_addressed": f"{addressed}/{len(m.compound)}",
         "compound_collateral": collateral,
         "partial_proposed": f"{partial_proposed}/{len(m.partial)}",
@@ -186,6 +195,7 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
         "lost": dict(losses.most_common()),
         "_missed": missed,
         "_bystanders": bystanders,
+        "_meaning_false": meaning_false,
         "_touched": sorted(d for d in m.distractors if f.touched(d)),
     }
 
@@ -260,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         for resolver in args.resolver.split(","):
             rows.append(run(args.seed, resolver, embedder, Path(tmp)))
             if args.details:
-                for key in ("_missed", "_bystanders", "_touched", "_leaked"):
+                for key in ("_missed", "_bystanders", "_touched", "_meaning_false", "_leaked"):
                     for line in rows[-1][key]:
                         print(f"{key[1:]}: {line}", file=sys.stderr)
     keys = [k for k in rows[0] if not k.startswith("_") and k not in ("seed", "resolver")]

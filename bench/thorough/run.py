@@ -40,13 +40,53 @@ def run_one(root: Path, m: Manifest, resolver: str, embedder: Embedder) -> dict:
     session = Session.open(root, embedder=embedder, resolver=resolver)
     session.update_index()
     t0 = time.perf_counter()
+    plans = {}
     for req in m.requests:
         session.refresh()
         session.update_index()
         fplan = session.plan(req)
+        plans[req] = fplan.to_dict()
         session.apply_forget(fplan)
     elapsed = time.perf_counter() - t0
-    return score(root, m) | {"seconds": round(elapsed, 1)}
+    return score(root, m) | {"paraphrase_proposed": _para_proposed(m, plans),
+                             "meaning_only_false": _meaning_only_false(m, plans), "seconds": round(elapsed, 1)}
+
+
+def meaning_only(plan: dict) -> list[tuple[str, str]]:
+    """(path, text) of the units a plan proposes on meaning alone: no shared
+    word, no name, not a partial mention."""
+    return [(c["path"], e["text"]) for c in plan["candidates"] if c["route"] in ("archive", "strike")
+            for e in c.get("evidence", [])
+            if e["carries"] and not (e["shared_words"] or e["name_use"] or e.get("partial"))]
+
+
+def _meaning_only_false(m: Manifest, plans: dict[str, dict]) -> int:
+    """Units proposed on meaning alone that are not that request's paraphrases:
+    what the semantic arm costs a reviewer."""
+    false = 0
+    for req, plan in plans.items():
+        key = req.removeprefix("insights/forget-").removesuffix(".md")
+        own = [(p, _norm(t)) for p, t in m.para_sents if p == f"projects/journal-{key}.md"]
+        for path, text in meaning_only(plan):
+            false += not (path == f"insights/{key}-para.md" or any(q == path and t in _norm(text) for q, t in own))
+    return false
+
+
+def _para_proposed(m: Manifest, plans: dict[str, dict]) -> float:
+    """Paraphrase files and sentences the plan of their own request proposes (approved or not)."""
+    def req_of(path: str) -> str:  # insights/<k>-para.md, projects/journal-<k>.md
+        stem = Path(path).stem
+        return f"insights/forget-{stem.removesuffix('-para').removeprefix('journal-')}.md"
+
+    def proposed(path: str, text: str | None) -> bool:
+        for c in plans[req_of(path)]["candidates"]:
+            if c["path"] == path and c["route"] in ("archive", "strike") and (
+                    text is None or any(_norm(text) in _norm(e["text"]) and e["carries"]
+                                        for e in c.get("evidence", []))):
+                return True
+        return False
+    hits = sum(proposed(p, None) for p in m.para_files) + sum(proposed(p, t) for p, t in m.para_sents)
+    return _ratio(hits, len(m.para_files) + len(m.para_sents))
 
 
 def score(root: Path, m: Manifest) -> dict:

@@ -26,7 +26,7 @@ from .subject import _NOT_NAMES, _TOKEN_RE, Subject, subject_of
 # (a store sentence carrying every stem of the preference), and only when it
 # is nearer the preference than any other request's preference by CONTRAST.
 A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
-P_SCALE, P_ZERO, CONTRAST = 25.0, 0.47, 0.08
+P_SCALE, P_ZERO, CONTRAST = 25.0, 0.42, 0.08
 P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
 PREAPPROVE = 0.8  # ... and pre-approved at or above this, only when it shares a word (issue 22)
