@@ -23,7 +23,7 @@ from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
-from . import bm25, damage
+from . import bm25, damage, derived
 from .chunks import chunk_memory
 from .embed import DIM, VECTORS_EXTRA_NOTICE, Embedder
 from .rank import Row, fuse, nearest
@@ -60,7 +60,7 @@ class SearchIndex:
                 raise
             self._discard(exc)
         self._matrix: np.ndarray | list[array] | None = None
-        self._matrix_rows: list[Row] = []
+        self._matrix_rowids: list[int] = []
         self.vectors_ready = False
         self.stats = IndexStats()
         self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
@@ -84,6 +84,7 @@ class SearchIndex:
         self._db.execute("SELECT COUNT(*) FROM chunk_terms WHERE chunk_terms MATCH 'x'").fetchone()  # damage fails here
         self.units = UnitIndex(self._db, self._lock, self._cancel)
         self._vectors = VectorCache(self._db, self._lock, self.embedder, self._cancel, self.units.vectors_added)
+        derived.install(self._db)  # after every table it watches, and after a rebuild dropped their triggers
 
     def _unsound(self, exc: BaseException) -> bool:
         with self._lock:
@@ -315,14 +316,20 @@ class SearchIndex:
 
     def _a_vector_missing(self) -> bool:
         # no GROUP BY nor ORDER BY: stops at the first chunk without a vector (missing_vectors sorts them all)
+        def look() -> str:
+            found = self._db.execute(
+                "SELECT 1 FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
+                " WHERE v.hash IS NULL OR length(v.vec) != ? LIMIT 1",
+                (DIM * 4,),
+            ).fetchone()
+            return "missing" if found is not None else "complete"
+
         with self._lock:
             return (
-                self._db.execute(
-                    "SELECT 1 FROM chunks c LEFT JOIN vectors v ON v.hash = c.hash"
-                    " WHERE v.hash IS NULL OR length(v.vec) != ? LIMIT 1",
-                    (DIM * 4,),
-                ).fetchone()
-                is not None
+                derived.cached_text(
+                    self._db, "chunk_vectors", derived.CHUNKS, look, lambda v: v in ("missing", "complete")
+                )
+                != "complete"
             )
 
     def check_vectors(self) -> bool:
@@ -349,25 +356,16 @@ class SearchIndex:
         """Vectors of ``texts``, embedding (and caching) those not cached yet."""
         return self._vectors.vectors(texts)
 
-    def _vector_table(self) -> tuple[np.ndarray | list[array], list[Row]]:
+    def _vector_table(self) -> tuple[np.ndarray | list[array], list[int]]:
         with self._lock:
             if self._matrix is None:
                 # Only the chunks' vectors: the sentences' (tens of thousands) are never read here.
-                joined = self._db.execute(
-                    "SELECT c.chunk_id, c.path, c.section, c.status, c.text, v.vec FROM chunks c"
-                    " JOIN vectors v ON v.hash = c.hash ORDER BY c.chunk_id"
-                ).fetchall()
-                rows = [r for r in joined if isinstance(r[5], bytes) and len(r[5]) == DIM * 4]
-                if len(rows) != len(joined):  # a cache miss, never used: the next update embeds those texts again
+                (self._matrix, self._matrix_rowids), damaged = derived.chunk_matrix(
+                    self._db, self.cache_dir, lambda n: n > NUMPY_ABOVE or "numpy" in sys.modules
+                )
+                if damaged:  # a cache miss, never used: the next update embeds those texts again
                     self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
-                self._matrix_rows = [r[:5] for r in rows]
-                if len(rows) <= NUMPY_ABOVE and "numpy" not in sys.modules:  # numpy loaded anyway: use it
-                    self._matrix = [array("f", r[5]) for r in rows]
-                else:
-                    import numpy as np
-
-                    self._matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-            return self._matrix, self._matrix_rows
+            return self._matrix, self._matrix_rowids
 
     # -- query ---------------------------------------------------------------
     def search(
@@ -414,27 +412,34 @@ class SearchIndex:
         if not scored:
             return []
         top = scored[0][0] or 1.0
-        return self._rows([(cid, path) for score, cid, path in scored if score >= floor * top])
+        return self._rows("chunk_id", [cid for score, cid, _path in scored if score >= floor * top])
 
-    def _rows(self, pairs: list[tuple[str, str]]) -> list[Row]:
-        if not pairs:
+    def _rows(self, key: str, keys: Sequence[str | int]) -> list[Row]:
+        """The chunks whose ``key`` column (chunk_id or rowid) is in ``keys``, in that order."""
+        if not keys:
             return []
         with self._lock:
             found = {
-                r[0]: r
+                r[0]: r[1:]
                 for r in self._db.execute(
-                    f"SELECT chunk_id, path, section, status, text FROM chunks WHERE chunk_id IN ({','.join('?' * len(pairs))})",
-                    [cid for cid, _ in pairs],
+                    f"SELECT {key}, chunk_id, path, section, status, text FROM chunks"
+                    f" WHERE {key} IN ({','.join('?' * len(keys))})",
+                    list(keys),
                 )
             }
-        return [found[cid] for cid, _ in pairs if cid in found]
+        return [found[k] for k in keys if k in found]
 
     def _vector(self, query: str, limit: int, excluded: set[str]) -> list[Row]:
-        matrix, rows = self._vector_table()
-        if not len(rows):
-            return []
-        qvec = self._vectors.blob(query)  # cached unless never embedded (a typed query)
-        return nearest(matrix, rows, qvec, limit, excluded)
+        matrix, rowids = self._vector_table()
+        qvec = self._vectors.blob(query) if rowids else b""  # cached unless never embedded (a typed query)
+        order = nearest(matrix, qvec) if rowids else []
+        picked: list[Row] = []
+        for start in range(0, len(order), limit * 2):  # rows read only for the nearest, a batch at a time
+            rows = self._rows("rowid", [rowids[i] for i in order[start : start + limit * 2]])
+            picked += [r for r in rows if r[3] not in excluded][: limit - len(picked)]
+            if len(picked) >= limit:
+                break
+        return picked
 
     def close(self) -> None:
         with self._lock:

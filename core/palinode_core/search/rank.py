@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .results import Hit
@@ -18,27 +17,17 @@ RRF_K = 60
 Row = tuple[str, str, str, str, str]  # chunk_id, path, section, status, text
 
 
-def nearest(
-    matrix: np.ndarray | list[array], rows: list[Row], qvec: bytes, limit: int, excluded: set[str]
-) -> list[Row]:
-    """The ``limit`` rows most similar to ``qvec``, skipping excluded statuses;
-    ties keep chunk order (a stable sort, in both representations)."""
+def nearest(matrix: np.ndarray | list[array], qvec: bytes) -> list[int]:
+    """Row indices of ``matrix``, most similar to ``qvec`` first; ties keep
+    row order (a stable sort, in both representations)."""
     if isinstance(matrix, list):
         q = array("f", qvec)
         sims = [sum(map(operator.mul, row, q)) for row in matrix]
-        order: Sequence[int] = sorted(range(len(sims)), key=lambda i: -sims[i])
-    else:
-        import numpy as np
+        return sorted(range(len(sims)), key=lambda i: -sims[i])
+    import numpy as np
 
-        order = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
-    picked = []
-    for i in order:
-        if rows[i][3] in excluded:
-            continue
-        picked.append(rows[i])
-        if len(picked) >= limit:
-            break
-    return picked
+    order: list[int] = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
+    return order
 
 
 def fuse(bm25: list[Row], vector: list[Row], limit: int, per_file: int, daily_penalty: bool) -> list[Hit]:
