@@ -109,3 +109,26 @@ def test_completeness_and_coverage_follow_vectors_removed_behind_our_back(tmp_pa
     assert not again.check_vectors()
     assert again.units.coverage() == (0, total)
     again.close()
+
+
+@pytest.mark.parametrize("damage", ["row deleted", "table of another shape", "negative count"])
+def test_a_damaged_generation_count_never_serves_a_stale_value(tmp_path, embedder, damage):
+    root = make_git_store(tmp_path / "s", FILES)
+    index = _open(root, embedder)
+    index.close()
+    db = sqlite3.connect(index.cache_dir / "index.sqlite3")
+    if damage == "row deleted":
+        db.execute("DELETE FROM generation")
+    elif damage == "table of another shape":
+        db.executescript("DROP TABLE generation; CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 0), n);"
+                         "INSERT INTO generation VALUES (0, 0);")
+    else:
+        db.execute("UPDATE generation SET n = -5")
+    db.commit()
+    db.close()
+    again = _open(root, embedder)  # no traceback; and a write is seen
+    (root / "people/carol.md").write_text(
+        palinode_file({"id": "people-carol"}, "Carol grows tomatoes and courgettes in her allotment."))
+    again.update()
+    assert _vector_hits(again)[0][0] == "people/carol.md"
+    again.close()

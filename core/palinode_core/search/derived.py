@@ -55,13 +55,22 @@ def install(db: sqlite3.Connection) -> None:
             )
     have = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_bumps'").fetchone()[0]
     db.executescript(";".join(statements) + ";")
+    counts = dict(db.execute("SELECT id, n FROM generation").fetchall())
+    if set(counts) != {CHUNKS, UNITS} or not all(isinstance(n, int) and n >= 0 for n in counts.values()):
+        # damaged: the count starts over, and nothing kept under the old one is trusted
+        db.executescript(
+            "DROP TABLE generation; CREATE TABLE generation (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);"
+            f"INSERT INTO generation VALUES ({CHUNKS}, 0), ({UNITS}, 0); DELETE FROM derived;"
+        )
     if have < 3 * len(_SOURCES):  # tables were written with no trigger watching (rebuilt, or an older release)
         db.execute("UPDATE generation SET n = n + 1")
         db.commit()
 
 
 def generation(db: sqlite3.Connection, which: int) -> int:
-    return int(db.execute("SELECT n FROM generation WHERE id = ?", (which,)).fetchone()[0])
+    """-1 when the count is gone (deleted under us): nothing is kept or trusted at -1."""
+    row = db.execute("SELECT n FROM generation WHERE id = ?", (which,)).fetchone()
+    return int(row[0]) if row is not None and isinstance(row[0], int) and row[0] >= 0 else -1
 
 
 def cached_text(
@@ -71,7 +80,7 @@ def cached_text(
     caller (a stored value that is not ``sound`` is computed again)."""
     gen = generation(db, which)
     row = db.execute("SELECT generation, value FROM derived WHERE name = ?", (name,)).fetchone()
-    if row is not None and row[0] == gen and isinstance(row[1], str) and sound(row[1]):
+    if gen >= 0 and row is not None and row[0] == gen and isinstance(row[1], str) and sound(row[1]):
         return row[1]
     value = compute()
     if generation(db, which) == gen:  # not computed across someone else's write
@@ -80,6 +89,8 @@ def cached_text(
 
 
 def _store(db: sqlite3.Connection, name: str, gen: int, value: str | bytes) -> None:
+    if gen < 0:
+        return
     try:
         db.execute("INSERT OR REPLACE INTO derived VALUES (?,?,?)", (name, gen, value))
         if not db.in_transaction:
@@ -99,7 +110,7 @@ def chunk_matrix(db: sqlite3.Connection, cache_dir: Path, use_numpy: Callable[[i
     Above a few thousand chunks the matrix is kept in a file of its own."""
     gen = generation(db, CHUNKS)
     row = db.execute("SELECT generation, value FROM derived WHERE name = 'chunk_matrix'").fetchone()
-    if row is not None and row[0] == gen and isinstance(row[1], bytes) and len(row[1]) % 8 == 0:
+    if gen >= 0 and row is not None and row[0] == gen and isinstance(row[1], bytes) and len(row[1]) % 8 == 0:
         rowids = array("q", row[1])
         matrix = _read_matrix(cache_dir / f"{MATRIX_PREFIX}{gen}.f32", len(rowids)) if use_numpy(len(rowids)) else None
         if matrix is not None:
@@ -123,7 +134,7 @@ def chunk_matrix(db: sqlite3.Connection, cache_dir: Path, use_numpy: Callable[[i
     import numpy as np
 
     blob = b"".join(r[1] for r in rows)
-    if not damaged and _write_matrix(cache_dir, gen, blob):
+    if not damaged and gen >= 0 and _write_matrix(cache_dir, gen, blob):
         _store(db, "chunk_matrix", gen, array("q", ids).tobytes())
     return (np.frombuffer(blob, dtype=np.float32).reshape(len(rows), DIM), ids), damaged
 
