@@ -197,3 +197,21 @@ def test_a_list_item_is_judged_by_the_sentences_carrying_the_preference(item, pr
 
     unit = next(u for u in memory_units(f"Notes.\n\n- {item}\n", {}) if u.kind == "list_item")
     assert unit_subject(unit, False, pref_stems_of(pref), pref) == whose
+
+
+@pytest.mark.parametrize("pref,text,word", [
+    ("I keep a pony", "The ponies need their hooves trimmed before the show.", "ponies"),
+    ("I fly kites", "Flies to Lisbon most months for work.", "Flies"),
+    ("I spy on birds", "Spied on a heron from the hide at dawn.", "Spied"),
+])
+def test_a_short_y_stem_inflected_is_still_read_by_a_lexical_plan(tmp_path, pref, text, word):
+    # the probe that decides which units get lexical evidence looked for "pony" in "ponies"
+    files = {"projects/yard.md": palinode_file({"id": "yard"}, f"Yard notes. {text} The gate is fixed."),
+             "insights/forget-it.md": palinode_file({"id": "forget-it"}, f"Please forget that {pref}.")}
+    from palinode_core.session import Session
+
+    session = Session.open(make_git_store(tmp_path / "s", files), clock=Clock(), vectors=False)
+    session.update_index()
+    fplan = session.plan("insights/forget-it.md")
+    yard = fplan.candidate("projects/yard.md")
+    assert any(word in e.shared for e in yard.evidence), yard.evidence

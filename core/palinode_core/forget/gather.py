@@ -48,8 +48,8 @@ def eligible(memory: Memory) -> bool:
 
 
 def _prefixes(stems: frozenset[str]) -> list[str]:
-    # "study" is not a prefix of "studies": search its shorter root
-    return sorted({s[:-1] if s.endswith("y") and len(s) > 4 else s for s in stems})
+    # "pony" is not a prefix of "ponies" (nor "spy" of "spied"): search the root without its y
+    return sorted({s[:-1] if s.endswith("y") and len(s) > 2 else s for s in stems})
 
 
 def candidate_paths(

@@ -74,6 +74,7 @@ class SearchIndex:
         self._db.execute("PRAGMA journal_mode=WAL")
         # a cache: a power cut may lose its last commits, never its integrity
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA temp_store=MEMORY")  # statement journals (the triggers need them) off disk
         self._db.executescript(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, fingerprint TEXT, status TEXT);"
             "CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT PRIMARY KEY, path TEXT, section TEXT,"
