@@ -20,7 +20,16 @@ from palinode_core.api import Embedder, PalinodeError, ScanResult, SearchIndex, 
 
 from .actions import MAIN_SCOPES, REGISTRY, bindings_for
 from .drafts import DRAFTS_NAME, DraftBook
-from .messages import ActivityEntry, ActivityKind, FilesChanged, IndexMode, IndexReady, ScanDone, WorkProgress
+from .messages import (
+    ActivityEntry,
+    ActivityKind,
+    FilesChanged,
+    IndexMode,
+    IndexReady,
+    IndexStep,
+    ScanDone,
+    WorkProgress,
+)
 from .render import safe
 from .settings import Settings
 from .timetravel import TimeTravel, counts_note
@@ -78,6 +87,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.as_of_asked = ""
         self._recovery_deferred = False
         self.index: SearchIndex | None = None
+        self.segmenting = False  # the index is searchable, its sentences still being segmented (plans read them whole)
         self.index_mode: IndexMode = "building"
         self.index_notice: str | None = None
         self.progress: tuple[int, int] | None = None
@@ -88,7 +98,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.status_signal: Signal[object] = Signal(self, "status")
         # Published with the set of changed paths (None = everything) after each scan.
         self.store_signal: Signal[object] = Signal(self, "store")
-        self.index_signal: Signal[object] = Signal(self, "index")
+        self.index_signal: Signal[IndexMode | IndexStep] = Signal(self, "index")
         self.time_signal: Signal[object] = Signal(self, "time")  # published with the AsOf shown (None = now)
         self.drafts = DraftBook(self.store.cache_dir / DRAFTS_NAME)  # review drafts: outside the store
         self.settings = Settings.load()
@@ -275,8 +285,14 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                     self._index_dirty = False
                     # published once lexically current: a plan on a half-built index would show too few targets
                     index = self.index or self.live.search_index()
-                    index.update_lexical(progress, memories=self.live.memories, isolate=True)
-                    self.index = index
+
+                    def searchable(index: SearchIndex = index) -> None:
+                        # many versions still to segment: a plan reads those whole rather than wait
+                        self.index, self.segmenting = index, True
+                        self.call_from_thread(self.index_signal.publish, "searchable")
+
+                    index.update_lexical(progress, memories=self.live.memories, isolate=True, searchable=searchable)
+                    self.index, self.segmenting = index, False
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
                         # the sentences sharing a word with a request are embedded first: re-plan then

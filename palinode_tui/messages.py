@@ -10,6 +10,9 @@ from textual.message import Message
 
 ActivityKind = Literal["action", "git", "error", "watch"]
 IndexMode = Literal["building", "lexical", "hybrid"]
+# published on the app's index signal on the way to an IndexMode: chunks current (units still being
+# segmented; a plan reads those whole), units current, the likeliest sentences embedded
+IndexStep = Literal["searchable", "lexical-partial", "hybrid-partial"]
 WorkPhase = Literal["reading", "lexical", "vectors"]
 
 

@@ -46,6 +46,7 @@ class ReviewScreen(ReviewDecisions):
         self.states: list[RequestState] = []
         self.planning_again: str | None = None  # a decided request the reviewer asked to plan again (p)
         self._replan = False  # plan (or read the record) again once the request list is read
+        self._before_units = False  # the plan shown was made while the unit index was still being built
         self.knobs: ForgetKnobs | None = None
         self.resolver = "thorough"  # the app's at mount; r switches
 
@@ -116,12 +117,14 @@ class ReviewScreen(ReviewDecisions):
     def index_updated(self, mode: object) -> None:
         if self.app.as_of is not None or not self.current:
             return
-        # lexical: the unit index is current, plan now; hybrid(-partial): vectors arrived, plan again.
-        # A stale plan on a store whose vectors were complete waits the second it takes to embed the
-        # changed files, rather than flash a plan missing their semantic evidence.
+        # lexical: units current, plan; hybrid(-partial): vectors arrived, plan again. A stale plan on a store with
+        # every vector waits the second it takes to embed the changed files (no flash of a plan without them).
         index = self.app.index
+        if mode == "searchable":  # a first plan now (it reads the unsegmented memories whole), not in seconds
+            return self.plan_current() if self.review is None else None
+        early, self._before_units = self._before_units, False  # planned on a partial unit index: plan again
         waits = mode == "lexical-partial" and index is not None and index.vectors_ready
-        if self.review is None or (self.review.stale and not waits) or mode in ("hybrid", "hybrid-partial"):
+        if self.review is None or (self.review.stale and not waits) or mode in ("hybrid", "hybrid-partial") or early:
             self.plan_current()
 
     def as_of_changed(self) -> None:
@@ -244,6 +247,7 @@ class ReviewScreen(ReviewDecisions):
         if path is None or index is None:
             return
         session, book, resolver = self.app.session, self.app.drafts, self.resolver
+        self._before_units = self._before_units or self.app.segmenting
         knobs = self.knobs or session.forget_knobs()
         previous = self.review if self.review is not None and self.review.plan.request.path == path else None
         draft = previous.draft.copy() if previous is not None else None
@@ -289,8 +293,7 @@ class ReviewScreen(ReviewDecisions):
 
     def _say_semantic_change(self, before: ForgetPlan, after: ForgetPlan) -> None:
         """When vectors arrived since the last plan, say what they changed."""
-        words = semantic_change(before, after)
-        if words:
+        if words := semantic_change(before, after):
             self.notify(words, title="Semantic evidence arrived", markup=False)
 
     def _record_ready(self, record: dict[str, Any]) -> None:

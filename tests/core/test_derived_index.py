@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 from helpers import make_git_store, palinode_file
 
-from palinode_core.search import derived
+from palinode_core.search import damage, derived
 from palinode_core.search.index import SearchIndex
 from palinode_core.storage.store import Store
 
@@ -132,3 +135,104 @@ def test_a_damaged_generation_count_never_serves_a_stale_value(tmp_path, embedde
     again.update()
     assert _vector_hits(again)[0][0] == "people/carol.md"
     again.close()
+
+
+def _count(index: SearchIndex) -> int:
+    return index._db.execute("SELECT n FROM generation WHERE id = 0").fetchone()[0]
+
+
+def test_a_count_started_over_never_names_a_matrix_kept_before(tmp_path, embedder):
+    # from an attacker's review: deleted counts came back at 0 with the old values kept, and once
+    # the count was back where it had been, the old matrix was read with the new chunks' rowids
+    root = make_git_store(tmp_path / "s", FILES)
+    index = _open(root, embedder)
+    index.search(QUERY)
+    old = _count(index)
+    index.close()
+    db = sqlite3.connect(index.cache_dir / "index.sqlite3")
+    db.execute("DELETE FROM generation")
+    db.commit()
+    db.close()
+    (root / "projects/roof.md").unlink()
+    n = 0
+    while True:
+        index = _open(root, embedder)
+        if _count(index) >= old:
+            break
+        index.close()
+        n += 1
+        text = "Carol grows tomatoes and courgettes in her allotment." if n == 1 else f"Filler note {n} on paperwork."
+        (root / f"people/p{n}.md").write_text(palinode_file({"id": f"p{n}"}, text))
+    index.close()
+    again = _open(root, embedder)
+    assert _vector_hits(again)[0][0] == "people/p1.md"
+    again.close()
+
+
+def test_a_process_on_a_discarded_database_never_writes_the_matrix_the_new_one_reads(tmp_path, embedder):
+    root = make_git_store(tmp_path / "s", FILES)
+    app = _open(root, embedder)  # the app: indexed, no vector search yet
+    (root / "projects/roof.md").write_text(palinode_file({"id": "projects-roof"}, "Carol grows tomatoes and courgettes."))
+    damage.discard(app.cache_dir)  # another process found it damaged and rebuilt it
+    cli = _open(root, embedder)
+    expected = _vector_hits(cli)
+    assert expected[0][0] == "projects/roof.md"
+    cli.close()
+    app.search("anything at all")  # still on the unlinked database: writes a matrix of its own
+    app.close()
+    later = _open(root, embedder)
+    assert _vector_hits(later) == expected
+    later.close()
+
+
+def test_a_matrix_held_in_memory_follows_another_process_rewriting_the_chunks(tmp_path, embedder):
+    root = make_git_store(tmp_path / "s", FILES)
+    app = _open(root, embedder)
+    app.search("roof tiles")  # its matrix now held in memory
+    (root / "projects/roof.md").unlink()  # another process: roof gone, a new memory takes its rowid
+    (root / "people/carol.md").write_text(palinode_file({"id": "people-carol"}, "Carol bakes sourdough bread."))
+    other = _open(root, embedder)
+    expected = [(h.path, h.vector_rank) for h in other.search("fresh loaves from the oven", limit=3).hits]
+    other.close()
+    got = [(h.path, h.vector_rank) for h in app.search("fresh loaves from the oven", limit=3).hits]
+    assert got == expected and expected[0][0] == "people/carol.md"  # each chunk scored by its own vector
+    app.close()
+
+
+@pytest.mark.parametrize("name", ["chunk-vectors-999.f32", ".chunk-vectors-5.1.tmp"])
+def test_a_folder_named_like_a_matrix_file_is_left_alone(tmp_path, embedder, name):
+    root = make_git_store(tmp_path / "s", FILES)
+    index = SearchIndex(Store(root), embedder=embedder)
+    (index.cache_dir / name).mkdir()
+    index.update()
+    assert _vector_hits(index)
+    assert (index.cache_dir / name).is_dir()
+    index.close()
+
+
+def test_reading_never_waits_behind_another_process_writing(tmp_path, embedder):
+    root = make_git_store(tmp_path / "s", FILES)
+    index = _open(root, embedder)
+    expected = _vector_hits(index)  # the query's vector is kept: nothing below needs to write one
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import sqlite3, sys, time
+db = sqlite3.connect({str(index.cache_dir / "index.sqlite3")!r}, isolation_level=None)
+db.execute("UPDATE chunks SET section = section || '' WHERE rowid = (SELECT MIN(rowid) FROM chunks)")
+db.execute("UPDATE unit_texts SET refs = refs + 0 WHERE hash = (SELECT hash FROM unit_texts LIMIT 1)")
+db.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        SearchIndex(Store(root), embedder=embedder).close()  # opening writes nothing when all is in place
+        index.vectors_ready = False
+        assert index.check_vectors()
+        assert index.units.coverage()[1] > 0
+        assert _vector_hits(index) == expected  # the matrix read again (the chunks' count moved), not kept
+        # values computed again are not kept while the database is busy; nothing waits out the 5 s timeout
+        assert time.monotonic() - started < 2.5
+    finally:
+        holder.communicate("")
+    index.close()

@@ -150,3 +150,43 @@ async def test_held_targets_start_unapproved_and_defaults_leave_them_untouched(t
         assert (store / BOARD).read_bytes() == board_before
         assert [s for s in subjects(store) if s.startswith("palinode ")] == [
             f"palinode retract: {SHOP} (1 mentions) <- {REQUEST}", f"palinode supersede: {ANN} -> {REQUEST}"]
+
+
+async def test_a_fresh_store_shows_a_plan_before_its_sentences_are_all_segmented(tmp_path, store, monkeypatch):
+    import threading
+
+    from palinode_core.search.index import SEARCHABLE_BEHIND, SearchIndex
+    from tui.conftest import wait_until
+
+    for i in range(SEARCHABLE_BEHIND + 20):
+        (store / f"research/note-{i:03d}.md").parent.mkdir(exist_ok=True)
+        (store / f"research/note-{i:03d}.md").write_text(
+            memory(f"research/note-{i:03d}.md", f"Budget line {i} was approved.", "2025-05-03T10:00:00+00:00"))
+    shown: list[tuple[str, ...]] = []
+    ready, segmenting = ReviewScreen._plan_ready, SearchIndex._update_in_child
+    release = threading.Event()
+
+    def record_plan(self, review):
+        shown.append(tuple(sorted(c.path for c in review.plan.targets)))
+        ready(self, review)
+
+    def held(self, progress):  # the sentences are segmented only when the test says so
+        release.wait(30)
+        segmenting(self, progress)
+
+    monkeypatch.setattr(ReviewScreen, "_plan_ready", record_plan)
+    monkeypatch.setattr(SearchIndex, "_update_in_child", held)
+    app = lexical_app(store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        review: ReviewScreen = app.screen
+        await wait_until(app, pilot, lambda: review.review is not None)
+        # a plan on the chunks alone: most sentences are not segmented yet
+        assert review._before_units and app.index.units.behind(app.live.memories) > SEARCHABLE_BEHIND
+        assert shown == [(ANN, BOARD, SHOP)]
+        release.set()
+        await settle(app, pilot)
+        # planned again once every sentence is: the same targets
+        assert app.index.units.behind(app.live.memories) == 0 and not review._before_units
+        assert len(shown) >= 2 and shown[-1] == shown[0], shown
+        assert errors(app) == []

@@ -15,7 +15,8 @@ from typing import Any
 from ..search.index import SearchIndex
 from ..search.unit_index import indexable
 from ..storage.memory import Memory
-from ..text.units import Unit, clauses, memory_units
+from ..text.markdown import MARKER_RE
+from ..text.units import Unit, clauses, memory_units, unit_source
 from .evidence import (
     P_FLOOR,
     PROPOSE,
@@ -70,11 +71,15 @@ def candidate_paths(
         if eligible(memory) or not (eligible_only or memory.is_history):
             by_fp.setdefault(memory.fingerprint, []).append(rel)
     found: dict[str, set[str]] = {}
-    # a version the index does not hold (written after the sync, or changed under it) is read whole:
-    # the lookup cannot vouch that it carries nothing
+    # a version the index does not hold (written after the sync, changed under it, or not segmented yet
+    # while a first sync runs) is read whole: the lookup cannot vouch that it carries nothing. With no
+    # semantic arm, one whose text holds none of the preference's stems at all cannot carry it either.
     indexed = index.units.known()
+    words = None if not stems or not (lexical or not index.has_vector(pref)) else _probe(stems)
     for fp, rels in by_fp.items():
         if fp not in indexed and any(indexable(memories[rel]) for rel in rels):
+            if words is not None and not _holds(memories[rels[0]], words):
+                continue
             for rel in rels:
                 found.setdefault(rel, set()).add("unindexed")
     hits = index.units.lexical_hits(stems) if stems else []
@@ -241,6 +246,18 @@ def read_memories(
             cursor += 1
         reads.append(Read(memory, tuple(units), tuple(evidence), via))
     return reads, notice
+
+
+def _holds(memory: Memory, probe: re.Pattern[str]) -> bool:
+    """Whether a unit of the memory could pass ``probe``: units are its text's
+    sentences and lines (each starting after a space or a line break, so the
+    probe's word start is the same), and the label fields. A struck item's
+    unit joins what its strikes leave: such a memory is read whole."""
+    try:
+        doc = memory.doc
+    except Exception:  # unreadable now: read_memories decides, as for any candidate
+        return True
+    return MARKER_RE.search(doc.body) is not None or probe.search(unit_source(doc.body, doc.meta)) is not None
 
 
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:

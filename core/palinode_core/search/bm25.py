@@ -12,8 +12,10 @@ import re
 import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+from .chunks import Chunk
 
 B = 0.75
 K1 = 1.2
@@ -95,3 +97,29 @@ def ranked(
         [" OR ".join(map(_phrase, terms)), *skip, pool],
     ).fetchall()
     return sorted(scores(rows, weights, (total or 0) / docs), key=lambda r: -r[0])[:limit]
+
+
+def drop_chunks(cur: sqlite3.Cursor, rel: str) -> None:
+    # An external-content FTS5 table forgets a row only when told its old text.
+    cur.execute(
+        "INSERT INTO chunk_terms (chunk_terms, rowid, text) SELECT 'delete', rowid, text FROM chunks WHERE path=?",
+        (rel,),
+    )
+    cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
+
+
+def replace_chunks(cur: sqlite3.Cursor, rel: str, status: str, chunks: Sequence[Chunk], next_rowid: int) -> int:
+    """The path's chunks and their terms, in place of its old ones, from row id
+    ``next_rowid`` on; the next free row id."""
+    drop_chunks(cur, rel)
+    rows = [
+        (next_rowid + i, c.chunk_id, rel, c.section, status, c.content_hash, c.text, token_count(c.text))
+        for i, c in enumerate(chunks)
+    ]
+    cur.executemany(
+        "INSERT OR REPLACE INTO chunks (rowid, chunk_id, path, section, status, hash, text, tokens)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    cur.executemany("INSERT INTO chunk_terms (rowid, text) VALUES (?,?)", [(r[0], r[6]) for r in rows])
+    return next_rowid + len(rows)

@@ -10,11 +10,14 @@ is used only when it was computed at the current generation; anything else
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import sqlite3
 import stat
 from array import array
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +26,7 @@ from .vectors import DIM
 if TYPE_CHECKING:
     import numpy as np
 
-MATRIX_PREFIX = "chunk-vectors-"  # + generation + ".f32": the matrix, raw float32 rows
+MATRIX_PREFIX = "chunk-vectors-"  # + a token + ".f32": the matrix, raw float32 rows
 CHUNKS, UNITS = 0, 1  # two generations: new sentence vectors leave the chunk matrix valid
 _CHUNK_VECTOR = "EXISTS (SELECT 1 FROM chunks WHERE hash = {row}.hash)"  # not a query's or a sentence's vector
 _SOURCES = (  # table, its columns whose change counts, generation, which rows count ({row}: NEW or OLD)
@@ -34,11 +37,9 @@ _SOURCES = (  # table, its columns whose change counts, generation, which rows c
 )
 
 
-def install(db: sqlite3.Connection) -> None:
-    """The counters, the values' table and the triggers (again after a unit-table rebuild dropped theirs)."""
+def _statements() -> list[str]:
     statements = [
         "CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)",
-        f"INSERT OR IGNORE INTO generation VALUES ({CHUNKS}, 0), ({UNITS}, 0)",
         "CREATE TABLE IF NOT EXISTS derived (name TEXT PRIMARY KEY, generation INTEGER NOT NULL, value BLOB)",
         "CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash)",  # the vectors triggers' lookup
     ]
@@ -53,18 +54,39 @@ def install(db: sqlite3.Connection) -> None:
                 f"CREATE TRIGGER IF NOT EXISTS {table}_{op}_bumps AFTER {what} ON {table}{only}"
                 f" BEGIN UPDATE generation SET n = n + 1 WHERE id = {gen}; END"
             )
-    have = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_bumps'").fetchone()[0]
-    db.executescript(";".join(statements) + ";")
-    counts = dict(db.execute("SELECT id, n FROM generation").fetchall())
-    if set(counts) != {CHUNKS, UNITS} or not all(isinstance(n, int) and n >= 0 for n in counts.values()):
-        # damaged: the count starts over, and nothing kept under the old one is trusted
+    return statements
+
+
+def _counts_sound(db: sqlite3.Connection) -> bool:
+    try:
+        counts = dict(db.execute("SELECT id, n FROM generation").fetchall())
+    except sqlite3.OperationalError:  # no such table
+        return False
+    return set(counts) == {CHUNKS, UNITS} and all(isinstance(n, int) and n >= 0 for n in counts.values())
+
+
+def _triggers(db: sqlite3.Connection) -> int:
+    return int(
+        db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_bumps'").fetchone()[0]
+    )
+
+
+def install(db: sqlite3.Connection) -> None:
+    """The counters, the values' table and the triggers (again after a unit-table rebuild dropped theirs).
+    Writes nothing when all is in place: opening the index never waits behind another process's writes."""
+    have = _triggers(db)
+    sound = _counts_sound(db)
+    if sound and have == 3 * len(_SOURCES):
+        return
+    db.executescript(";".join(_statements()) + ";")
+    if not sound:  # missing or damaged: the count starts over, and nothing kept under the old one is trusted
         db.executescript(
-            "DROP TABLE generation; CREATE TABLE generation (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);"
+            "DROP TABLE IF EXISTS generation; CREATE TABLE generation (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);"
             f"INSERT INTO generation VALUES ({CHUNKS}, 0), ({UNITS}, 0); DELETE FROM derived;"
         )
     if have < 3 * len(_SOURCES):  # tables were written with no trigger watching (rebuilt, or an older release)
         db.execute("UPDATE generation SET n = n + 1")
-        db.commit()
+    db.commit()
 
 
 def generation(db: sqlite3.Connection, which: int) -> int:
@@ -89,32 +111,44 @@ def cached_text(
 
 
 def _store(db: sqlite3.Connection, name: str, gen: int, value: str | bytes) -> None:
-    if gen < 0:
+    """Kept if the database is free now: a value is never worth waiting behind another process's writes."""
+    if gen < 0 or db.in_transaction:
         return
+    patience = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute("PRAGMA busy_timeout = 0")
     try:
         db.execute("INSERT OR REPLACE INTO derived VALUES (?,?,?)", (name, gen, value))
-        if not db.in_transaction:
-            return
         db.commit()
     except sqlite3.OperationalError:  # locked by a writer: computed again next time
         if db.in_transaction:
             db.rollback()
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(patience)}")
 
 
-MatrixRows = tuple["np.ndarray | list[array]", list[int]]  # vectors, and each row's chunk rowid
+@dataclass(frozen=True)
+class ChunkMatrix:
+    vectors: np.ndarray | list[array]  # every chunk's vector with one, in chunk order
+    rowids: list[int]  # each vector's chunk row
+    generation: int  # the chunks' generation it was read at
+    damaged: bool  # a stored vector was of the wrong size: ignored, embedded again by the next update
 
 
-def chunk_matrix(db: sqlite3.Connection, cache_dir: Path, use_numpy: Callable[[int], bool]) -> tuple[MatrixRows, bool]:
-    """Every chunk's vector in chunk order with its rowid, and whether a
-    stored vector was damaged (ignored: embedded again by the next update).
-    Above a few thousand chunks the matrix is kept in a file of its own."""
+_TOKEN = 16  # hex characters naming one write of the matrix file
+
+
+def chunk_matrix(db: sqlite3.Connection, cache_dir: Path, use_numpy: Callable[[int], bool]) -> ChunkMatrix:
+    """Every chunk's vector in chunk order with its rowid. Above a few thousand
+    chunks it is kept in a file of its own, named by a token that only the
+    ``derived`` row of the database that wrote it names: a file another
+    database wrote (one discarded as damaged and rebuilt) is never read."""
     gen = generation(db, CHUNKS)
     row = db.execute("SELECT generation, value FROM derived WHERE name = 'chunk_matrix'").fetchone()
-    if gen >= 0 and row is not None and row[0] == gen and isinstance(row[1], bytes) and len(row[1]) % 8 == 0:
-        rowids = array("q", row[1])
-        matrix = _read_matrix(cache_dir / f"{MATRIX_PREFIX}{gen}.f32", len(rowids)) if use_numpy(len(rowids)) else None
-        if matrix is not None:
-            return (matrix, rowids.tolist()), False
+    if gen >= 0 and row is not None and row[0] == gen and isinstance(row[1], bytes) and _sound(row[1]):
+        token, rowids = row[1][:_TOKEN].decode(), array("q", row[1][_TOKEN:])
+        kept = _read_matrix(cache_dir / f"{MATRIX_PREFIX}{token}.f32", len(rowids)) if use_numpy(len(rowids)) else None
+        if kept is not None:
+            return ChunkMatrix(kept, rowids.tolist(), gen, False)
     own = not db.in_transaction
     if own:
         db.execute("BEGIN")  # one snapshot: the generation and the rows it stands for
@@ -130,13 +164,19 @@ def chunk_matrix(db: sqlite3.Connection, cache_dir: Path, use_numpy: Callable[[i
     damaged = len(rows) != len(joined)
     ids = [r[0] for r in rows]
     if not use_numpy(len(rows)):
-        return ([array("f", r[1]) for r in rows], ids), damaged
+        return ChunkMatrix([array("f", r[1]) for r in rows], ids, gen, damaged)
     import numpy as np
 
     blob = b"".join(r[1] for r in rows)
-    if not damaged and gen >= 0 and _write_matrix(cache_dir, gen, blob):
-        _store(db, "chunk_matrix", gen, array("q", ids).tobytes())
-    return (np.frombuffer(blob, dtype=np.float32).reshape(len(rows), DIM), ids), damaged
+    token = secrets.token_hex(_TOKEN // 2)
+    if not damaged and gen >= 0 and _write_matrix(cache_dir, token, blob):
+        _store(db, "chunk_matrix", gen, token.encode() + array("q", ids).tobytes())
+    return ChunkMatrix(np.frombuffer(blob, dtype=np.float32).reshape(len(rows), DIM), ids, gen, damaged)
+
+
+def _sound(value: bytes) -> bool:
+    token = value[:_TOKEN]
+    return len(token) == _TOKEN and all(c in b"0123456789abcdef" for c in token) and (len(value) - _TOKEN) % 8 == 0
 
 
 def _read_matrix(path: Path, rows: int) -> np.ndarray | None:
@@ -157,9 +197,9 @@ def _read_matrix(path: Path, rows: int) -> np.ndarray | None:
     return np.frombuffer(blob, dtype=np.float32).reshape(rows, DIM)
 
 
-def _write_matrix(cache_dir: Path, gen: int, blob: bytes) -> bool:
-    final = cache_dir / f"{MATRIX_PREFIX}{gen}.f32"
-    tmp = cache_dir / f".{MATRIX_PREFIX}{gen}.{os.getpid()}.tmp"
+def _write_matrix(cache_dir: Path, token: str, blob: bytes) -> bool:
+    final = cache_dir / f"{MATRIX_PREFIX}{token}.f32"
+    tmp = cache_dir / f".{MATRIX_PREFIX}{token}.{os.getpid()}.tmp"
     try:
         tmp.unlink(missing_ok=True)  # left by a killed run; never written through (a link placed there)
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
@@ -170,7 +210,8 @@ def _write_matrix(cache_dir: Path, gen: int, blob: bytes) -> bool:
         return False
     for old in [*cache_dir.glob(f"{MATRIX_PREFIX}*.f32"), *cache_dir.glob(f".{MATRIX_PREFIX}*.tmp")]:
         if old != final and not _being_written(old):
-            old.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # not ours to remove (a folder of that name, say): left alone
+                old.unlink(missing_ok=True)
     return True
 
 

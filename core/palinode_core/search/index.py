@@ -9,6 +9,7 @@ request's preference) never loads the model. numpy is imported only with vectors
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import sys
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 # per 1,000) cost less than importing numpy (~80 ms): a small store's plan needs no numpy.
 NUMPY_ABOVE = 4096
 RESCORE_POOL = 2000  # chunks a BM25 query ranks at most (FTS5's best first)
+SEARCHABLE_BEHIND = 200  # versions to segment above which a plan need not wait for them (it reads them whole)
 COMMIT_EVERY = 500  # files per transaction while indexing: the unit of resuming an interrupted update
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -59,8 +61,7 @@ class SearchIndex:
             if not (damage.is_damage(exc) or self._unsound(exc)):
                 raise
             self._discard(exc)
-        self._matrix: np.ndarray | list[array] | None = None
-        self._matrix_rowids: list[int] = []
+        self._matrix: derived.ChunkMatrix | None = None
         self.vectors_ready = False
         self.stats = IndexStats()
         self._known: dict[str, str] | None = None  # path -> fingerprint indexed (the files table)
@@ -125,14 +126,27 @@ class SearchIndex:
         return self.stats
 
     def update_lexical(
-        self, progress: Progress | None = None, memories: dict[str, Memory] | None = None, *, isolate: bool = False
+        self,
+        progress: Progress | None = None,
+        memories: dict[str, Memory] | None = None,
+        *,
+        isolate: bool = False,
+        searchable: Callable[[], None] | None = None,
     ) -> None:
-        self._guarded(lambda: self._update_lexical(progress, memories, isolate))
+        self._guarded(lambda: self._update_lexical(progress, memories, isolate, searchable))
 
-    def _update_lexical(self, progress: Progress | None, memories: dict[str, Memory] | None, isolate: bool) -> None:
+    def _update_lexical(
+        self,
+        progress: Progress | None,
+        memories: dict[str, Memory] | None,
+        isolate: bool,
+        searchable: Callable[[], None] | None = None,
+    ) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
-        compete with the caller's threads (an app's UI) for the GIL and CPU."""
+        compete with the caller's threads (an app's UI) for the GIL and CPU.
+        ``searchable`` is called once the chunks are current when many versions
+        are still to segment: a plan may run meanwhile (it reads those whole)."""
         if memories is None:
             scan = self.store.scan()
             memories = scan.memories
@@ -161,6 +175,11 @@ class SearchIndex:
             elif not self.stats.chunks:
                 self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             self.stats.files = len(memories)
+        if searchable is not None and self.units.behind(memories) > SEARCHABLE_BEHIND:
+            searchable()
+            if isolate:  # segmented on another core: the caller plans and draws meanwhile
+                with contextlib.suppress(PalinodeError):
+                    self._update_in_child(progress)
         self.units.sync(memories, progress)
 
     def _changed(self, memories: dict[str, Memory]) -> list[Memory]:
@@ -191,7 +210,7 @@ class SearchIndex:
         next update."""
         cur = self._db.cursor()
         for rel in removed:
-            self._drop_chunks(cur, rel)
+            bm25.drop_chunks(cur, rel)
             cur.execute("DELETE FROM files WHERE path=?", (rel,))
             known.pop(rel, None)
         self._db.commit()
@@ -205,28 +224,8 @@ class SearchIndex:
             except PalinodeError as exc:
                 self.stats.errors.append(f"{memory.rel}: {exc}")
                 continue
-            self._drop_chunks(cur, memory.rel)
             status = memory.status.lower()
-            rows = [
-                (
-                    next_rowid + i,
-                    c.chunk_id,
-                    memory.rel,
-                    c.section,
-                    status,
-                    c.content_hash,
-                    c.text,
-                    bm25.token_count(c.text),
-                )
-                for i, c in enumerate(chunks)
-            ]
-            next_rowid += len(rows)
-            cur.executemany(
-                "INSERT OR REPLACE INTO chunks (rowid, chunk_id, path, section, status, hash, text, tokens)"
-                " VALUES (?,?,?,?,?,?,?,?)",
-                rows,
-            )
-            cur.executemany("INSERT INTO chunk_terms (rowid, text) VALUES (?,?)", [(r[0], r[6]) for r in rows])
+            next_rowid = bm25.replace_chunks(cur, memory.rel, status, chunks, next_rowid)
             cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (memory.rel, memory.fingerprint, status))
             known[memory.rel] = memory.fingerprint
             if done % COMMIT_EVERY == 0:
@@ -234,15 +233,6 @@ class SearchIndex:
             if progress and (done % 200 == 0 or done == len(changed)):
                 progress("lexical", done, len(changed))
         self._db.commit()
-
-    @staticmethod
-    def _drop_chunks(cur: sqlite3.Cursor, rel: str) -> None:
-        # An external-content FTS5 table forgets a row only when told its old text.
-        cur.execute(
-            "INSERT INTO chunk_terms (chunk_terms, rowid, text) SELECT 'delete', rowid, text FROM chunks WHERE path=?",
-            (rel,),
-        )
-        cur.execute("DELETE FROM chunks WHERE path=?", (rel,))
 
     def update_vectors(
         self,
@@ -359,14 +349,16 @@ class SearchIndex:
 
     def _vector_table(self) -> tuple[np.ndarray | list[array], list[int]]:
         with self._lock:
-            if self._matrix is None:
+            # kept while the chunks' generation stands: another process may have rewritten the chunks
+            gen = derived.generation(self._db, derived.CHUNKS)
+            if self._matrix is None or self._matrix.generation != gen or gen < 0:
                 # Only the chunks' vectors: the sentences' (tens of thousands) are never read here.
-                (self._matrix, self._matrix_rowids), damaged = derived.chunk_matrix(
+                self._matrix = derived.chunk_matrix(
                     self._db, self.cache_dir, lambda n: n > NUMPY_ABOVE or "numpy" in sys.modules
                 )
-                if damaged:  # a cache miss, never used: the next update embeds those texts again
+                if self._matrix.damaged:  # a cache miss, never used: the next update embeds those texts again
                     self.notice = "vector cache had damaged rows; they are ignored and will be embedded again"
-            return self._matrix, self._matrix_rowids
+            return self._matrix.vectors, self._matrix.rowids
 
     # -- query ---------------------------------------------------------------
     def search(

@@ -138,6 +138,11 @@ class UnitIndex:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions")}
 
+    def behind(self, memories: Mapping[str, Memory]) -> int:
+        """Versions of ``memories`` not indexed yet."""
+        known = self.known()
+        return len({m.fingerprint for m in memories.values() if indexable(m)} - known)
+
     def sync(self, memories: Mapping[str, Memory], progress: Progress | None = None) -> UnitStats:
         """Segment the versions not indexed yet (only those), drop the ones no memory has."""
         wanted: dict[str, Memory] = {}

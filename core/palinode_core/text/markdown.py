@@ -10,6 +10,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 from ..errors import PalinodeError
 from .words import content_words, entity_tokens, span_words
@@ -60,6 +61,7 @@ class Matcher:
     pref_words: frozenset[str]
     entities: frozenset[str]
     min_shared: int
+    relates_everything: ClassVar[bool] = False
 
     @classmethod
     def for_pref(cls, pref: str) -> Matcher:
@@ -95,6 +97,8 @@ class Matcher:
 
 
 def _collateral(sentence: str, matcher: Matcher) -> str | None:
+    if matcher.relates_everything:
+        return None  # every clause is related: nothing to split (memory_units segments 46k sentences at 1k)
     # whitespace runs collapsed first: the clause pattern would otherwise rescan a
     # long run of spaces from each of its positions (quadratic on hostile text)
     sentence = " ".join(sentence.split())
@@ -130,6 +134,7 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
         start = paragraph[0][0]
         text = "".join(line for _, line in paragraph)
         offset = start
+        breaks = 0  # newlines before this part: counted as it goes (a count from the start per sentence was quadratic)
         for i, part in enumerate(_SENTENCE_SPLIT_RE.split(text)):
             if i % 2 == 0 and part.strip():
                 sentence = part.strip()
@@ -137,7 +142,7 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
                     lead = len(part) - len(part.lstrip())
                     s = offset + lead
                     e = s + len(sentence)
-                    line_no = paragraph_line + text[: offset - start + lead].count("\n")
+                    line_no = paragraph_line + breaks + part.count("\n", 0, lead)
                     spans.append(
                         Span(
                             len(spans),
@@ -153,6 +158,7 @@ def find_mentions(body: str, matcher: Matcher) -> tuple[list[Span], list[Region]
                         )
                     )
             offset += len(part)
+            breaks += part.count("\n")
         paragraph.clear()
 
     offset = 0

@@ -25,6 +25,8 @@ _CLAUSE_SEP_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|
 class _Everything(Matcher):
     """Matches every unstruck span: find_mentions then lists the whole body."""
 
+    relates_everything = True
+
     def matches(self, span: str) -> bool:
         return not MARKER_RE.search(span) and any(c.isalpha() for c in span)
 
@@ -55,6 +57,13 @@ def _field_text(value: Any) -> str | None:
         parts = [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
         return ", ".join(parts) or None
     return None
+
+
+def unit_source(body: str, meta: Mapping[str, Any]) -> str:
+    """All the text memory_units reads (the body, then the label fields), to
+    search before segmenting: a word absent here is in no unit."""
+    fields = (_field_text(meta.get(key)) for key in FRONTMATTER_FIELDS)
+    return "\n".join([body, *(t for t in fields if t)])
 
 
 def memory_units(body: str, meta: Mapping[str, Any]) -> list[Unit]:
