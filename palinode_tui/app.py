@@ -301,7 +301,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                             on_likely=lambda: self.call_from_thread(self.index_signal.publish, "hybrid-partial"),
                         )
             finally:
-                self._index_running = False
+                self._index_running, self.segmenting = False, False
             mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"
             notice = self.embedder.notice if self.want_vectors else "vectors off (--no-vectors)"
             return mode, notice

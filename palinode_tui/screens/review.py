@@ -247,7 +247,7 @@ class ReviewScreen(ReviewDecisions):
         if path is None or index is None:
             return
         session, book, resolver = self.app.session, self.app.drafts, self.resolver
-        self._before_units = self._before_units or self.app.segmenting
+        self._before_units = self.app.segmenting  # only the latest plan counts (each replaces the one before)
         knobs = self.knobs or session.forget_knobs()
         previous = self.review if self.review is not None and self.review.plan.request.path == path else None
         draft = previous.draft.copy() if previous is not None else None

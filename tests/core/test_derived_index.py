@@ -114,7 +114,8 @@ def test_completeness_and_coverage_follow_vectors_removed_behind_our_back(tmp_pa
     again.close()
 
 
-@pytest.mark.parametrize("damage", ["row deleted", "table of another shape", "negative count"])
+@pytest.mark.parametrize("damage", ["row deleted", "table of another shape", "negative count", "values table dropped",
+                                    "trigger index dropped"])
 def test_a_damaged_generation_count_never_serves_a_stale_value(tmp_path, embedder, damage):
     root = make_git_store(tmp_path / "s", FILES)
     index = _open(root, embedder)
@@ -125,11 +126,16 @@ def test_a_damaged_generation_count_never_serves_a_stale_value(tmp_path, embedde
     elif damage == "table of another shape":
         db.executescript("DROP TABLE generation; CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 0), n);"
                          "INSERT INTO generation VALUES (0, 0);")
-    else:
+    elif damage == "negative count":
         db.execute("UPDATE generation SET n = -5")
+    elif damage == "values table dropped":
+        db.execute("DROP TABLE derived")
+    else:
+        db.execute("DROP INDEX chunks_hash")
     db.commit()
     db.close()
     again = _open(root, embedder)  # no traceback; and a write is seen
+    assert again.units.coverage()[1] > 0
     (root / "people/carol.md").write_text(
         palinode_file({"id": "people-carol"}, "Carol grows tomatoes and courgettes in her allotment."))
     again.update()

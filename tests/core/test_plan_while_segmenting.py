@@ -5,23 +5,27 @@ stems. It is the plan the finished index gives (the app shows it seconds
 sooner on a fresh store)."""
 from __future__ import annotations
 
+import pytest
+
 from palinode_core.demo import build_demo_store
 from palinode_core.search.index import SEARCHABLE_BEHIND
 from palinode_core.session import Session
 
 
-def _essence(plan: dict) -> list:
-    return [
-        (c["path"], c["route"], c["preapproved"],
-         [(e["text"], e["score"], e["carries"], tuple(e["shared_words"])) for e in c.get("evidence", [])])
-        for c in plan["candidates"]
-    ] + [sorted(map(str, plan["would_still_surface"] or []))]
+def _essence(plan: dict) -> dict:
+    """The whole plan but its semantic coverage (units counted so far: the TUI plans again once all are)
+    and how each candidate was found (read whole, not looked up)."""
+    out = {k: v for k, v in plan.items() if k != "semantic"}
+    out["candidates"] = [{k: v for k, v in c.items() if k != "arms"} for c in plan["candidates"]]
+    return out
 
 
 def test_a_plan_made_mid_sync_is_the_plan_of_the_finished_index(tmp_path):
     root = tmp_path / "demo"
     build_demo_store(root, size=300)
-    session = Session.open(root)
+    from helpers import Clock
+
+    session = Session.open(root, clock=Clock())
     requests = sorted(rel for rel, m in session.memories.items() if m.forget_pref and not m.archived)
     assert requests
     index = session.search_index()
@@ -41,7 +45,7 @@ def test_a_plan_made_mid_sync_is_the_plan_of_the_finished_index(tmp_path):
 
 
 def test_a_mention_only_in_a_label_field_or_a_struck_item_is_read_mid_sync(tmp_path):
-    from helpers import make_git_store, palinode_file
+    from helpers import Clock, make_git_store, palinode_file
 
     files = {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}"}, f"Budget line {i} was approved.")
              for i in range(SEARCHABLE_BEHIND + 20)}
@@ -52,7 +56,7 @@ def test_a_mention_only_in_a_label_field_or_a_struck_item_is_read_mid_sync(tmp_p
         "Errands.\n\n- ~~Call the bank.~~ [RETRACTED 2025-01-01 r:0123abcd]. I rent a flat in Lisbon.\n- Fix the gate.\n")
     files["insights/forget-lisbon.md"] = palinode_file({"id": "forget-lisbon"},
                                                        "Please forget that I rent a flat in Lisbon.")
-    session = Session.open(make_git_store(tmp_path / "s", files))
+    session = Session.open(make_git_store(tmp_path / "s", files), clock=Clock())
     index = session.search_index()
     early = {}
     index.update_lexical(memories=session.memories,
@@ -61,3 +65,30 @@ def test_a_mention_only_in_a_label_field_or_a_struck_item_is_read_mid_sync(tmp_p
     assert _essence(early["plan"].to_dict()) == _essence(final.to_dict())
     paths = {c.path for c in final.candidates}
     assert {"projects/label.md", "projects/list.md"} <= paths, paths
+
+
+@pytest.mark.parametrize("pref,others", [
+    # a stem's prefix is not the stem: "tea" is no hit for a memory about a team (nor its request)
+    ("I drink oolong tea", {"insights/forget-team.md": "Please forget my team offsite schedule.",
+                            "projects/team.md": "The team offsite moved to June."}),
+    # "spy" is searched as "sp": "Spring" matched the probe, never the index
+    ("I spy on birds", {"journal/later.md": "Spring cleaning is done."}),
+    # no stem at all: nothing can carry it by words
+    ("I like it", {"journal/later.md": "It rained all day."}),
+])
+def test_mid_sync_plans_list_only_what_the_finished_index_would(tmp_path, pref, others):
+    from helpers import Clock, make_git_store, palinode_file
+
+    files = {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}", "created_at": "2025-01-01T10:00:00+00:00"},
+                                                         f"Budget line {i} was approved.")
+             for i in range(SEARCHABLE_BEHIND + 20)}
+    files["insights/forget-it.md"] = palinode_file({"id": "forget-it", "created_at": "2025-02-01T10:00:00+00:00"},
+                                                   f"Please forget that {pref}.")
+    for rel, body in others.items():
+        files[rel] = palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": "2025-03-01T10:00:00+00:00"}, body)
+    session = Session.open(make_git_store(tmp_path / "s", files), clock=Clock())
+    index = session.search_index()
+    early = {}
+    index.update_lexical(memories=session.memories,
+                         searchable=lambda: early.update(plan=session.plan("insights/forget-it.md", index=index)))
+    assert _essence(early["plan"].to_dict()) == _essence(session.plan("insights/forget-it.md", index=index).to_dict())

@@ -190,3 +190,65 @@ async def test_a_fresh_store_shows_a_plan_before_its_sentences_are_all_segmented
         assert app.index.units.behind(app.live.memories) == 0 and not review._before_units
         assert len(shown) >= 2 and shown[-1] == shown[0], shown
         assert errors(app) == []
+
+
+def _many_notes(store: Path) -> None:
+    from palinode_core.search.index import SEARCHABLE_BEHIND
+
+    (store / "research").mkdir(exist_ok=True)
+    for i in range(SEARCHABLE_BEHIND + 20):
+        (store / f"research/note-{i:03d}.md").write_text(
+            memory(f"research/note-{i:03d}.md", f"Budget line {i} was approved.", "2025-05-03T10:00:00+00:00"))
+
+
+@pytest.mark.parametrize("history", [False, True])
+async def test_a_plan_made_mid_sync_is_planned_again_once_only(tmp_path, store, monkeypatch, history):
+    # from an attacker's review: a flag left set while the reviewer looked at history re-planned later
+    import threading
+
+    from palinode_core.search.index import SearchIndex
+    from tui.conftest import wait_until
+
+    _many_notes(store)
+    plans = []
+    ready, segmenting = ReviewScreen._plan_ready, SearchIndex._update_in_child
+    release = threading.Event()
+    monkeypatch.setattr(ReviewScreen, "_plan_ready", lambda self, review: (plans.append(review), ready(self, review)))
+    monkeypatch.setattr(SearchIndex, "_update_in_child", lambda self, progress: (release.wait(30), segmenting(self, progress)))
+    app = lexical_app(store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        review: ReviewScreen = app.screen
+        await wait_until(app, pilot, lambda: review.review is not None)
+        assert review._before_units and app.segmenting
+        if history:
+            app.show_as_of(app.open_as_of("HEAD"))  # the reviewer looks at history meanwhile
+        release.set()
+        await wait_until(app, pilot, lambda: not app.segmenting and not app._index_running)
+        await settle(app, pilot)
+        if history:
+            app.action_back_to_now()
+            await settle(app, pilot)
+        seen = len(plans)
+        app.build_index()  # nothing changed: no plan again
+        await settle(app, pilot)
+        assert len(plans) == seen and not review._before_units
+        assert errors(app) == []
+
+
+async def test_a_failed_index_build_leaves_no_plan_marked_mid_sync(tmp_path, store, monkeypatch):
+    import sqlite3
+
+    from palinode_core.search.index import SearchIndex
+
+    _many_notes(store)
+
+    def failing(self, progress):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(SearchIndex, "_update_in_child", failing)
+    app = lexical_app(store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert not app.segmenting

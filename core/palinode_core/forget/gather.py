@@ -16,6 +16,7 @@ from ..search.index import SearchIndex
 from ..search.unit_index import indexable
 from ..storage.memory import Memory
 from ..text.markdown import MARKER_RE
+from ..text.stem import counted_stems
 from ..text.units import Unit, clauses, memory_units, unit_source
 from .evidence import (
     P_FLOOR,
@@ -75,10 +76,10 @@ def candidate_paths(
     # while a first sync runs) is read whole: the lookup cannot vouch that it carries nothing. With no
     # semantic arm, one whose text holds none of the preference's stems at all cannot carry it either.
     indexed = index.units.known()
-    words = None if not stems or not (lexical or not index.has_vector(pref)) else _probe(stems)
+    words_only = lexical or not index.has_vector(pref)
     for fp, rels in by_fp.items():
         if fp not in indexed and any(indexable(memories[rel]) for rel in rels):
-            if words is not None and not _holds(memories[rels[0]], words):
+            if words_only and not _holds(memories[rels[0]], stems):
                 continue
             for rel in rels:
                 found.setdefault(rel, set()).add("unindexed")
@@ -248,16 +249,21 @@ def read_memories(
     return reads, notice
 
 
-def _holds(memory: Memory, probe: re.Pattern[str]) -> bool:
-    """Whether a unit of the memory could pass ``probe``: units are its text's
-    sentences and lines (each starting after a space or a line break, so the
-    probe's word start is the same), and the label fields. A struck item's
-    unit joins what its strikes leave: such a memory is read whole."""
+def _holds(memory: Memory, stems: frozenset[str]) -> bool:
+    """Whether the index, once it holds this version, would list it for these
+    stems: a unit's stems are its words' (counted_stems, exactly as indexed),
+    and units cover every word of the body and the label fields, but struck
+    text (left out, and a struck item's unit joins what its strikes leave): a
+    memory with a strike is segmented to tell."""
+    if not stems:
+        return False
     try:
         doc = memory.doc
+        if MARKER_RE.search(doc.body) is None:
+            return not stems.isdisjoint(counted_stems(unit_source(doc.body, doc.meta)))
+        return any(not stems.isdisjoint(counted_stems(u.text)) for u in _units_of(memory))
     except Exception:  # unreadable now: read_memories decides, as for any candidate
         return True
-    return MARKER_RE.search(doc.body) is not None or probe.search(unit_source(doc.body, doc.meta)) is not None
 
 
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:

@@ -66,6 +66,10 @@ def _counts_sound(db: sqlite3.Connection) -> bool:
 
 
 def _triggers(db: sqlite3.Connection) -> int:
+    """The triggers in place; -1 when the values' table or the triggers' index is missing (install it all)."""
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name IN ('derived', 'chunks_hash')")}
+    if names != {"derived", "chunks_hash"}:
+        return -1
     return int(
         db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_bumps'").fetchone()[0]
     )
