@@ -258,10 +258,14 @@ def _holds(memory: Memory, stems: frozenset[str]) -> bool:
     if not stems:
         return False
     try:
-        doc = memory.doc
+        # read, not kept on the scan's memory (as the sync reads): the store's memories stay summaries
+        fresh = memory if memory.text_read or memory.reload is None else memory.reload()
+        if fresh.fingerprint != memory.fingerprint:
+            return True  # changed since the scan: read_memories decides
+        doc = fresh.doc
         if MARKER_RE.search(doc.body) is None:
             return not stems.isdisjoint(counted_stems(unit_source(doc.body, doc.meta)))
-        return any(not stems.isdisjoint(counted_stems(u.text)) for u in _units_of(memory))
+        return any(not stems.isdisjoint(counted_stems(u.text)) for u in memory_units(doc.body, doc.meta))
     except Exception:  # unreadable now: read_memories decides, as for any candidate
         return True
 

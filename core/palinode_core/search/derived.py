@@ -3,10 +3,11 @@ vector matrix the vector arm ranks against, whether every chunk has a vector,
 and the unit coverage counts. At 10k memories each took 0.06-0.3 s to compute
 from the tables on every plan; read back they take milliseconds.
 
-Triggers bump one generation counter on any write to the tables these come
-from, inside the writer's own transaction, whichever process writes. A value
-is used only when it was computed at the current generation; anything else
-(an older value, a missing or damaged matrix file) is computed again."""
+Triggers bump a generation count (one for the chunks, one for the units) on
+any write to the tables these come from, inside the writer's own transaction,
+whichever process writes. A value is used only when it was computed at the
+current generation; anything else (an older value, a missing or damaged
+matrix file) is computed again."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ request's preference) never loads the model. numpy is imported only with vectors
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sqlite3
 import sys
@@ -178,8 +177,10 @@ class SearchIndex:
         if searchable is not None and self.units.behind(memories) > SEARCHABLE_BEHIND:
             searchable()
             if isolate:  # segmented on another core: the caller plans and draws meanwhile
-                with contextlib.suppress(PalinodeError):
+                try:
                     self._update_in_child(progress)
+                except PalinodeError as exc:
+                    self.stats.errors.append(f"{exc}; segmented here instead")
         self.units.sync(memories, progress)
 
     def _changed(self, memories: dict[str, Memory]) -> list[Memory]:
