@@ -200,3 +200,38 @@ def test_a_request_only_palinode_takes_is_traced_and_withdrawable(palinode_appli
 def test_a_loose_opener_without_a_closer_is_body_as_before(text):
     doc = parse_document(text)
     assert doc.fm_text is None and doc.body == text
+
+
+def test_a_forget_plan_flags_dependents_its_scan_says_cite_the_target(tmp_path, monkeypatch):
+    """A forget plan lists the memories that cite anything from the scan's
+    summaries (no git grep): a dependent read from the scan cache, one not
+    committed yet, and none whose body only says the word ``backed_by``."""
+    from helpers import Clock, make_git_store, palinode_file
+
+    from palinode_core.session import Session
+    from palinode_core.storage import cache as scan_cache
+
+    monkeypatch.setattr(scan_cache, "RACY_SECONDS", 0.0)  # files written a moment ago are cached
+
+    def memory(rel: str, body: str, **meta: object) -> str:
+        return palinode_file({"id": rel.split("/")[-1][:-3], "category": rel.split("/")[0],
+                              "created_at": "2025-05-01T10:00:00+00:00", **meta}, body)
+
+    files = {
+        "insights/pref-bees.md": memory("insights/pref-bees.md", "I keep bees in the back garden."),
+        "projects/honey.md": memory("projects/honey.md", "Rests on the bees note.", backed_by=["insights/pref-bees"]),
+        "projects/words.md": memory("projects/words.md", "Our notes use backed_by: insights/pref-bees for links."),
+        "insights/forget-bees.md": memory("insights/forget-bees.md", "Please forget that I keep bees in the back garden."),
+    }
+    root = make_git_store(tmp_path / "store", files)
+    cache = tmp_path / "cache"
+    Session.open(root, vectors=False, cache_dir=cache, clock=Clock()).memories  # fills the scan cache
+    (root / "research").mkdir()
+    (root / "research/untracked.md").write_text(
+        memory("research/untracked.md", "Also rests on it.", backed_by="insights/pref-bees.md"))
+    session = Session.open(root, vectors=False, cache_dir=cache, clock=Clock())
+    assert session.memories["projects/honey.md"].reload is not None  # read back from the cache, not parsed
+    plan = session.plan("insights/forget-bees.md")
+    [target] = [c for c in plan.candidates if c.path == "insights/pref-bees.md"]
+    assert target.route == "archive"
+    assert sorted(f.rel for f in target.plan.flags) == ["projects/honey.md", "research/untracked.md"]

@@ -242,3 +242,28 @@ sys.stdin.read()
     finally:
         holder.communicate("")
     index.close()
+
+
+def test_bm25_scores_follow_chunks_added_by_another_process(tmp_path):
+    """BM25's chunk count and total length are kept: a chunk another process
+    adds moves them, so both processes score exactly as a fresh index does."""
+    root = make_git_store(tmp_path / "s", FILES)
+    cache = tmp_path / "cache"
+
+    def scores(index: SearchIndex) -> dict[str, float]:
+        return {h.path: round(h.score, 9) for h in index.search("tea chess roof", limit=5, lexical_only=True).hits}
+
+    first = SearchIndex(Store(root), cache_dir=cache)
+    first.update_lexical()
+    before = scores(first)
+    db = sqlite3.connect(first.cache_dir / damage.INDEX_DB)
+    assert db.execute("SELECT value FROM derived WHERE name = 'chunk_sizes'").fetchone()[0] == "3 " + str(
+        db.execute("SELECT SUM(tokens) FROM chunks").fetchone()[0])
+    for n in range(6):  # another process adds memories about tea: "tea" is in most chunks now
+        (root / f"people/t{n}.md").write_text(palinode_file({"id": f"t{n}"}, f"Tea number {n} of a long list."))
+    other = SearchIndex(Store(root), cache_dir=cache)
+    other.update_lexical()
+    fresh = SearchIndex(Store(root), cache_dir=tmp_path / "fresh")
+    fresh.update_lexical()
+    assert scores(first) == scores(other) == scores(fresh) != before
+    assert db.execute("SELECT value FROM derived WHERE name = 'chunk_sizes'").fetchone()[0].startswith("9 ")

@@ -1,7 +1,8 @@
 """Values computed from the whole index and kept until it changes: the chunk
 vector matrix the vector arm ranks against, whether every chunk has a vector,
-and the unit coverage counts. At 10k memories each took 0.06-0.3 s to compute
-from the tables on every plan; read back they take milliseconds.
+the unit coverage counts, and BM25's chunk count and total length. At 10k
+memories each took 0.014-0.3 s to compute from the tables on every plan (the
+last on every query); read back they take milliseconds.
 
 Triggers bump a generation count (one for the chunks, one for the units) on
 any write to the tables these come from, inside the writer's own transaction,
@@ -92,6 +93,12 @@ def install(db: sqlite3.Connection) -> None:
     if have < 3 * len(_SOURCES):  # tables were written with no trigger watching (rebuilt, or an older release)
         db.execute("UPDATE generation SET n = n + 1")
     db.commit()
+
+
+def two_counts(text: str) -> bool:
+    """A sound value of two counts ("12 345")."""
+    parts = text.split()
+    return len(parts) == 2 and all(p.isascii() and p.isdigit() for p in parts)
 
 
 def generation(db: sqlite3.Connection, which: int) -> int:

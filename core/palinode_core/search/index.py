@@ -170,9 +170,7 @@ class SearchIndex:
             if total:
                 self._write_lexical(changed, removed, known, progress)
                 self._matrix = None
-                self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            elif not self.stats.chunks:
-                self.stats.chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            self.stats.chunks = self._chunk_sizes()[0]  # computed now when they changed: a plan reads it back
             self.stats.files = len(memories)
         if searchable is not None and self.units.behind(memories) > SEARCHABLE_BEHIND:
             searchable()
@@ -285,6 +283,10 @@ class SearchIndex:
             self._matrix = None
             self.stats.vectors = self._vectors.count()
         self.vectors_ready = True
+        if limit is None:  # what a plan reads back, computed now: the first plan after `index` is a warm one
+            self._a_vector_missing()
+            self._vector_table()
+            self.units.coverage()
         return True
 
     def _scan_prefs(self) -> None:
@@ -402,11 +404,19 @@ class SearchIndex:
             return []
 
         with self._lock:
-            scored = bm25.ranked(self._db, terms, excluded, limit, max(limit, RESCORE_POOL))
+            scored = bm25.ranked(self._db, terms, excluded, limit, max(limit, RESCORE_POOL), self._chunk_sizes())
         if not scored:
             return []
         top = scored[0][0] or 1.0
         return self._rows("chunk_id", [cid for score, cid, _path in scored if score >= floor * top])
+
+    def _chunk_sizes(self) -> tuple[int, int]:
+        """(chunks, their tokens), kept under the chunks' generation."""
+        with self._lock:
+            docs, tokens = derived.cached_text(
+                self._db, "chunk_sizes", derived.CHUNKS, lambda: bm25.sizes(self._db), derived.two_counts
+            ).split()
+        return int(docs), int(tokens)
 
     def _rows(self, key: str, keys: Sequence[str | int]) -> list[Row]:
         """The chunks whose ``key`` column (chunk_id or rowid) is in ``keys``, in that order."""

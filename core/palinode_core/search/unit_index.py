@@ -102,11 +102,6 @@ class UnitStats:
     unreadable: int = 0
 
 
-def _two_counts(text: str) -> bool:
-    parts = text.split()
-    return len(parts) == 2 and all(p.isascii() and p.isdigit() for p in parts)
-
-
 class UnitIndex:
     def __init__(self, db: sqlite3.Connection, lock: threading.RLock, cancel: threading.Event) -> None:
         self._db = db
@@ -285,7 +280,9 @@ class UnitIndex:
             return f"{int(embedded)} {int(total)}"
 
         with self._lock:
-            embedded, total = derived.cached_text(self._db, "unit_coverage", derived.UNITS, count, _two_counts).split()
+            embedded, total = derived.cached_text(
+                self._db, "unit_coverage", derived.UNITS, count, derived.two_counts
+            ).split()
         return int(embedded), int(total)
 
     def _vector_blocks(self) -> Iterator[tuple[list[str], np.ndarray]]:

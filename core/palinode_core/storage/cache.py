@@ -19,7 +19,7 @@ from .memory import Memory, Stamp, Summary
 
 # Bump when Summary's fields or how they are derived change: old rows are dropped.
 # The entries columns after the stamp and fingerprint are Summary's fields in order.
-SUMMARY_VERSION = 4  # 4: status kept exact, a scalar retracted_prefs is no record, palinode_pref
+SUMMARY_VERSION = 5  # 4: status kept exact, a scalar retracted_prefs is no record, palinode_pref; 5: cites
 # Git's "racy" rule: a file written within this window of being read may be
 # rewritten in the same timestamp tick, so its row is not trusted yet.
 RACY_SECONDS = 2.0

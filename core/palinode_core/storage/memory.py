@@ -29,6 +29,16 @@ def _as_text(value: Any) -> str | None:
 Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode): a file is unchanged while all match
 
 
+def link_refs(meta: dict[str, Any], field: str = "backed_by") -> list[str]:
+    """A string or a list of strings; anything else names nothing."""
+    raw = meta.get(field)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        return []
+    return [r.strip() for r in raw if isinstance(r, str) and r.strip()]
+
+
 def stamp_of(st: os.stat_result) -> Stamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
@@ -51,6 +61,7 @@ class Summary(NamedTuple):
     struck: bool
     forget_pref: str | None  # the preference this memory asks to forget, if it is a request
     palinode_pref: str | None  # what Palinode's own detector extracts where ours declines (else None)
+    cites: bool  # its backed_by names a memory: retiring that one flags this one
 
     @classmethod
     def of(cls, rel: str, doc: Document) -> Summary:
@@ -77,6 +88,7 @@ class Summary(NamedTuple):
             struck=bool(MARKER_RE.search(body)),
             forget_pref=(pref := detect_forget_request(body)),
             palinode_pref=None if pref else detect_palinode_request(body),
+            cites=bool(link_refs(meta)),
         )
 
 
@@ -174,6 +186,10 @@ class Memory:
     @property
     def forget_pref(self) -> str | None:
         return self.summary.forget_pref
+
+    @property
+    def cites(self) -> bool:
+        return bool(self.summary.cites)  # the cache stores it as 0/1
 
     @property
     def palinode_pref(self) -> str | None:
