@@ -321,13 +321,15 @@ class Session(InspectViews):
         from .forget import review as forget_review
         from .forget import saved as forget_saved
         from .forget.requests import request_at
+        from .ops.backing import listed_from
         from .ops.lock import writer_lock
 
         self.store.check_writable()
         self.store.git.preflight()
         self.search_index()  # the leak check after the apply is then a lookup in the unit index, not a read of every memory
         with writer_lock(self.store):
-            checked = forget_saved.checked(self.store, approved)
+            with listed_from(self.store, self.memories):  # the dependents as scanned: no git grep
+                checked = forget_saved.checked(self.store, approved)
             forget_review.refuse_decided(self.store, approved.request, reopen)
 
             def leak_record() -> LedgerRecord:

@@ -115,3 +115,22 @@ def test_the_strike_carries_the_date_it_was_reviewed(store):
     later.apply_saved(loads(text))
     struck = [p.target for p, _r in approved.steps if p.op == "retract"]
     assert struck and all("[RETRACTED 2025-06-01" in (store / rel).read_text() for rel in struck)
+
+
+def test_a_saved_plan_flags_the_dependents_of_what_it_archives(tmp_path):
+    """The dependents a saved plan's archive flags, listed from the scan at
+    apply time (no git grep); one with uncommitted changes is left alone."""
+    dependent = palinode_file({"id": "honey", "backed_by": ["insights/pref-bees"]}, "Rests on the bees note.")
+    root = make_git_store(tmp_path / "a", {**FILES, "projects/honey.md": dependent})
+    (root / "research").mkdir()  # never committed: the user's own
+    late = palinode_file({"id": "late", "backed_by": "insights/pref-bees.md"}, "Also rests on it.")
+    (root / "research/late.md").write_text(late)
+    out = tmp_path / "bees.plan.json"
+    audit("--json", "plan", str(root), REQUEST, "--lexical", "--out", str(out))
+    assert [f["rel"] for s in json.loads(out.read_text())["steps"] for f in s["plan"]["flags"]] == [
+        "projects/honey.md", "research/late.md"]
+    done = json.loads(audit("--json", "apply", str(root), "--plan", str(out), "--yes").stdout)
+    assert done["applied"] is True
+    assert "stale_backing:\n- ref: insights/pref-bees\n  op: supersede" in (root / "projects/honey.md").read_text()
+    assert (root / "research/late.md").read_text() == late
+    assert "palinode backed_by review: insights/pref-bees supersede -> 1 dependent(s)" in subjects(root)

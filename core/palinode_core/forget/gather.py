@@ -67,10 +67,13 @@ def candidate_paths(
     preference (any inflection: they stem alike) or, from every unit vector the
     cache holds, is near it or near one of the store's own sentences stating it;
     and any the index does not hold. A lookup: nothing is read or embedded here."""
+
+    def wanted(rel: str) -> bool:  # asked only of the memories found: a few, not every one of a big store
+        return eligible(memories[rel]) or not (eligible_only or memories[rel].is_history)
+
     by_fp: dict[str, list[str]] = {}
     for rel, memory in memories.items():
-        if eligible(memory) or not (eligible_only or memory.is_history):
-            by_fp.setdefault(memory.fingerprint, []).append(rel)
+        by_fp.setdefault(memory.fingerprint, []).append(rel)
     found: dict[str, set[str]] = {}
     # a version the index does not hold (written after the sync, changed under it, or not segmented yet
     # while a first sync runs) is read whole: the lookup cannot vouch that it carries nothing. With no
@@ -79,7 +82,8 @@ def candidate_paths(
     words_only = lexical or not index.has_vector(pref)
     for fp, rels in by_fp.items():
         if fp not in indexed and any(indexable(memories[rel]) for rel in rels):
-            if words_only and not _holds(memories[rels[0]], stems):
+            rels = [rel for rel in rels if wanted(rel)]
+            if not rels or (words_only and not _holds(memories[rels[0]], stems)):
                 continue
             for rel in rels:
                 found.setdefault(rel, set()).add("unindexed")
@@ -93,7 +97,7 @@ def candidate_paths(
         for fp in near:
             for rel in by_fp.get(fp, ()):
                 found.setdefault(rel, set()).add("semantic")
-    return {rel: "+".join(sorted(arms)) for rel, arms in found.items()}, coverage
+    return {rel: "+".join(sorted(arms)) for rel, arms in found.items() if wanted(rel)}, coverage
 
 
 def _semantic_candidates(

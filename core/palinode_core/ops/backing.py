@@ -141,7 +141,9 @@ _R = TypeVar("_R")
 
 
 @contextmanager
-def _one_listing(store: Any, memories: Mapping[str, Memory] | None) -> Iterator[None]:
+def listed_from(store: Any, memories: Mapping[str, Memory] | None) -> Iterator[None]:
+    """Within it, the files citing anything are those of ``memories`` (the whole
+    store as scanned) whose summary says so; without them, one git grep."""
     if _LISTED.get() is not None:  # already inside one: share it
         yield
         return
@@ -164,7 +166,7 @@ def one_listing(plan: Callable[_P, _R]) -> Callable[_P, _R]:
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         store = args[0] if args else kwargs["store"]
         memories = args[3] if len(args) > 3 else kwargs.get("memories")
-        with _one_listing(store, memories):  # type: ignore[arg-type]
+        with listed_from(store, memories):  # type: ignore[arg-type]
             return plan(*args, **kwargs)
 
     return wrapper

@@ -108,6 +108,7 @@ class UnitIndex:
         self._lock = lock
         self._cancel = cancel
         self.stats = UnitStats()
+        self._known: tuple[int, frozenset[str]] | None = None
         with lock:
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 # another layout (an older release): the unit tables are rebuilt from the store, in one
@@ -129,9 +130,14 @@ class UnitIndex:
             db.executescript(SCHEMA)
 
     # -- keeping it current ---------------------------------------------------------
-    def known(self) -> set[str]:
+    def known(self) -> frozenset[str]:
+        """The versions indexed, read again only when the units' generation moves
+        (10,000 rows: a sync and a plan both ask)."""
         with self._lock:
-            return {r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions")}
+            gen = derived.generation(self._db, derived.UNITS)
+            if self._known is None or self._known[0] != gen or gen < 0:
+                self._known = (gen, frozenset(r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions")))
+            return self._known[1]
 
     def behind(self, memories: Mapping[str, Memory]) -> int:
         """Versions of ``memories`` not indexed yet."""
