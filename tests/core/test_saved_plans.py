@@ -134,3 +134,19 @@ def test_a_saved_plan_flags_the_dependents_of_what_it_archives(tmp_path):
     assert "stale_backing:\n- ref: insights/pref-bees\n  op: supersede" in (root / "projects/honey.md").read_text()
     assert (root / "research/late.md").read_text() == late
     assert "palinode backed_by review: insights/pref-bees supersede -> 1 dependent(s)" in subjects(root)
+
+
+def test_a_dependent_added_since_the_plan_was_saved_is_refused_as_stale(store, tmp_path):
+    out = tmp_path / "bees.plan.json"
+    audit("--json", "plan", str(store), REQUEST, "--lexical", "--out", str(out))
+    (store / "research").mkdir()
+    (store / "research/new.md").write_text(
+        palinode_file({"id": "new", "backed_by": ["insights/pref-bees"]}, "Cites the bees note."))
+    git(store, "add", "research/new.md")
+    git(store, "commit", "-q", "-m", "a dependent")
+    before = snapshot(store)
+    proc = audit("apply", str(store), "--plan", str(out), "--yes", ok=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().endswith(
+        "the memories citing insights/pref-bees.md changed since the plan was saved (research/new.md); plan it again")
+    assert len(proc.stderr.strip().splitlines()) == 1 and snapshot(store) == before

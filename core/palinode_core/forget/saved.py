@@ -107,6 +107,12 @@ def checked(store: Store, approved: Approved) -> Approved:
             made = _remake(store, plan)
             if made.fingerprint != plan.fingerprint:
                 raise StalePlan(f"{rel} changed since the plan was saved; plan it again")
+            now, then = ({(f.rel, f.fingerprint) for f in p.flags} for p in (made, plan))
+            if now != then:  # a memory citing the target was added, edited or removed since
+                changed = ", ".join(sorted({r for r, _fp in now ^ then})[:5])
+                raise StalePlan(
+                    f"the memories citing {rel} changed since the plan was saved ({changed}); plan it again"
+                )
             if _written(made) != _written(plan):
                 raise PalinodeError(
                     f"the plan file's change to {rel} is not what its operation makes (edited by hand?); "
