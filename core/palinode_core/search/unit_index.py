@@ -64,7 +64,10 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 SIM_FLOOR = 0.3
 # Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
 SCHEMA_VERSION = 3  # 3: every stem lexical evidence counts is indexed, filler words' too
-COMMIT_EVERY = 200  # versions per transaction: the unit of resuming an interrupted sync
+# versions per transaction: the unit of resuming an interrupted sync. Each commit rewrites the
+# hash-keyed pages its units touch all over the tables: at 200, a first sync of 10k memories
+# spent 8.6 s in system calls (of 28.5 s); at 500, 4.3 s (of 22.2 s), 12 MB more held.
+COMMIT_EVERY = 500
 BLOCK = 8192  # vectors per block of the semantic scan: memory stays flat at any store size
 _NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 
@@ -232,6 +235,7 @@ class UnitIndex:
                 unit_rows,
             )
             self._db.executemany("INSERT INTO unit_terms (rowid, stems, entities) VALUES (?,?,?)", term_rows)
+            text_rows.sort()  # in key order: each page of the hash-keyed table is visited once (6.8 -> 3.9 s at 10k)
             self._db.executemany(
                 "INSERT INTO unit_texts VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
                 " length(vec) = ?)) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",

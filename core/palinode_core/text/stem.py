@@ -192,7 +192,7 @@ def stems(text: str) -> set[str]:
     Palinode's stopwords nor filler, stemmed."""
     return {
         stem(w)
-        for w in (t.lower() for t in _WORD_RE.findall(text))
+        for w in map(str.lower, _WORD_RE.findall(text))
         if len(w) > 2 and w not in STOPWORDS and w not in EXTRA_STOP
     }
 
@@ -200,7 +200,7 @@ def stems(text: str) -> set[str]:
 def counted_stems(text: str) -> set[str]:
     """The stems lexical evidence counts (forget/evidence.py): of every word
     longer than 2 letters, filler included ("time" stems as "timing" does)."""
-    return {stem(w) for w in (t.lower() for t in _WORD_RE.findall(text)) if len(w) > 2}
+    return {stem(w) for w in map(str.lower, _WORD_RE.findall(text)) if len(w) > 2}  # map: 5.9M words at 10k
 
 
 def stem_tokens(text: str) -> list[tuple[str, str, int]]:
