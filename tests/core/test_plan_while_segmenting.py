@@ -92,3 +92,39 @@ def test_mid_sync_plans_list_only_what_the_finished_index_would(tmp_path, pref, 
     index.update_lexical(memories=session.memories,
                          searchable=lambda: early.update(plan=session.plan("insights/forget-it.md", index=index)))
     assert _essence(early["plan"].to_dict()) == _essence(session.plan("insights/forget-it.md", index=index).to_dict())
+
+
+@pytest.mark.parametrize("pref,raw", [
+    # a YAML escape spells in a label field a word the file's bytes do not
+    ("I rent a flat in Lisbon", '---\nid: esc\nsummary: "The \\x4cisbon lease"\n---\n\nPaperwork filed.\n'),
+    # a boolean in a label list reads as True
+    ("my story is true", "---\nid: yes-tag\ntags: [yes, drafts]\n---\n\nPaperwork filed.\n"),
+    # spelled in the bytes, inside a longer word only: the index holds no such stem either
+    ("I rent a flat in Lisbon", "---\nid: inside\n---\n\nThe xlisbonx code and the flatbread.\n"),
+])
+def test_a_word_yaml_makes_is_read_mid_sync_as_the_index_reads_it(tmp_path, monkeypatch, pref, raw):
+    """Mid-sync, a memory is first looked at as bytes (nothing parsed): it is
+    read whole where YAML could make a word its bytes do not spell, and the
+    plan is still exactly the finished index's."""
+    from helpers import Clock, make_git_store, palinode_file
+
+    from palinode_core.storage import cache
+
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)  # the memories come from the scan cache: texts not read
+
+    files = {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}"}, f"Budget line {i} was approved.")
+             for i in range(SEARCHABLE_BEHIND + 20)}
+    files["projects/odd.md"] = raw
+    files["insights/forget-it.md"] = palinode_file({"id": "forget-it"}, f"Please forget that {pref}.")
+    root = make_git_store(tmp_path / "s", files)
+    Session.open(root, clock=Clock(), cache_dir=tmp_path / "c").memories  # fills the scan cache
+    session = Session.open(root, clock=Clock(), cache_dir=tmp_path / "c")
+    assert not session.memories["projects/odd.md"].text_read
+    index = session.search_index()
+    early = {}
+    index.update_lexical(memories=session.memories,
+                         searchable=lambda: early.update(plan=session.plan("insights/forget-it.md", index=index)))
+    final = session.plan("insights/forget-it.md", index=index)
+    assert _essence(early["plan"].to_dict()) == _essence(final.to_dict())
+    listed = "projects/odd.md" in {c.path for c in final.candidates} | {p for p, _why in final.guarded}
+    assert listed == ("inside" not in raw), final.to_dict()["candidates"]

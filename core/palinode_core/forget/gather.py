@@ -14,7 +14,10 @@ from typing import Any
 
 from ..search.index import SearchIndex
 from ..search.unit_index import indexable
+from ..storage import safeio
 from ..storage.memory import Memory
+from ..storage.store import Store
+from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.markdown import MARKER_RE
 from ..text.stem import counted_stems
 from ..text.units import Unit, clauses, memory_units, unit_source
@@ -83,7 +86,7 @@ def candidate_paths(
     for fp, rels in by_fp.items():
         if fp not in indexed and any(indexable(memories[rel]) for rel in rels):
             rels = [rel for rel in rels if wanted(rel)]
-            if not rels or (words_only and not _holds(memories[rels[0]], stems)):
+            if not rels or (words_only and not _holds(memories[rels[0]], stems, index.store)):
                 continue
             for rel in rels:
                 found.setdefault(rel, set()).add("unindexed")
@@ -253,7 +256,7 @@ def read_memories(
     return reads, notice
 
 
-def _holds(memory: Memory, stems: frozenset[str]) -> bool:
+def _holds(memory: Memory, stems: frozenset[str], store: Store) -> bool:
     """Whether the index, once it holds this version, would list it for these
     stems: a unit's stems are its words' (counted_stems, exactly as indexed),
     and units cover every word of the body and the label fields, but struck
@@ -262,16 +265,50 @@ def _holds(memory: Memory, stems: frozenset[str]) -> bool:
     if not stems:
         return False
     try:
+        # the file's bytes first, nothing parsed: most memories spell none of the stems (10k: 3.5 s -> 0.6 s)
+        data = (
+            memory.text.encode() if memory.text_read else safeio.read_file(memory.rel, store.root, MAX_MEMORY_BYTES)[0]
+        )
+        if fingerprint(data) != memory.fingerprint:
+            return True  # changed since the scan: read_memories decides
+        if not _may_spell(data, stems):
+            return False
         # read, not kept on the scan's memory (as the sync reads): the store's memories stay summaries
         fresh = memory if memory.text_read or memory.reload is None else memory.reload()
         if fresh.fingerprint != memory.fingerprint:
-            return True  # changed since the scan: read_memories decides
+            return True
         doc = fresh.doc
         if MARKER_RE.search(doc.body) is None:
             return not stems.isdisjoint(counted_stems(unit_source(doc.body, doc.meta)))
         return any(not stems.isdisjoint(counted_stems(u.text)) for u in memory_units(doc.body, doc.meta))
     except Exception:  # unreadable now: read_memories decides, as for any candidate
         return True
+
+
+_YAML_WORDS = ("true", "false")  # a boolean in a label list reads as True or False, whatever the file spells
+
+
+def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
+    """Whether a memory's bytes (frontmatter and body, unparsed) could give a
+    unit a word with one of ``stems``. Every word of the body and of a label
+    field's value is spelled in the file at a word's start (ASCII letters: a
+    word is a run of them, and UTF-8 spells them as themselves), except where
+    YAML makes one (an escape, a boolean) or a strike joins what it leaves:
+    maybe."""
+    prefixes = _prefixes(stems)
+    if b"\\" in data or b"[RETRACTED " in data:
+        return True
+    if any(word.startswith(p) for word in _YAML_WORDS for p in prefixes):
+        return True
+    low = data.lower()  # ASCII letters only, as a word's stem is taken
+    for prefix in prefixes:
+        needle = prefix.encode("ascii")
+        at = low.find(needle)
+        while at >= 0:
+            if at == 0 or not 97 <= low[at - 1] <= 122:  # not inside a longer word
+                return True
+            at = low.find(needle, at + 1)
+    return False
 
 
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:
