@@ -194,10 +194,15 @@ class Session(InspectViews):
             return self._index
 
     def update_index(
-        self, progress: Progress | None = None, *, isolate: bool = False, vectors: bool | None = None
+        self,
+        progress: Progress | None = None,
+        *,
+        isolate: bool = False,
+        vectors: bool | None = None,
+        units: bool = True,
     ) -> SearchIndex:
         index = self.search_index()
-        index.update_lexical(progress, memories=self.memories, isolate=isolate)
+        index.update_lexical(progress, memories=self.memories, isolate=isolate, units=units)
         if self.vectors if vectors is None else vectors:
             index.update_vectors(progress)
         return index
@@ -328,7 +333,7 @@ class Session(InspectViews):
         self.store.git.preflight()
         self.search_index()  # the leak check after the apply is then a lookup in the unit index, not a read of every memory
         with writer_lock(self.store):
-            with listed_from(self.store, self.memories):  # the dependents as scanned: no git grep
+            with listed_from(self.store, self.refresh().memories):  # the dependents as they are now: no git grep
                 checked = forget_saved.checked(self.store, approved)
             forget_review.refuse_decided(self.store, approved.request, reopen)
 

@@ -267,3 +267,33 @@ def test_bm25_scores_follow_chunks_added_by_another_process(tmp_path):
     fresh.update_lexical()
     assert scores(first) == scores(other) == scores(fresh) != before
     assert db.execute("SELECT value FROM derived WHERE name = 'chunk_sizes'").fetchone()[0].startswith("9 ")
+
+
+def test_the_indexed_versions_read_inside_a_transaction_are_never_kept(tmp_path):
+    """A version written in a transaction later rolled back is not served as
+    indexed once another process brings the count to the same number."""
+    root = make_git_store(tmp_path / "s", FILES)
+    index = SearchIndex(Store(root), cache_dir=tmp_path / "cache")
+    index.update_lexical()
+    db, units = index._db, index.units
+    db.execute("INSERT INTO unit_versions VALUES ('ghost', 0, 0)")  # uncommitted, this connection
+    assert "ghost" in units.known()
+    db.rollback()
+    other = sqlite3.connect(index.cache_dir / damage.INDEX_DB)
+    other.execute("INSERT INTO unit_versions VALUES ('real', 0, 0)")  # another process: the count moves by one too
+    other.commit()
+    known = units.known()
+    assert "real" in known and "ghost" not in known
+
+
+def test_derive_computes_every_value_a_plan_reads_back(tmp_path, embedder):
+    """`palinode-audit index` ends with derive(): the first plan after it reads
+    every derived value back instead of computing it."""
+    root = make_git_store(tmp_path / "s", FILES)
+    index = _open(root, embedder)
+    db = sqlite3.connect(index.cache_dir / damage.INDEX_DB)
+    db.execute("DELETE FROM derived")
+    db.commit()
+    index.derive()
+    assert {r[0] for r in db.execute("SELECT name FROM derived")} >= {
+        "chunk_vectors", "chunk_matrix", "unit_coverage", "chunk_sizes"}

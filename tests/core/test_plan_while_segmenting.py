@@ -128,3 +128,36 @@ def test_a_word_yaml_makes_is_read_mid_sync_as_the_index_reads_it(tmp_path, monk
     assert _essence(early["plan"].to_dict()) == _essence(final.to_dict())
     listed = "projects/odd.md" in {c.path for c in final.candidates} | {p for p, _why in final.guarded}
     assert listed == ("inside" not in raw), final.to_dict()["candidates"]
+
+
+def test_a_big_first_index_is_searchable_before_a_child_segments_the_sentences(tmp_path, monkeypatch):
+    """Above the isolation threshold (2,000 files in the app) a child process
+    indexes the chunks alone; the first plan runs then, while a second child
+    segments the sentences, and it is the finished index's plan."""
+    from helpers import Clock
+
+    from palinode_core.search import index as search_index
+
+    monkeypatch.setattr(search_index, "ISOLATE_ABOVE", 100)  # the 300-memory demo store counts as big
+    root = tmp_path / "demo"
+    build_demo_store(root, size=300)
+    session = Session.open(root, clock=Clock(), cache_dir=tmp_path / "cache")
+    requests = sorted(rel for rel, m in session.memories.items() if m.forget_pref and not m.archived)
+    index = session.search_index()
+    early: dict[str, dict] = {}
+    seen: list[tuple[int, int]] = []
+    phases: list[str] = []
+
+    def searchable() -> None:
+        chunks = index._db.execute("SELECT COUNT(DISTINCT path) FROM chunks").fetchone()[0]
+        seen.append((chunks, index.units.behind(session.memories)))
+        for rel in requests:
+            early[rel] = session.plan(rel, index=index).to_dict()
+
+    index.update_lexical(lambda phase, done, total: phases.append(phase), memories=session.memories,
+                         isolate=True, searchable=searchable)
+    [(chunks, behind)] = seen
+    assert chunks == len(session.memories) and behind > SEARCHABLE_BEHIND  # every chunk, no sentence yet
+    assert "segmenting" in phases and index.units.behind(session.memories) == 0
+    for rel in requests:
+        assert _essence(early[rel]) == _essence(session.plan(rel, index=index).to_dict()), rel

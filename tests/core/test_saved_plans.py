@@ -150,3 +150,25 @@ def test_a_dependent_added_since_the_plan_was_saved_is_refused_as_stale(store, t
     assert proc.stderr.strip().endswith(
         "the memories citing insights/pref-bees.md changed since the plan was saved (research/new.md); plan it again")
     assert len(proc.stderr.strip().splitlines()) == 1 and snapshot(store) == before
+
+
+def test_a_dependent_added_after_the_sessions_scan_is_seen_by_its_apply(tmp_path):
+    """A long-lived session (the API, the app) applies a saved plan against the
+    store as it is then, not as it last scanned it: a memory that started
+    citing the target since makes the plan stale."""
+    from palinode_core.errors import StalePlan
+    from palinode_core.forget.selection import APPROVE_ALL
+
+    root = make_git_store(tmp_path / "s", FILES)
+    session = Session.open(root, vectors=False, cache_dir=tmp_path / "c", clock=Clock())
+    fplan = session.plan(REQUEST)
+    text = dumps(session.approve(fplan, {c.path: APPROVE_ALL for c in fplan.actionable}))
+    (root / "research").mkdir()
+    (root / "research/honey.md").write_text(
+        palinode_file({"id": "honey", "backed_by": ["insights/pref-bees"]}, "Rests on the bees note."))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a dependent")
+    before = snapshot(root)
+    with pytest.raises(StalePlan, match=r"the memories citing insights/pref-bees\.md changed .*research/honey\.md"):
+        session.apply_saved(loads(text))
+    assert snapshot(root) == before

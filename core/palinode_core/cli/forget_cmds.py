@@ -43,14 +43,22 @@ def updated_index(session: Session, lexical: bool, wait_vectors: bool = False) -
 
 def _index_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lexical", action="store_true", help="BM25 only; do not embed")
+    p.add_argument(
+        "--chunks-only",
+        action="store_true",
+        help="the chunks' BM25 terms only: no sentences segmented, nothing embedded",
+    )
     scan_args(p)
 
 
 def _index(args: argparse.Namespace) -> dict[str, Any]:
-    session, progress = open_for_scan(args, lexical=args.lexical)
+    lexical = args.lexical or args.chunks_only
+    session, progress = open_for_scan(args, lexical=lexical)
     terminal = TerminalProgress()
     try:
-        index = session.update_index(progress or terminal)
+        index = session.update_index(progress or terminal, units=not args.chunks_only)
+        if index.vectors_ready:
+            index.derive()
     finally:
         terminal.close()
     stats = index.stats

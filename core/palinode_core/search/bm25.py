@@ -11,14 +11,18 @@ import math
 import re
 import shutil
 import sqlite3
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .chunks import Chunk
+from ..errors import Cancelled, PalinodeError
+from ..storage.memory import Memory
+from .chunks import Chunk, chunk_memory
 
 B = 0.75
 K1 = 1.2
+COMMIT_EVERY = 500  # files per transaction while indexing: the unit of resuming an interrupted update
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)  # the tokens a chunk's length counts
 
 
@@ -131,3 +135,43 @@ def replace_chunks(cur: sqlite3.Cursor, rel: str, status: str, chunks: Sequence[
     )
     cur.executemany("INSERT INTO chunk_terms (rowid, text) VALUES (?,?)", [(r[0], r[6]) for r in rows])
     return next_rowid + len(rows)
+
+
+def write_files(
+    db: sqlite3.Connection,
+    changed: list[Memory],
+    removed: list[str],
+    known: dict[str, str],
+    progress: Callable[[str, int, int], None] | None,
+    cancel: threading.Event,
+    errors: list[str],
+) -> None:
+    """Write the chunks and their BM25 terms, a batch of files per
+    transaction (an interrupt keeps the batches done); a file that cannot be
+    read now (changed or gone since the scan) is left out (said in ``errors``)
+    and retried on the next update. ``known``: path -> fingerprint, kept current."""
+    cur = db.cursor()
+    for rel in removed:
+        drop_chunks(cur, rel)
+        cur.execute("DELETE FROM files WHERE path=?", (rel,))
+        known.pop(rel, None)
+    db.commit()
+    next_rowid = (cur.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) + 1
+    for done, memory in enumerate(changed, start=1):
+        if cancel.is_set():
+            db.commit()
+            raise Cancelled()
+        try:
+            chunks = chunk_memory(memory)
+        except PalinodeError as exc:
+            errors.append(f"{memory.rel}: {exc}")
+            continue
+        status = memory.status.lower()
+        next_rowid = replace_chunks(cur, memory.rel, status, chunks, next_rowid)
+        cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (memory.rel, memory.fingerprint, status))
+        known[memory.rel] = memory.fingerprint
+        if done % COMMIT_EVERY == 0:
+            db.commit()
+        if progress and (done % 200 == 0 or done == len(changed)):
+            progress("lexical", done, len(changed))
+    db.commit()

@@ -18,13 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
+from ..errors import EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
 from . import bm25, damage, derived
-from .chunks import chunk_memory
 from .embed import DIM, VECTORS_EXTRA_NOTICE, Embedder
 from .rank import Row, fuse, nearest
 from .results import IndexStats, SearchMode, SearchResult
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 NUMPY_ABOVE = 4096
 RESCORE_POOL = 2000  # chunks a BM25 query ranks at most (FTS5's best first)
 SEARCHABLE_BEHIND = 200  # versions to segment above which a plan need not wait for them (it reads them whole)
-COMMIT_EVERY = 500  # files per transaction while indexing: the unit of resuming an interrupted update
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -131,8 +129,9 @@ class SearchIndex:
         *,
         isolate: bool = False,
         searchable: Callable[[], None] | None = None,
+        units: bool = True,
     ) -> None:
-        self._guarded(lambda: self._update_lexical(progress, memories, isolate, searchable))
+        self._guarded(lambda: self._update_lexical(progress, memories, isolate, searchable, units))
 
     def _update_lexical(
         self,
@@ -140,12 +139,14 @@ class SearchIndex:
         memories: dict[str, Memory] | None,
         isolate: bool,
         searchable: Callable[[], None] | None = None,
+        units: bool = True,
     ) -> None:
         """Index changed files, drop removed ones. With ``isolate``, a big update
         (a first index) runs in a low-priority child process, so it does not
         compete with the caller's threads (an app's UI) for the GIL and CPU.
         ``searchable`` is called once the chunks are current when many versions
-        are still to segment: a plan may run meanwhile (it reads those whole)."""
+        are still to segment: a plan may run meanwhile (it reads those whole).
+        Without ``units`` the sentences are left for a later update."""
         if memories is None:
             scan = self.store.scan()
             memories = scan.memories
@@ -155,8 +156,8 @@ class SearchIndex:
         with self._lock:
             changed = self._changed(memories)
         if isolate and len(changed) > ISOLATE_ABOVE:
-            try:
-                self._update_in_child(progress)
+            try:  # the chunks alone first when a plan can start before the sentences are segmented
+                self._update_in_child(progress, chunks_only=searchable is not None)
             except PalinodeError as exc:
                 self.stats.errors.append(f"{exc}; indexed here instead")
             else:
@@ -168,7 +169,7 @@ class SearchIndex:
             total = len(changed) + len(removed)
             self.stats.files_reindexed = total
             if total:
-                self._write_lexical(changed, removed, known, progress)
+                bm25.write_files(self._db, changed, removed, known, progress, self._cancel, self.stats.errors)
                 self._matrix = None
             self.stats.chunks = self._chunk_sizes()[0]  # computed now when they changed: a plan reads it back
             self.stats.files = len(memories)
@@ -179,7 +180,8 @@ class SearchIndex:
                     self._update_in_child(progress)
                 except PalinodeError as exc:
                     self.stats.errors.append(f"{exc}; segmented here instead")
-        self.units.sync(memories, progress)
+        if units:
+            self.units.sync(memories, progress)
 
     def _changed(self, memories: dict[str, Memory]) -> list[Memory]:
         known = self._known_fingerprints()
@@ -190,48 +192,18 @@ class SearchIndex:
             self._known = dict(self._db.execute("SELECT path, fingerprint FROM files"))
         return self._known
 
-    def _update_in_child(self, progress: Progress | None) -> None:
-        """``palinode-audit index --lexical`` in a child; our own update
-        afterwards reconciles what changed meanwhile."""
+    def _update_in_child(self, progress: Progress | None, chunks_only: bool = False) -> None:
+        """``palinode-audit index --lexical`` (``--chunks-only``) in a child; our
+        own update afterwards reconciles what changed meanwhile."""
+        only = ["--chunks-only"] if chunks_only else []
         run_audit(
-            ["index", str(self.store.root), "--lexical", "--cache-dir", str(self.cache_dir)], progress, self._cancel
+            ["index", str(self.store.root), "--lexical", *only, "--cache-dir", str(self.cache_dir)],
+            progress,
+            self._cancel,
         )
         with self._lock:
             self._known = None  # the child wrote the files table
             self._matrix = None
-
-    def _write_lexical(
-        self, changed: list[Memory], removed: list[str], known: dict[str, str], progress: Progress | None
-    ) -> None:
-        """Write the chunks and their BM25 terms, a batch of files per
-        transaction (an interrupt keeps the batches done); a file that cannot be
-        read now (changed or gone since the scan) is left out and retried on the
-        next update."""
-        cur = self._db.cursor()
-        for rel in removed:
-            bm25.drop_chunks(cur, rel)
-            cur.execute("DELETE FROM files WHERE path=?", (rel,))
-            known.pop(rel, None)
-        self._db.commit()
-        next_rowid = (cur.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) + 1
-        for done, memory in enumerate(changed, start=1):
-            if self._cancel.is_set():
-                self._db.commit()
-                raise Cancelled()
-            try:
-                chunks = chunk_memory(memory)
-            except PalinodeError as exc:
-                self.stats.errors.append(f"{memory.rel}: {exc}")
-                continue
-            status = memory.status.lower()
-            next_rowid = bm25.replace_chunks(cur, memory.rel, status, chunks, next_rowid)
-            cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (memory.rel, memory.fingerprint, status))
-            known[memory.rel] = memory.fingerprint
-            if done % COMMIT_EVERY == 0:
-                self._db.commit()
-            if progress and (done % 200 == 0 or done == len(changed)):
-                progress("lexical", done, len(changed))
-        self._db.commit()
 
     def update_vectors(
         self,
@@ -283,11 +255,14 @@ class SearchIndex:
             self._matrix = None
             self.stats.vectors = self._vectors.count()
         self.vectors_ready = True
-        if limit is None:  # what a plan reads back, computed now: the first plan after `index` is a warm one
-            self._a_vector_missing()
-            self._vector_table()
-            self.units.coverage()
         return True
+
+    def derive(self) -> None:
+        """Compute now what a plan reads back (`palinode-audit index` ends with
+        it): the first plan after an index is then a warm one."""
+        self._guarded(
+            lambda: (self._chunk_sizes(), self._a_vector_missing(), self._vector_table(), self.units.coverage())
+        )
 
     def _scan_prefs(self) -> None:
         """Each request's similarities to every unit, stored now: a plan after

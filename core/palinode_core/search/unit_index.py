@@ -138,8 +138,11 @@ class UnitIndex:
         (10,000 rows: a sync and a plan both ask)."""
         with self._lock:
             gen = derived.generation(self._db, derived.UNITS)
-            if self._known is None or self._known[0] != gen or gen < 0:
-                self._known = (gen, frozenset(r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions")))
+            if self._known is None or self._known[0] != gen or gen < 0 or self._db.in_transaction:
+                rows = frozenset(r[0] for r in self._db.execute("SELECT fingerprint FROM unit_versions"))
+                # rows of a transaction still open may be rolled back: never kept
+                self._known = None if self._db.in_transaction else (gen, rows)
+                return rows
             return self._known[1]
 
     def behind(self, memories: Mapping[str, Memory]) -> int:
