@@ -242,3 +242,37 @@ def test_a_big_first_scan_keeps_summaries_not_text_and_saves_as_it_goes(tmp_path
     assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in fresh.memories.items()}
     assert not any(m.text_read for m in scan.memories.values())  # summaries only, cached or not
     assert scan.memories["n/007.md"].body == fresh.memories["n/007.md"].body  # the text, read on first use
+
+
+def test_the_snapshot_of_the_rows_follows_every_write_and_survives_damage(tmp_path, trusting):
+    """The rows are read back from one marshal file while no write renewed their
+    token; a write (this process or another) makes the next load read the rows
+    again; a damaged, foreign or misplaced snapshot is never served."""
+    import marshal
+
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    store.scan()
+    first = store.scan_cache.load()
+    snapshot = store.scan_cache.path.with_suffix(".snapshot")
+    assert first and snapshot.is_file()
+    assert store.scan_cache.load() == first  # read back from the snapshot
+    # another process's write renews the token: the next load reads the new row
+    write_files(root, {"insights/new.md": palinode_file({"id": "new"}, "A new memory.")})
+    Store(root).scan()
+    expected = store.scan_cache.load()
+    assert "insights/new.md" in expected and set(expected) - {"insights/new.md"} == set(first)
+    token = sqlite3.connect(store.scan_cache.path).execute(
+        "SELECT value FROM meta WHERE key='entries_token'").fetchone()[0]
+    version = store.scan_cache._version
+    for damaged in (
+        marshal.dumps((version, "an old token", [])),  # kept before the last write
+        marshal.dumps(("0:another release", token, [])),
+        marshal.dumps((version, token, [(1, 2)])),  # rows of another shape
+        b"\x00 not marshal",
+    ):
+        snapshot.write_bytes(damaged)
+        assert store.scan_cache.load() == expected, damaged[:40]
+    snapshot.unlink()
+    snapshot.mkdir()
+    assert store.scan_cache.load() == expected and snapshot.is_dir()  # a folder in its place is left alone

@@ -1,17 +1,26 @@
 """Per-store cache folders outside the store, and the scan cache: each parsed
 memory's summary keyed by its stat stamp, so reopening a store re-parses only
-files that changed (a 100,000-memory store otherwise spends seconds in YAML)."""
+files that changed (a 100,000-memory store otherwise spends seconds in YAML).
+
+The rows are also kept as one marshal file (``scan.snapshot``) under a random
+token that every write of the rows renews: reading it back is a third of the
+time of selecting them (10k memories: 27 ms -> 8 ms). A snapshot under another
+token or version, or one that does not read, is ignored and written again."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import json
+import marshal
 import os
+import secrets
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import PalinodeError
@@ -72,6 +81,8 @@ class ScanCache:
             db.execute("DROP TABLE IF EXISTS entries")
             db.execute("DROP TABLE IF EXISTS blobs")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('entries_token', ?)", (secrets.token_hex(8),))
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('entries_token', ?)", (secrets.token_hex(8),))
         columns = _columns()
         db.execute(
             f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")"
@@ -89,13 +100,53 @@ class ScanCache:
         try:
             db = self._connect()
             try:
-                rows = db.execute(f"SELECT {', '.join(_columns())} FROM entries").fetchall()
+                token = db.execute("SELECT value FROM meta WHERE key='entries_token'").fetchone()[0]
+                rows = self._snapshot(token)
+                if rows is None:
+                    db.execute("BEGIN")  # the rows and the token they are kept under, from one read
+                    token = db.execute("SELECT value FROM meta WHERE key='entries_token'").fetchone()[0]
+                    rows = db.execute(f"SELECT {', '.join(_columns())} FROM entries").fetchall()
+                    db.commit()
+                    self._keep_snapshot(token, rows)
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as exc:
             self._discard(exc)
             return {}
         return {row[0]: (row[1:5], row[5], _summary_of(row[6:])) for row in rows}
+
+    @property
+    def _snapshot_path(self) -> Path:
+        return self.path.with_suffix(".snapshot")
+
+    def _snapshot(self, token: str) -> list[Any] | None:
+        """The rows kept under ``token`` by this version, or None."""
+        try:
+            with open(self._snapshot_path, "rb") as f:
+                version, kept, rows = marshal.loads(f.read())  # load(f) reads object by object: 10x slower
+        except Exception:  # missing, a folder, damaged, another shape: read the rows instead
+            return None
+        if version != self._version or kept != token or not isinstance(rows, list):
+            return None
+        width = len(_columns())
+        if not all(isinstance(r, tuple) and len(r) == width for r in rows):
+            return None
+        return rows
+
+    def _keep_snapshot(self, token: str, rows: list[Any]) -> None:
+        """Written aside and renamed over the last one; never fails the read that made it."""
+        try:
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(marshal.dumps((self._version, token, [tuple(r) for r in rows])))
+                os.replace(temp, self._snapshot_path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except (OSError, ValueError):
+            pass
 
     def load_blobs(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, Summary]]:
         """(rel, git blob id) -> (fingerprint, summary) for each pair parsed before:
@@ -136,6 +187,7 @@ class ScanCache:
             self._write(
                 ("DELETE FROM entries WHERE rel=?", gone),
                 (f"INSERT OR REPLACE INTO entries VALUES ({','.join('?' * len(_columns()))})", rows),
+                ("UPDATE meta SET value=? WHERE key='entries_token'", [(secrets.token_hex(8),)]),  # a snapshot is old
             )
 
     def _write(self, *statements: tuple[str, Sequence[tuple[object, ...]]]) -> None:
@@ -158,6 +210,8 @@ class ScanCache:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
+        with contextlib.suppress(OSError):
+            os.unlink(self._snapshot_path)
 
 
 def _summary_row(summary: Summary) -> list[object]:
