@@ -149,3 +149,17 @@ async def test_the_app_shows_the_corpus_safely(corpus, tmp_path):
             assert exp.get("escaped", exp.get("literal")) in shown, name
         assert app.is_running
     assert snapshot(corpus) == before
+
+
+def test_an_integer_too_long_for_python_is_one_unreadable_memory(tmp_path):
+    from helpers import make_git_store, palinode_file
+
+    from palinode_core.storage.store import Store
+
+    root = make_git_store(tmp_path / "s", {"people/ok.md": palinode_file({"id": "ok"}, "Fine.")})
+    (root / "people/huge.md").write_text("---\nid: " + "7" * 5000 + "\n---\n\nBody.\n")
+    scan = Store(root, use_scan_cache=False).scan()
+    assert set(scan.memories) == {"people/ok.md"}
+    [error] = scan.errors
+    assert error.path == "people/huge.md" and error.reason.startswith("invalid YAML frontmatter: ")
+    assert "\n" not in error.reason

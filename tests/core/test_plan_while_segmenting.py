@@ -99,6 +99,8 @@ def test_mid_sync_plans_list_only_what_the_finished_index_would(tmp_path, pref, 
     ("I rent a flat in Lisbon", '---\nid: esc\nsummary: "The \\x4cisbon lease"\n---\n\nPaperwork filed.\n'),
     # a boolean in a label list reads as True
     ("my story is true", "---\nid: yes-tag\ntags: [yes, drafts]\n---\n\nPaperwork filed.\n"),
+    # a float that overflows reads as inf
+    ("I keep inf values", "---\nid: big\ntags: [1.0e+400]\n---\n\nPaperwork filed.\n"),
     # spelled in the bytes, inside a longer word only: the index holds no such stem either
     ("I rent a flat in Lisbon", "---\nid: inside\n---\n\nThe xlisbonx code and the flatbread.\n"),
 ])

@@ -276,3 +276,35 @@ def test_the_snapshot_of_the_rows_follows_every_write_and_survives_damage(tmp_pa
     snapshot.unlink()
     snapshot.mkdir()
     assert store.scan_cache.load() == expected and snapshot.is_dir()  # a folder in its place is left alone
+
+
+def test_a_load_never_waits_behind_another_writer_nor_drops_the_cache(tmp_path, trusting):
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    store.scan()
+    expected = store.scan_cache.load()
+    other = sqlite3.connect(store.scan_cache.path, timeout=0)
+    other.execute("BEGIN IMMEDIATE")  # another process mid-save
+    try:
+        store.scan_cache.path.with_suffix(".snapshot").unlink()  # the rows must come from the database
+        assert store.scan_cache.load() == expected and store.scan_cache.notice is None
+    finally:
+        other.rollback()
+    assert store.scan_cache.path.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_a_snapshot_that_is_no_regular_file_is_never_read(tmp_path, trusting, kind):
+    root = copy_sample_store(tmp_path / "store")
+    store = Store(root)
+    store.scan()
+    expected = store.scan_cache.load()
+    snapshot = store.scan_cache.path.with_suffix(".snapshot")
+    snapshot.unlink()
+    if kind == "fifo":
+        os.mkfifo(snapshot)  # opening it to read would wait for a writer forever
+    else:
+        snapshot.symlink_to("/dev/zero")  # reading it would never end
+    again = Store(root)
+    again.scan_cache.save([], ["nothing"])  # a write: the next load looks for a snapshot again
+    assert again.scan_cache.load() == expected

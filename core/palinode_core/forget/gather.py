@@ -285,7 +285,9 @@ def _holds(memory: Memory, stems: frozenset[str], store: Store) -> bool:
         return True
 
 
-_YAML_WORDS = ("true", "false")  # a boolean in a label list reads as True or False, whatever the file spells
+# what YAML makes of a value in a label list, whatever the file spells: a boolean (yes: True), a float
+# that overflows (1e400: inf)
+_YAML_WORDS = ("true", "false", "inf", "nan")
 
 
 def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
@@ -293,7 +295,7 @@ def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
     unit a word with one of ``stems``. Every word of the body and of a label
     field's value is spelled in the file at a word's start (ASCII letters: a
     word is a run of them, and UTF-8 spells them as themselves), except where
-    YAML makes one (an escape, a boolean) or a strike joins what it leaves:
+    YAML makes one (an escape, a boolean, an overflowing float) or a strike joins what it leaves:
     maybe."""
     prefixes = _prefixes(stems)
     if b"\\" in data or b"[RETRACTED " in data:

@@ -16,6 +16,7 @@ import marshal
 import os
 import secrets
 import sqlite3
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -29,6 +30,7 @@ from .memory import Memory, Stamp, Summary
 # Bump when Summary's fields or how they are derived change: old rows are dropped.
 # The entries columns after the stamp and fingerprint are Summary's fields in order.
 SUMMARY_VERSION = 5  # 4: status kept exact, a scalar retracted_prefs is no record, palinode_pref; 5: cites
+SNAPSHOT_MAX = 1 << 30  # bytes: 100,000 memories take 25 MB
 # Git's "racy" rule: a file written within this window of being read may be
 # rewritten in the same timestamp tick, so its row is not trusted yet.
 RACY_SECONDS = 2.0
@@ -82,7 +84,9 @@ class ScanCache:
             db.execute("DROP TABLE IF EXISTS blobs")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
             db.execute("INSERT OR REPLACE INTO meta VALUES ('entries_token', ?)", (secrets.token_hex(8),))
-        db.execute("INSERT OR IGNORE INTO meta VALUES ('entries_token', ?)", (secrets.token_hex(8),))
+        elif db.execute("SELECT 1 FROM meta WHERE key='entries_token'").fetchone() is None:
+            # written only when missing: a load must not wait behind another process's write
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('entries_token', ?)", (secrets.token_hex(8),))
         columns = _columns()
         db.execute(
             f"CREATE TABLE IF NOT EXISTS entries ({columns[0]} TEXT PRIMARY KEY, " + ", ".join(columns[1:]) + ")"
@@ -121,10 +125,14 @@ class ScanCache:
 
     def _snapshot(self, token: str) -> list[Any] | None:
         """The rows kept under ``token`` by this version, or None."""
-        try:
-            with open(self._snapshot_path, "rb") as f:
-                version, kept, rows = marshal.loads(f.read())  # load(f) reads object by object: 10x slower
-        except Exception:  # missing, a folder, damaged, another shape: read the rows instead
+        try:  # a regular file only (never a link, a FIFO, a device), of a bounded size
+            fd = os.open(self._snapshot_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_size > SNAPSHOT_MAX:
+                    return None
+                version, kept, rows = marshal.loads(f.read(st.st_size + 1))  # load(f) reads object by object
+        except Exception:  # missing, damaged, another shape: read the rows instead
             return None
         if version != self._version or kept != token or not isinstance(rows, list):
             return None

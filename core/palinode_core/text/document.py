@@ -165,6 +165,8 @@ def _load_mapping(fm_text: str) -> dict[str, Any]:
         raise UnreadableMemory(f"invalid YAML frontmatter{where}: {problem}") from None
     except RecursionError:
         raise UnreadableMemory("frontmatter is nested too deeply") from None
+    except ValueError as exc:  # the loader's own: an integer of more than 4,300 digits, a date out of range
+        raise UnreadableMemory(f"invalid YAML frontmatter: {str(exc).splitlines()[0][:120]}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
