@@ -12,6 +12,14 @@ from palinode_core.search.index import SEARCHABLE_BEHIND
 from palinode_core.session import Session
 
 
+def _fillers() -> dict[str, str]:
+    """More memories than a plan waits to see segmented, none about anything asked."""
+    from helpers import palinode_file
+
+    return {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}"}, f"Budget line {i} was approved.")
+            for i in range(SEARCHABLE_BEHIND + 20)}
+
+
 def _essence(plan: dict) -> dict:
     """The whole plan but its semantic coverage (units counted so far: the TUI plans again once all are)
     and how each candidate was found (read whole, not looked up)."""
@@ -47,8 +55,7 @@ def test_a_plan_made_mid_sync_is_the_plan_of_the_finished_index(tmp_path):
 def test_a_mention_only_in_a_label_field_or_a_struck_item_is_read_mid_sync(tmp_path):
     from helpers import Clock, make_git_store, palinode_file
 
-    files = {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}"}, f"Budget line {i} was approved.")
-             for i in range(SEARCHABLE_BEHIND + 20)}
+    files = _fillers()
     files["projects/label.md"] = palinode_file({"id": "label", "summary": "The Lisbon flat and its lease"},
                                                "Paperwork moved to the blue folder.")
     files["projects/list.md"] = palinode_file(
@@ -114,8 +121,7 @@ def test_a_word_yaml_makes_is_read_mid_sync_as_the_index_reads_it(tmp_path, monk
 
     monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)  # the memories come from the scan cache: texts not read
 
-    files = {f"research/note-{i:03d}.md": palinode_file({"id": f"note-{i}"}, f"Budget line {i} was approved.")
-             for i in range(SEARCHABLE_BEHIND + 20)}
+    files = _fillers()
     files["projects/odd.md"] = raw
     files["insights/forget-it.md"] = palinode_file({"id": "forget-it"}, f"Please forget that {pref}.")
     root = make_git_store(tmp_path / "s", files)

@@ -136,14 +136,19 @@ def test_a_saved_plan_flags_the_dependents_of_what_it_archives(tmp_path):
     assert "palinode backed_by review: insights/pref-bees supersede -> 1 dependent(s)" in subjects(root)
 
 
+def _commit_dependent(root, rel: str) -> None:
+    """A memory citing insights/pref-bees, committed (another clone's pull, Palinode itself)."""
+    (root / rel).parent.mkdir(exist_ok=True)
+    (root / rel).write_text(palinode_file({"id": rel[:-3].rsplit("/", 1)[-1], "backed_by": ["insights/pref-bees"]},
+                                          "Cites the bees note."))
+    git(root, "add", "--", rel)
+    git(root, "commit", "-q", "-m", "a dependent")
+
+
 def test_a_dependent_added_since_the_plan_was_saved_is_refused_as_stale(store, tmp_path):
     out = tmp_path / "bees.plan.json"
     audit("--json", "plan", str(store), REQUEST, "--lexical", "--out", str(out))
-    (store / "research").mkdir()
-    (store / "research/new.md").write_text(
-        palinode_file({"id": "new", "backed_by": ["insights/pref-bees"]}, "Cites the bees note."))
-    git(store, "add", "research/new.md")
-    git(store, "commit", "-q", "-m", "a dependent")
+    _commit_dependent(store, "research/new.md")
     before = snapshot(store)
     proc = audit("apply", str(store), "--plan", str(out), "--yes", ok=False)
     assert proc.returncode != 0
@@ -163,11 +168,7 @@ def test_a_dependent_added_after_the_sessions_scan_is_seen_by_its_apply(tmp_path
     session = Session.open(root, vectors=False, cache_dir=tmp_path / "c", clock=Clock())
     fplan = session.plan(REQUEST)
     text = dumps(session.approve(fplan, {c.path: APPROVE_ALL for c in fplan.actionable}))
-    (root / "research").mkdir()
-    (root / "research/honey.md").write_text(
-        palinode_file({"id": "honey", "backed_by": ["insights/pref-bees"]}, "Rests on the bees note."))
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a dependent")
+    _commit_dependent(root, "research/honey.md")
     before = snapshot(root)
     with pytest.raises(StalePlan, match=r"the memories citing insights/pref-bees\.md changed .*research/honey\.md"):
         session.apply_saved(loads(text))
