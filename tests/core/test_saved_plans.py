@@ -56,6 +56,8 @@ def test_a_saved_plan_applies_exactly_in_another_clone(store, tmp_path):
         git(clone, "config", name, value)
     preview = json.loads(audit("--json", "apply", str(clone), "--plan", str(out)).stdout)
     assert preview["applied"] is False and snapshot(clone) == snapshot(store)
+    shown_text = audit("apply", str(clone), "--plan", str(out)).stdout  # the same preview, for a person
+    assert all(step["target"] in shown_text for step in saved["steps"]) and "--yes" in shown_text
     done = json.loads(audit("--json", "apply", str(clone), "--plan", str(out), "--yes").stdout)
     assert done["applied"] is True and len(done["commits"]) == len(saved["steps"])
     for step in saved["steps"]:  # the very bytes the reviewer saw

@@ -270,7 +270,12 @@ def _commits(out: Text, data: dict[str, Any], verb: str) -> None:
 
 def _apply(out: Text, data: dict[str, Any]) -> None:
     if not data.get("applied"):
-        _plan_text(out, data["plan"])
+        if "plan" in data:
+            _plan_text(out, data["plan"])
+        else:  # a saved plan (apply --plan FILE): its steps as they were approved
+            out.add(out.style(f"Saved plan for {p(data['request'])}", "head"))
+            for step in data["steps"]:
+                out.add(f"  {p(step['route'])} {p(step['path'])}  sha256 {p(step['sha256'])[:12]}")
         out.add(p(data.get("message")))
         return
     out.add(out.style(f"Applied {p(data['request'])}", "head"))
