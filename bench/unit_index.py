@@ -14,7 +14,9 @@ Per store size (``palinode-audit demo-store --size N --seed 7``):
    of BENCH_REPS first plans, each on a copy of the cache as ``index`` left it;
 4. (sizes up to BENCH_EMBED_MAX, default 1000) ``index`` throughput: texts
    embedded per CPU-second vs a process that loads the model and encodes the
-   very same texts (goal >= 0.95x).
+   very same texts (goal >= 0.95x);
+5. (same sizes) ``apply --plan`` of the request's saved plan vs the CLI's own
+   start-up plus two bare ``git commit``s in the same repository (goal <= 1.5x).
 
 Environment: BENCH_WORK (default bench/out/unit-work), BENCH_REPS (default 3),
 BENCH_SIZES, BENCH_EMBED_MAX, and the Palinode venv variables of bench.fast_commands.
@@ -149,7 +151,40 @@ def bench_size(size: int, py023: str) -> list[dict]:
         warm = median_cpu([*AUDIT, "plan", str(store), REQUEST], indexed)
         rows.append(row("first plan after index vs Palinode warm resolve (CPU)", size, after, warm023, 1.5,
                         note=f"semantic {semantic}; warm again {warm:.3f} s; peak {peak_mib(proc):.0f} MiB"))
+        rows.append(bench_apply(size, store, indexed))
     return rows
+
+
+def _git(store: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(store), *args], capture_output=True, text=True, check=True).stdout
+
+
+def bench_apply(size: int, store: Path, cache: Path) -> dict:
+    """``apply --plan`` of the saved plan of one request vs the CLI's own start-up plus two bare
+    ``git commit``s of a file in the same repository; the store is put back after each run."""
+    base = _git(store, "rev-parse", "HEAD").strip()
+    plan_file = WORK / f"plan-{size}.json"
+    run([*AUDIT, "plan", str(store), REQUEST, "--out", str(plan_file)], cache)
+    applies, commits = [], []
+    try:
+        for _ in range(REPS):
+            _git(store, "reset", "-q", "--hard", base)
+            time.sleep(2.1)  # past the scan cache's racy window: the files reset rewrote are cached again
+            run([*AUDIT, "scan", str(store)], cache)  # as after the plan that saved the file
+            applies.append(run([*AUDIT, "apply", str(store), "--plan", str(plan_file), "--yes"], cache)[1])
+            _git(store, "reset", "-q", "--hard", base)
+            for n in range(2):
+                with open(store / "people" / "me-profile.md", "a") as f:
+                    f.write(f"\nbench line {n}\n")
+                commits.append(run(["git", "-C", str(store), "commit", "-q", "-m", "bench", "--",
+                                    "people/me-profile.md"], cache)[1])
+    finally:
+        _git(store, "reset", "-q", "--hard", base)
+    startup = median_cpu([*AUDIT, "--version"], cache)
+    baseline = startup + 2 * statistics.median(commits)
+    return row("apply --plan of one request vs CLI start-up + two bare git commits (CPU)", size,
+               statistics.median(applies), baseline, 1.5,
+               note=f"start-up {startup:.3f} s, a bare commit {statistics.median(commits) * 1000:.1f} ms")
 
 
 def main() -> None:

@@ -144,3 +144,47 @@ def test_plain_python_and_numpy_similarities_rank_alike(store, embedder, monkeyp
     index._matrix = None
     assert [index.search(q).hits for q in queries] == plain
     assert not isinstance(index._matrix, list)  # the numpy path really ran
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_a_saved_plans_apply_checks_the_residue_without_numpy(store, embedder, tmp_path, monkeypatch):
+    from palinode_core.search import rank
+    request = "insights/forget-w.md"
+    Session.open(store, embedder=embedder).update_index()
+    out = tmp_path / "w.plan.json"
+    run_cli("plan", str(store), request, "--out", str(out))
+    done, modules, err = run_cli("apply", str(store), "--plan", str(out), "--yes")
+    assert done["applied"] and done["commits"]
+    assert "numpy" not in modules and LOADING not in err  # cached similarities, compared in plain Python
+    ledger = [json.loads(line) for line in (store / ".palinode-audit" / "ledger.jsonl").read_text().splitlines()]
+    residue = [r for r in ledger if r["action"] == "residue" and r["request"] == request][-1]
+    # the same leak check as a session that compares every vector with numpy
+    monkeypatch.setattr(rank, "PYTHON_PRODUCTS", 0)
+    session = Session.open(store, embedder=embedder)
+    session.search_index()
+    leaks = session.leak_check(request)
+    assert residue["mentions"] == [leak.to_dict() for leak in leaks] and residue["mentions"]
+
+
+def test_similarities_agree_in_plain_python_and_numpy(monkeypatch):
+    import random
+    from array import array
+
+    from palinode_core.search import rank
+
+    rng = random.Random(7)
+
+    def unit() -> bytes:
+        v = [rng.gauss(0, 1) for _ in range(384)]
+        norm = sum(x * x for x in v) ** 0.5
+        return array("f", [x / norm for x in v]).tobytes()
+
+    rows, queries = [unit() for _ in range(40)], [unit() for _ in range(3)]
+    plain = rank.similarities(rows, queries)
+    monkeypatch.setattr(rank, "PYTHON_PRODUCTS", 0)
+    fast = rank.similarities(rows, queries)
+    assert len(plain) == len(fast) == 40 and all(len(r) == 3 for r in plain)
+    assert all(abs(a - b) < 1e-5 for pr, fr in zip(plain, fast) for a, b in zip(pr, fr))
+    assert rank.similarities([], queries) == [] and rank.similarities(rows[:2], []) == [[], []]
+    assert abs(rank.similarities([rows[0]], [rows[0]])[0][0] - 1.0) < 1e-5

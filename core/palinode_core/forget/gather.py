@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..search.index import SearchIndex
+from ..search.rank import similarities
 from ..search.unit_index import indexable
 from ..storage import safeio
 from ..storage.memory import Memory
@@ -107,31 +108,22 @@ def _semantic_candidates(
     index: SearchIndex, pref: str, stems: frozenset[str], hits: list[tuple[str, str]]
 ) -> tuple[SemanticCoverage, set[str]]:
     embedded, units = index.units.coverage()
-    if not embedded or not index.has_vector(pref):  # nothing to compare: no numpy imported
-        return SemanticCoverage(embedded, units, index.has_vector(pref)), set()
-    import numpy as np  # only with vectors: a lexical plan never imports numpy
-
-    qvec, missing = index.vectors_for([pref])
-    if missing:
-        return SemanticCoverage(embedded, units, False), set()
+    qvec = index.cached_blobs([pref])[0]
+    if not embedded or qvec is None:  # nothing to compare
+        return SemanticCoverage(embedded, units, qvec is not None), set()
     # anchors: the store's sentences carrying every stem of the preference, nearest first
     full = list(dict.fromkeys(t for _fp, t in hits if lexical_evidence(t, stems, pref)[2] >= 1.0))
-    anchors = np.zeros((0, qvec.shape[1]), dtype=np.float32)
-    if full:
-        avecs, amiss = index.vectors_for(full)
-        embedded_rows = [i for i in range(len(full)) if i not in set(amiss)]
-        sims = avecs[embedded_rows] @ qvec[0] if embedded_rows else np.zeros(0)
-        order = [embedded_rows[j] for j in np.argsort(-sims, kind="stable") if sims[j] >= ANCHOR_SIM][:ANCHORS]
-        anchors = avecs[order]
-    # units near the preference itself (a lookup), kept when they or an anchor are near enough
-    near = index.units.near(pref, qvec[0])
+    have = [v for v in index.cached_blobs(full) if v is not None]
+    sims = [row[0] for row in similarities(have, [qvec])]
+    anchors = [have[j] for j in sorted(range(len(have)), key=lambda j: -sims[j]) if sims[j] >= ANCHOR_SIM][:ANCHORS]
+    # units near the preference itself (a lookup), kept when they or an anchor are near enough;
+    # numpy only for a first scan or many comparisons (a leak check after an apply has neither)
+    near = index.units.near(pref, qvec)
     keep = {h for h, sim in near.items() if sim >= SEMANTIC_NEAR}
     doubtful = [h for h, sim in near.items() if sim < SEMANTIC_NEAR]
-    if doubtful and len(anchors):
+    if doubtful and anchors:
         hashes, vecs = index.units.vectors_of(doubtful)
-        if hashes:
-            best = (vecs @ anchors.T).max(axis=1)
-            keep |= {h for h, b in zip(hashes, best, strict=True) if b >= SEMANTIC_NEAR}
+        keep |= {h for h, row in zip(hashes, similarities(vecs, anchors), strict=True) if max(row) >= SEMANTIC_NEAR}
     return SemanticCoverage(embedded, units, True), index.units.fingerprints_of(keep)
 
 

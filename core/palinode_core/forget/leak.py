@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..search.index import SearchIndex
+from ..search.rank import similarities
 from ..storage.memory import Memory
 from ..storage.records import LedgerRecord
 from ..storage.store import Store
@@ -168,17 +169,19 @@ def _file_line(memory: Memory, body_line: int, key: str | None) -> int:
 
 
 def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float | None] | None:
-    if source is None or not source.has_vector(pref):  # no semantic evidence: numpy never imported
+    """Each text's similarity to the preference from cached vectors (None: no
+    vector); None when the preference has none. A check never loads the model."""
+    if source is None:
         return None
     try:
-        vecs, missing = source.vectors_for([pref, *texts])
+        qvec, *vecs = source.cached_blobs([pref, *texts])
     except Exception:
         return None
-    if 0 in missing:
+    if qvec is None:
         return None
-    gone = set(missing)
-    sims = vecs[1:] @ vecs[0]
-    return [None if i + 1 in gone else float(s) for i, s in enumerate(sims)]
+    present = [v for v in vecs if v is not None]
+    sims = iter(similarities(present, [qvec]))
+    return [None if v is None else next(sims)[0] for v in vecs]
 
 
 def leak_counts(leaks: list[Leak]) -> dict[str, int]:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-import uuid
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +51,7 @@ def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
         body = json.dumps(entry, ensure_ascii=False, sort_keys=True, default=str)
         entry["id"] = f"{entry['kind']}-{hashlib.sha256(body.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
         if (folder / f"{entry['id']}.json").exists():
-            entry["id"] = f"{entry['kind']}-{uuid.uuid4().hex[:12]}"
+            entry["id"] = f"{entry['kind']}-{secrets.token_hex(6)}"
     path = folder / f"{entry['id']}.json"
     atomic_write(path, json.dumps(entry, ensure_ascii=False))
     return path

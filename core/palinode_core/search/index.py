@@ -267,10 +267,8 @@ class SearchIndex:
     def _scan_prefs(self) -> None:
         """Each request's similarities to every unit, stored now: a plan after
         ``index`` looks them up instead of scanning every vector first."""
-        prefs = [p for p in self._prefs if self.has_vector(p)]
-        if prefs:
-            vecs, _missing = self._vectors.vectors_for(prefs)
-            for pref, vec in zip(prefs, vecs, strict=True):
+        for pref, vec in zip(self._prefs, self._vectors.cached_blobs(self._prefs), strict=True):
+            if vec is not None:
                 self.units.near(pref, vec)
 
     def missing_vectors(self, limit: int | None = None) -> list[tuple[str, str]]:
@@ -315,6 +313,10 @@ class SearchIndex:
     def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         """Cached vectors of ``texts`` and the indices of those with none (zero rows); never loads the model."""
         return self._vectors.vectors_for(texts)
+
+    def cached_blobs(self, texts: Sequence[str]) -> list[bytes | None]:
+        """Each text's cached vector as float32 bytes, or None; never loads numpy or the model."""
+        return self._vectors.cached_blobs(texts)
 
     def embed_missing(self, texts: Sequence[str], progress: Progress | None = None) -> int:
         """Embed and cache the texts with no vector; how many were embedded.

@@ -308,26 +308,26 @@ class UnitIndex:
                 return
             yield [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(-1, DIM)
 
-    def near(self, pref: str, qvec: np.ndarray) -> dict[str, float]:
+    def near(self, pref: str, qvec: bytes) -> dict[str, float]:
         """Text hash -> similarity of every vector at least SIM_FLOOR near
-        ``pref``: stored ones, or one scan of every vector (a block at a time)
-        the first time this preference is asked for, stored for the next."""
-        import numpy as np
-
+        ``pref`` (its vector as float32 bytes): stored ones, or one scan of every
+        vector (a block at a time) the first time this preference is asked for,
+        stored for the next. Only that scan imports numpy."""
         key = text_hash(pref)
         with self._lock:
             if self._db.execute("SELECT 1 FROM pref_scans WHERE pref=?", (key,)).fetchone() is None:
+                import numpy as np
+
+                query = np.frombuffer(qvec, np.float32)
                 self._db.commit()
                 self._db.execute("BEGIN IMMEDIATE")  # no other writer adds vectors mid-scan
                 try:
                     rows: list[tuple[str, str, float]] = []
                     for hashes, block in self._vector_blocks():
-                        sims = block @ qvec
+                        sims = block @ query
                         rows.extend((key, hashes[i], float(sims[i])) for i in (sims >= SIM_FLOOR).nonzero()[0])
                     self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO pref_scans VALUES (?,?)", (key, np.asarray(qvec, np.float32).tobytes())
-                    )
+                    self._db.execute("INSERT OR REPLACE INTO pref_scans VALUES (?,?)", (key, bytes(qvec)))
                     self._db.commit()
                 except BaseException:
                     self._db.rollback()
@@ -350,10 +350,8 @@ class UnitIndex:
         ]
         self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
 
-    def vectors_of(self, hashes: list[str]) -> tuple[list[str], np.ndarray]:
-        """The cached vectors of these text hashes (those that have one), in order."""
-        import numpy as np
-
+    def vectors_of(self, hashes: list[str]) -> tuple[list[str], list[bytes]]:
+        """The cached vectors (float32 bytes) of these text hashes (those that have one), in order."""
         found: dict[str, bytes] = {}
         with self._lock:
             for i in range(0, len(hashes), 500):
@@ -365,7 +363,7 @@ class UnitIndex:
                     ).fetchall()
                 )
         kept = [h for h in hashes if h in found]
-        return kept, np.frombuffer(b"".join(found[h] for h in kept), np.float32).reshape(-1, DIM)
+        return kept, [found[h] for h in kept]
 
     def fingerprints_of(self, hashes: Iterable[str]) -> set[str]:
         wanted = list(dict.fromkeys(hashes))

@@ -25,6 +25,8 @@ API (``SearchIndex`` has the same methods; the layers above use those):
 - ``vectors(texts) -> array``: both in one call.
 - ``blob(text) -> bytes``: one text's vector as raw float32 bytes, embedded
   first if needed; numpy is imported only by the array-returning calls.
+- ``cached_blobs(texts) -> list[bytes | None]``: each text's cached vector as
+  raw bytes, or None; no numpy, no model (for ``rank.similarities``).
 
 What is embedded ahead of need: every chunk, and every forget request's
 preference (``Memory.forget_pref``), whenever the index's vectors are updated,
@@ -87,6 +89,11 @@ class VectorCache:
                     self._db.execute(f"SELECT hash, vec FROM vectors WHERE hash IN ({','.join('?' * len(part))})", part)
                 )
         return {h: v for h, v in found.items() if isinstance(v, bytes) and len(v) == DIM * 4}
+
+    def cached_blobs(self, texts: Sequence[str]) -> list[bytes | None]:
+        hashes = [text_hash(t) for t in texts]
+        found = self._cached(hashes)
+        return [found.get(h) for h in hashes]
 
     def vectors_for(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         import numpy as np
