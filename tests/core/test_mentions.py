@@ -223,3 +223,41 @@ def test_a_paraphrase_in_the_middle_band_is_proposed_and_waits(tmp_path, embedde
     assert routes["insights/rowing.md"].preapproved
     house = routes.get("projects/house.md")
     assert house is None or not any(e.carries for e in house.evidence)
+
+
+def test_a_short_clause_of_its_own_is_kept_and_a_relative_the_preference_names_is_the_users(tmp_path, embedder):
+    """ "..., and I am a carpenter." states something else (one word of its own, pointing back at
+    nothing): the strike stops before it. "My mum ..." is the user's own fact when the
+    preference is itself about the user's mum; a named person's mum stays theirs."""
+    bodies = {
+        "insights/mum.md": ({}, "My mum grows dahlias in Leeds."),
+        "projects/chat.md": ({}, "Chat notes. My mum grows dahlias in Leeds, and I am a carpenter. "
+                                 "The bins go out on Tuesday."),
+        "people/kim-lee.md": ({"type": "PersonMemory"}, "# Kim Lee\n\nKim Lee says her mum grows dahlias in Leeds."),
+        "insights/forget-mum.md": ({}, "Please forget that my mum grows dahlias in Leeds."),
+    }
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
+                                 "created_at": f"2025-05-{day:02d}T10:00:00+00:00", **meta}, body)
+             for day, (rel, (meta, body)) in enumerate(bodies.items(), start=1)}
+    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-mum.md")
+    mum = fplan.candidate("insights/mum.md")
+    assert mum.route == "archive" and mum.preapproved
+    chat = fplan.candidate("projects/chat.md")
+    assert chat.route == "strike" and chat.preapproved and "clause strike keeps 'I am a carpenter.'" in chat.reason
+    assert [s.text for s in chat.plan.spans] == ["My mum grows dahlias in Leeds, and"]
+    kim = fplan.candidate("people/kim-lee.md")
+    assert kim is None or not kim.preapproved
+
+
+def test_which_short_clauses_point_back():
+    from palinode_core.forget.narrow import _leans_back
+    from palinode_core.forget.subject import relation_of, subject_of
+
+    assert not _leans_back("I am a carpenter.") and not _leans_back("the printer contract was renewed in May.")
+    assert _leans_back("and love it") and _leans_back("my wife does too") and _leans_back("so do they")
+    assert relation_of("my mum grows dahlias") == "mum" and relation_of("I grow dahlias") is None
+    assert subject_of("My mum grows dahlias.", False) == "other"
+    assert subject_of("My mum grows dahlias.", False, pref_relation="mum") == "user"
+    assert subject_of("My sister grows dahlias.", False, pref_relation="mum") == "other"

@@ -17,7 +17,7 @@ from typing import Any
 from ..search.unit_index import SIM_FLOOR
 from ..text.stem import stem_tokens, stems
 from ..text.units import Unit, item_sentences
-from .subject import _NOT_NAMES, _TOKEN_RE, Subject, subject_of
+from .subject import _NOT_NAMES, _TOKEN_RE, Subject, relation_of, subject_of
 
 # Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
 # logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
@@ -192,5 +192,5 @@ def unit_subject(unit: Unit, memory_other: bool, pref_stems: frozenset[str], pre
         shares = [lexical_evidence(t, pref_stems, pref)[2] for t in sentences]
         if 0 < sum(1 for x in shares if x) < len(sentences):
             strongest = sentences[shares.index(max(shares))]
-            return subject_of(strongest, memory_other, pref_stems)
-    return subject_of(unit.text, memory_other, pref_stems)
+            return subject_of(strongest, memory_other, pref_stems, relation_of(pref))
+    return subject_of(unit.text, memory_other, pref_stems, relation_of(pref))

@@ -6,6 +6,7 @@ form exists, the whole unit, with what it would also remove, for a person."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from ..storage.memory import Memory
@@ -13,7 +14,7 @@ from ..text.markdown import Span
 from ..text.units import Unit, clause_span, clause_tail_span, clauses, inner_spans, item_sentences
 from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from .requests import Request
-from .subject import memory_is_other, subject_of
+from .subject import memory_is_other, relation_of, subject_of
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def _item_sentences(
     for piece in pieces:
         text = piece.text
         shared, names, lexical = lexical_evidence(text, stems, request.pref)
-        subject = subject_of(text, other, stems)
+        subject = subject_of(text, other, stems, relation_of(request.pref))
         score = fuse(lexical, None, bool(names))
         partial = partial_mention(shared, pref_entities(request.pref), score) if subject != "other" else ()
         evidence = Evidence(
@@ -89,6 +90,44 @@ def _item_sentences(
     return cuts
 
 
+# Words by which a clause points back at what came before it ("and love it", "so do they").
+_BACK_REFERENCES = frozenset(
+    [
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "then",
+        "them",
+        "they",
+        "so",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "too",
+        "also",
+        "both",
+    ]
+)
+_CLAUSE_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def _leans_back(clause: str) -> bool:
+    """A clause that cannot be told apart from the preference by its words:
+    one with two content words or more states something of its own; with
+    one, only when it points back at nothing ("and I am a carpenter", not
+    "and I love it")."""
+    own = len(pref_stems_of(clause))
+    if own >= 2:
+        return False
+    return own == 0 or any(w.lower() in _BACK_REFERENCES for w in _CLAUSE_WORD_RE.findall(clause))
+
+
 def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str, checked: bool = False) -> Cut:
     """The span, cut to its leading or closing clauses when the rest of the
     sentence is about something else. Not clean when an unrelated clause
@@ -99,7 +138,7 @@ def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str, 
     whole = replace(span, index=index, collateral=None)
     if len(parts) < 2 or not ev.shared:
         return Cut(whole, None, True, ev)  # one clause, or a paraphrase: no words to tell the clauses apart by
-    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or len(pref_stems_of(p.text)) < 2 for p in parts]
+    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or _leans_back(p.text) for p in parts]
     if all(related):
         return Cut(whole, None, True, ev)
     keep = len(related) - related[::-1].index(True)  # clauses up to the last related one

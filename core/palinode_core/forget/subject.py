@@ -169,16 +169,26 @@ _ADVERBS = frozenset(
 )
 
 
-def subject_of(text: str, memory_other: bool, pref_stems: frozenset[str] = frozenset()) -> Subject:
+def relation_of(pref: str) -> str | None:
+    """The relative a preference is itself about ("my mother was not part of my life"), if any."""
+    low = [t.lower() for t in _TOKEN_RE.findall(pref)[:2]]
+    return low[1] if len(low) == 2 and low[0] == "my" and low[1] in _RELATION else None
+
+
+def subject_of(
+    text: str, memory_other: bool, pref_stems: frozenset[str] = frozenset(), pref_relation: str | None = None
+) -> Subject:
     """Whose fact a unit states: the user's (first person, or Palinode's
-    subjectless third-person style), a named other person's, or nobody's."""
+    subjectless third-person style), a named other person's, or nobody's.
+    "My dad ..." is the dad's fact, unless the preference is itself about
+    the user's dad (``pref_relation``): then it is the user's to forget."""
     tokens = _TOKEN_RE.findall(text)
     if not tokens:
         return "none"
     low = [t.lower() for t in tokens]
     first = low[0]
     if first in _FIRST_PERSON:
-        if first == "my" and len(low) > 1 and low[1] in _RELATION:
+        if first == "my" and len(low) > 1 and low[1] in _RELATION and low[1] != pref_relation:
             return "other"
         return "user"
     if first in _PRONOUN_OTHER:

@@ -83,8 +83,8 @@ def would_surface(
         elif cand.route == "strike":
             struck[cand.path] = cand.plan.new_text
     request, stems = fplan.request, pref_stems_of(fplan.request.pref)
-    # a mention by meaning needs sentence vectors (numpy): the thorough resolver's plan has
-    # them read already; Palinode's plan on a small store never imports numpy, nor does this
+    # mentions by meaning for the thorough resolver's plan, whose evidence has them; Palinode's
+    # plan is checked by its words, as its own resolver judges
     vectors = index if not lexical and fplan.resolver == "thorough" else None
     out: list[Surfacing] = []
     seen: set[tuple[str, int]] = set()
