@@ -166,8 +166,13 @@ def bench_apply(size: int, store: Path, cache: Path) -> dict:
     plan_file = WORK / f"plan-{size}.json"
     run([*AUDIT, "plan", str(store), REQUEST, "--out", str(plan_file)], cache)
     applies, commits = [], []
+    kept = WORK / f"xdg-{size}-apply-snapshot"  # each apply meets the cache as the plan left it
+    shutil.rmtree(kept, ignore_errors=True)
+    shutil.copytree(cache, kept)
     try:
         for _ in range(REPS):
+            shutil.rmtree(cache)
+            shutil.copytree(kept, cache)
             _git(store, "reset", "-q", "--hard", base)
             time.sleep(2.1)  # past the scan cache's racy window: the files reset rewrote are cached again
             run([*AUDIT, "scan", str(store)], cache)  # as after the plan that saved the file
@@ -180,6 +185,9 @@ def bench_apply(size: int, store: Path, cache: Path) -> dict:
                                     "people/me-profile.md"], cache)[1])
     finally:
         _git(store, "reset", "-q", "--hard", base)
+        shutil.rmtree(cache)
+        shutil.copytree(kept, cache)
+        shutil.rmtree(kept)
     startup = median_cpu([*AUDIT, "--version"], cache)
     baseline = startup + 2 * statistics.median(commits)
     return row("apply --plan of one request vs CLI start-up + two bare git commits (CPU)", size,

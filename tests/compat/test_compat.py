@@ -123,6 +123,27 @@ def test_a_closing_clause_strike_is_undone_exactly_by_the_package(driver, tmp_pa
     assert step.ours.files[REL].endswith("\n\n" + body)
 
 
+@pytest.mark.parametrize("body, clause", [
+    ("Weekly notes. I love Zanzibar coffee, and the printer is jammed again. Nothing else.\n",
+     "I love Zanzibar coffee, and"),
+    ("Weekly notes. I love Zanzibar coffee, I work at the depot. Nothing else.\n", "I love Zanzibar coffee,"),
+], ids=["and", "comma-splice"])
+def test_a_leading_clause_strike_is_undone_exactly_by_the_package(driver, tmp_path, body, clause):
+    """The leading-clause form (docs/format.md), after ", and" and in a comma
+    splice of first-person clauses: restored byte for byte by Palinode 0.23."""
+    from palinode_core.text.markdown import marker_for, strike
+    from palinode_core.text.units import clause_span, clauses, memory_units
+
+    unit = next(u for u in memory_units(body, {}) if "Zanzibar" in u.text)
+    span = clause_span(unit.span, clauses(unit.text)[0].sep_end, 0)
+    assert span.text == clause
+    struck = strike(body, [span], marker_for("2025-06-01", "8057db09"))
+    assert struck.startswith(f"Weekly notes. ~~{clause}~~ [RETRACTED")
+    step = both(driver, tmp_path, f"---\nretracted_prefs:\n- i love zanzibar coffee\n---\n\n{struck}", "unretract")
+    assert step.pal.files[REL].endswith("\n\n" + body)
+    assert step.ours.files[REL].endswith("\n\n" + body)
+
+
 @pytest.mark.parametrize("body", [
     "Diary.\n\n- The printer is jammed again, and I love Zanzibar coffee.\n- Nothing else.\n",
     "Diary.\n\n* The printer is jammed again, and I love Zanzibar coffee.\n",

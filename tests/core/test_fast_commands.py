@@ -188,3 +188,6 @@ def test_similarities_agree_in_plain_python_and_numpy(monkeypatch):
     assert all(abs(a - b) < 1e-5 for pr, fr in zip(plain, fast) for a, b in zip(pr, fr))
     assert rank.similarities([], queries) == [] and rank.similarities(rows[:2], []) == [[], []]
     assert abs(rank.similarities([rows[0]], [rows[0]])[0][0] - 1.0) < 1e-5
+    for short in (rows[1][:-4], rows[1] + rows[1][:4]):  # a damaged row is refused, never truncated
+        with pytest.raises(ValueError):
+            rank.similarities([rows[0], short], queries)

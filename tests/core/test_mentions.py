@@ -259,5 +259,14 @@ def test_which_short_clauses_point_back():
     assert _leans_back("and love it") and _leans_back("my wife does too") and _leans_back("so do they")
     assert relation_of("my mum grows dahlias") == "mum" and relation_of("I grow dahlias") is None
     assert subject_of("My mum grows dahlias.", False) == "other"
-    assert subject_of("My mum grows dahlias.", False, pref_relation="mum") == "user"
-    assert subject_of("My sister grows dahlias.", False, pref_relation="mum") == "other"
+    dahlias = pref_stems_of("my mum grows dahlias")
+    assert subject_of("My mum grows dahlias.", False, dahlias, pref_relation="mum") == "user"
+    assert subject_of("My mum works as a nurse.", False, dahlias, pref_relation="mum") == "other"  # not the pref
+    assert subject_of("My sister grows dahlias.", False, dahlias, pref_relation="mum") == "other"
+    assert _leans_back("and adore him")
+    assert subject_of("What kind of music do you like?", False) == "other"
+    assert subject_of("Do you know I like music?", False) == "user"
+    # a comma splice of first-person clauses is cut; a leading adverb or subordinate clause is not
+    assert [c.text for c in clauses("I'm a teacher, I like reading, I am married.")] == [
+        "I'm a teacher", "I like reading", "I am married."]
+    assert len(clauses("Yesterday, I went to Berlin.")) == len(clauses("When I lived in Leeds, I rented one.")) == 1

@@ -146,7 +146,7 @@ def test_the_semantic_arm_reads_every_unit_and_stays_current_as_vectors_arrive(t
     assert fplan.semantic is not None and fplan.semantic.complete and not fplan.provisional
     keeper = next(c for c in fplan.candidates if c.path == "people/keeper.md")  # no shared word: by meaning
     assert "semantic" in keeper.arms
-    near = session.search_index().units.near("I keep bees", session.search_index().vectors(["I keep bees"])[0])
+    near = session.search_index().units.near("I keep bees", session.search_index().vectors(["I keep bees"])[0].tobytes())
     assert near and min(near.values()) >= SIM_FLOOR
 
     # a new memory embedded later joins the stored similarities in the same transaction

@@ -115,7 +115,8 @@ def _semantic_candidates(
     full = list(dict.fromkeys(t for _fp, t in hits if lexical_evidence(t, stems, pref)[2] >= 1.0))
     have = [v for v in index.cached_blobs(full) if v is not None]
     sims = [row[0] for row in similarities(have, [qvec])]
-    anchors = [have[j] for j in sorted(range(len(have)), key=lambda j: -sims[j]) if sims[j] >= ANCHOR_SIM][:ANCHORS]
+    near_enough = [j for j in range(len(have)) if sims[j] >= ANCHOR_SIM]  # a NaN is never near: filtered first
+    anchors = [have[j] for j in sorted(near_enough, key=lambda j: -sims[j])][:ANCHORS]
     # units near the preference itself (a lookup), kept when they or an anchor are near enough;
     # numpy only for a first scan or many comparisons (a leak check after an apply has neither)
     near = index.units.near(pref, qvec)

@@ -110,6 +110,12 @@ _BACK_REFERENCES = frozenset(
         "whose",
         "where",
         "too",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
         "also",
         "both",
     ]

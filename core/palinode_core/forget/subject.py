@@ -13,6 +13,7 @@ Subject = Literal["user", "other", "none"]
 
 _PRONOUN_OTHER = frozenset(["she", "he", "they", "his", "her", "their", "hers", "theirs"])
 _FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
+_SECOND_PERSON = frozenset(["you", "your", "yours", "yourself", "you're", "you've"])
 _RELATION = frozenset(
     [
         "colleague",
@@ -188,8 +189,11 @@ def subject_of(
     low = [t.lower() for t in tokens]
     first = low[0]
     if first in _FIRST_PERSON:
-        if first == "my" and len(low) > 1 and low[1] in _RELATION and low[1] != pref_relation:
-            return "other"
+        if first == "my" and len(low) > 1 and low[1] in _RELATION:
+            # the relative the preference is about, saying more of it ("My mum grows dahlias."),
+            # not anything about them ("My mum works as a nurse.")
+            said = low[1] == pref_relation and any(stem(t) in pref_stems for t in low[2:])
+            return "user" if said else "other"
         return "user"
     if first in _PRONOUN_OTHER:
         return "other"
@@ -216,6 +220,8 @@ def subject_of(
                 return "other"
     if any(t in _FIRST_PERSON for t in low):
         return "user"
+    if text.rstrip().endswith("?") and any(t in _SECOND_PERSON for t in low):
+        return "other"  # "what kind of music do you like?": asked of someone else, about them
     if memory_other:
         return "other"
     return "user"

@@ -19,7 +19,12 @@ FRONTMATTER_FIELDS = ("name", "title", "summary", "description", "tags", "entiti
 # A clause boundary a strike may end on: "; " or ", and/but/while/whereas/although/so/yet ".
 # A separator is r"\s*;\s+" or the comma form; the whitespace before a ";" is added
 # by walking back (a leading \s* retried from every position of a long run was quadratic).
-_CLAUSE_SEP_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+")
+_CLAUSE_SEP_RE = re.compile(
+    r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+|(?P<splice>,\s+)(?=[Ii](?:'m|'ve|'d|'ll)?\s)"
+)
+# A comma splice ("I'm a teacher, I like to cook, I am married") separates clauses only
+# between first-person clauses: "Yesterday, I went" is one.
+_FIRST_PERSON_START_RE = re.compile(r"[Ii](?:'m|'ve|'d|'ll)?\s")
 
 
 class _Everything(Matcher):
@@ -94,6 +99,8 @@ def clauses(sentence: str) -> list[Clause]:
     done = 0  # where the previous separator ended: a separator never starts before it
     for m in _CLAUSE_SEP_RE.finditer(sentence):
         start = m.start()
+        if m.group("splice") and not _FIRST_PERSON_START_RE.match(sentence, cursor):
+            continue
         if sentence[start] == ";":
             while start > done and sentence[start - 1].isspace():
                 start -= 1
