@@ -148,6 +148,8 @@ def test_every_state_transition_and_what_each_refusal_leaves(store):
     refused(store, ["redo", s, applied[("supersede", NOTE)]["commit"]], 1, "already redone")
     refused(store, ["redo", s, "abcdef12"], 2, "no archive, restore, retract or unretract in commit abcdef12")
 
+    # applied in full: a dismissal would hide what stands; withdraw first
+    refused(store, ["dismiss", s, REQ, "--note", "n", "--yes"], 2, "withdraw it first")
     # applied -> withdrawn
     assert jrun("withdraw", s, REQ, "--yes")["status"] == "withdrawn"
     assert state(store) == "withdrawn"

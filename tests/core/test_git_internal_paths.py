@@ -120,3 +120,26 @@ def test_a_journal_entry_naming_a_path_outside_the_store_is_listed_not_run(store
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert (store / ".git/config").read_bytes() == config
     git(store, "status")
+
+
+@pytest.mark.parametrize("ref", [".palinode-audit/ledger.jsonl", "palinode.config.yaml", "insights/pref-tea-history.md",
+                                 "logs/today.md"])
+@pytest.mark.parametrize("command", [["archive"], ["retract", "--pref", "I drink oolong tea"]])
+def test_no_change_is_made_to_what_is_not_a_memory(store, ref, command):
+    """The ledger, Palinode's config, a history file or a skipped folder is never rewritten as a memory."""
+    for rel, text in ((".palinode-audit/ledger.jsonl", '{"action": "dismiss"}\n'), ("palinode.config.yaml", "a: 1\n"),
+                      ("insights/pref-tea-history.md", "- [2025-05-01 10:00] x\n"), ("logs/today.md", "I drink tea.\n")):
+        (store / rel).parent.mkdir(parents=True, exist_ok=True)
+        (store / rel).write_text(text)
+    git(store, "add", "-A")
+    git(store, "commit", "-qm", "records")
+    before = (store / ref).read_bytes()
+    proc = audit(command[0], str(store), ref, *command[1:], "--yes")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "nothing was changed" in proc.stderr, proc.stderr
+    assert (store / ref).read_bytes() == before and git(store, "status", "--porcelain") == ""
+
+
+def test_a_memory_cannot_supersede_itself(store):
+    proc = audit("archive", str(store), "insights/pref-tea.md", "--superseded-by", "insights/pref-tea.md", "--yes")
+    assert proc.returncode == 1 and "cannot supersede itself" in proc.stderr
+    assert "status: archived" not in (store / "insights/pref-tea.md").read_text()

@@ -79,7 +79,8 @@ def test_a_target_changed_since_is_refused_and_nothing_written(store, tmp_path):
     assert snapshot(store) == before and subjects(store) == log
 
 
-@pytest.mark.parametrize("forgery", ["new_text", "target", "history_line"])
+@pytest.mark.parametrize("forgery", ["new_text", "target", "history_line", "route", "trailers", "superseded_by",
+                                     "ledger_target"])
 def test_a_plan_file_edited_by_hand_is_refused(store, tmp_path, forgery):
     out = tmp_path / "p.json"
     audit("plan", str(store), REQUEST, "--lexical", "--out", str(out))
@@ -89,6 +90,14 @@ def test_a_plan_file_edited_by_hand_is_refused(store, tmp_path, forgery):
         plan["new_text"] = plan["new_text"].replace("---\n", "---\nowner: mallory\n", 1)
     elif forgery == "target":
         plan["target"] = data["steps"][0]["target"] = ".git/config"
+    elif forgery == "route":
+        data["steps"][0]["route"] = "explode"
+    elif forgery == "trailers":
+        plan["trailers"] = {"Forget-Request": "x\nEvil: y"}
+    elif forgery == "superseded_by":
+        plan["superseded_by"] = "people/someone.md"
+    elif forgery == "ledger_target":  # the tool's own record is no memory to change
+        plan["target"] = data["steps"][0]["target"] = ".palinode-audit/ledger.jsonl"
     else:
         plan["history_line"] = "- all is well\n"
     out.write_text(json.dumps(data))
@@ -100,11 +109,15 @@ def test_a_plan_file_edited_by_hand_is_refused(store, tmp_path, forgery):
 
 
 def test_not_a_plan_file_is_one_line(store, tmp_path):
-    for text in ("{}", "[1, 2]", "not json", json.dumps({"format": "palinode-audit.forget-plan", "version": 99})):
+    shapes = [{"format": "palinode-audit.forget-plan", "version": 1}, {"format": "palinode-audit.forget-plan",
+              "version": 1, "request": {}, "steps": [{"plan": None, "route": "x"}], "ledger": {}}]
+    for text in ("{}", "[1, 2]", "not json", json.dumps({"format": "palinode-audit.forget-plan", "version": 99}),
+                 *map(json.dumps, shapes)):
         bad = tmp_path / "bad.json"
         bad.write_text(text)
         proc = audit("apply", str(store), "--plan", str(bad), "--yes", ok=False)
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "plan file" in proc.stderr
+        assert "NoneType" not in proc.stderr and "__init__" not in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_the_strike_carries_the_date_it_was_reviewed(store):

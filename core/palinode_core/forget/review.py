@@ -256,6 +256,14 @@ def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
 
 def dismiss(store: Store, request_path: str, note: str) -> str | None:
     request = request_at(store, request_path)
+    last = last_decision(store, request.path)
+    if last is not None and last.get("action") == "apply" and not last.get("deferred") and last.get("complete", True):
+        # applied in full: dismissing would call it undecided while its archives and strikes stand
+        # (a partial apply may be dismissed: the rest is not wanted)
+        raise UsageError(
+            f"{request.path} was applied by {last.get('decided_by') or 'a reviewer'} at {last.get('at')}; "
+            "withdraw it first (palinode-audit withdraw) to dismiss it; nothing was changed"
+        )
     return record(
         store, {"action": "dismiss", "request": request.path, "pref": request.pref, "rid": request.rid, "note": note}
     )

@@ -27,6 +27,7 @@ from ..text.markdown import Region, Span
 from .requests import request_at
 
 FORMAT = "palinode-audit.forget-plan"
+_ROUTE_OF = {"archive": "archive", "retract": "strike"}  # a step's operation and the route it is shown as
 VERSION = 1
 
 
@@ -88,7 +89,11 @@ def loads(text: str) -> Approved:
             ledger=ledger,
             base_commit=data.get("base_commit") if isinstance(data.get("base_commit"), str) else None,
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except KeyError as exc:
+        raise PalinodeError(f"cannot read the plan file: the field {exc} is missing") from None
+    except (TypeError, AttributeError):
+        raise PalinodeError("cannot read the plan file: a field has the wrong shape (edited by hand?)") from None
+    except ValueError as exc:
         raise PalinodeError(f"cannot read the plan file: {exc}") from None
 
 
@@ -98,6 +103,13 @@ def checked(store: Store, approved: Approved) -> Approved:
     request = request_at(store, approved.request)
     if request.memory.fingerprint != approved.request_fingerprint or request.pref != approved.pref:
         raise StalePlan(f"{approved.request} changed since the plan was saved; plan it again")
+    trailers = {"Forget-Request": approved.request, "Retraction-Id": approved.rid}
+    for plan, route in approved.steps:  # what the operation itself does not make: checked here
+        if _ROUTE_OF.get(plan.op) != route or plan.trailers != trailers or plan.superseded_by != approved.request:
+            raise PalinodeError(
+                f"the plan file's step for {plan.target} is not what a forget of {approved.request} writes "
+                "(its route, commit trailers or successor were edited); nothing was changed"
+            )
     when = datetime.fromisoformat(approved.planned_at)
     clock = store.clock
     store.clock = lambda: when  # the markers and subjects carry the plan's own date

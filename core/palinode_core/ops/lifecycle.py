@@ -58,9 +58,9 @@ def plan_archive(
     actor: str | None = None,
     trailers: dict[str, str] | None = None,
 ) -> Plan:
-    memory = store.load(ref)
+    memory = store.load_memory(ref)
     if superseded_by is not None:
-        superseded_by, _ = store.resolve(superseded_by)
+        superseded_by = store.successor(superseded_by, memory.rel)
     if memory.archived:
         return _base(store, memory, "archive", "already_archived", superseded_by=superseded_by, reason=reason)
     updates: dict[str, Any] = {"status": "archived"}
@@ -96,7 +96,7 @@ def plan_archive(
 
 
 def plan_restore(store: Store, ref: str, reason: str | None = None, trailers: dict[str, str] | None = None) -> Plan:
-    memory = store.load(ref)
+    memory = store.load_memory(ref)
     if not memory.archived:
         return _base(store, memory, "restore", "not_archived", reason=reason)
     successor = memory.superseded_by
@@ -147,9 +147,9 @@ def plan_retract(
     clauses included; span indices must be their positions). ``again`` strikes
     more of a memory already retracted for ``pref`` (Palinode refuses): the
     new strikes carry the same id and the record keeps the pref once."""
-    memory = store.load(ref)
+    memory = store.load_memory(ref)
     if superseded_by is not None:
-        superseded_by, _ = store.resolve(superseded_by)
+        superseded_by = store.successor(superseded_by, memory.rel)
     norm = normalize_pref(pref)
     rid = retraction_id(pref)
     common: dict[str, Any] = dict(pref=pref, rid=rid, superseded_by=superseded_by)
@@ -226,7 +226,7 @@ def plan_unretract(
 ) -> Plan:
     """Unstrike ``pref``'s strikes in ``ref`` (``only``: just those opening at
     these offsets; the record then stays while another strike of it does)."""
-    memory = store.load(ref)
+    memory = store.load_memory(ref)
     norm = normalize_pref(pref)
     rid = retraction_id(pref)
     if norm not in memory.retracted_prefs:

@@ -79,6 +79,20 @@ def is_history(rel: str) -> bool:
     return rel.endswith(HISTORY_SUFFIX)
 
 
+def not_a_memory(rel: str) -> str | None:
+    """Why ``rel`` is no memory a change may be made to (None: it is one):
+    the scan's own rule, so the ledger, the config or a history file is never rewritten."""
+    if not rel.endswith(".md"):
+        return "not a markdown memory"
+    if any(seg.startswith(".") for seg in rel.split("/")):
+        return "inside a hidden folder (the audit's own records, or another tool's)"
+    if is_skipped(rel):
+        return "in a folder Palinode never reads as memory"
+    if is_history(rel):
+        return "a history file (Palinode's record of a memory's changes)"
+    return None
+
+
 def category_of(rel: str) -> str:
     """The top folder (Palinode's category fallback), or ``(root)``."""
     return rel.split("/")[0] if "/" in rel else "(root)"

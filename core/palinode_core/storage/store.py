@@ -112,6 +112,22 @@ class Store:
         rel, abs_path = self.resolve(ref)
         return self._load(rel, abs_path)
 
+    def load_memory(self, ref: str) -> Memory:
+        """``load``, for a change: refused unless ``ref`` is a memory as the scan lists them."""
+        rel, abs_path = self.resolve(ref)
+        why = paths.not_a_memory(rel)
+        if why:
+            raise PathError(f"{rel} is {why}; nothing was changed")
+        return self._load(rel, abs_path)
+
+    def successor(self, ref: str, of: str) -> str:
+        """A ``superseded_by`` target: a path of this store other than ``of``
+        (one not written yet is Palinode's to allow; ``integrity`` flags it)."""
+        rel, _ = self.resolve(ref)
+        if rel == of:
+            raise PathError(f"{rel} cannot supersede itself; nothing was changed")
+        return rel
+
     def _load(self, rel: str, abs_path: str | Path) -> Memory:
         """Read one file without following a link on the way; a memory that is
         itself a link inside the store is read at its target's own path (again
