@@ -40,6 +40,7 @@ def _report(store, out) -> subprocess.CompletedProcess[str]:
         ],
         capture_output=True,
         text=True,
+        timeout=120,  # a write that waits for a reader fails the test, not the suite
     )
 
 
@@ -69,6 +70,13 @@ def test_a_fifo_is_opened_and_written(store, tmp_path):
     reader.join(30)
     assert proc.returncode == 0, proc.stderr
     assert got and got[0].startswith(b"#") and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_fifo_nobody_reads_is_refused_at_once(store, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = _report(store, fifo)  # it had waited for a reader for ever
+    assert proc.returncode == 1 and "no program is reading" in proc.stderr and proc.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("target", ["outside", "memory"])

@@ -151,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = build_parser()
     args = parser.parse_args(_with_default_store(parser, argv))
+    listed = _list_dests(parser)
+    for dest, value in vars(args).items():
+        if isinstance(value, list) and dest not in listed:  # argparse's reading of "--" (`--at=--`): no value
+            parser.error(f"{dest.replace('_', '-')}: '--' is not a value")
     if args.quiet and args.verbose:
         parser.error("-q and -v do not go together")
     cli_args.VERBOSITY = -1 if args.quiet else 1 if args.verbose else 0
@@ -160,6 +164,40 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if cli_args.VERBOSITY > 0:
             print(f"palinode-audit: {args.command} took {time.monotonic() - started:.2f} s", file=sys.stderr)
+
+
+# Commands that judge the whole store (a plan's recall check, leaks, residue, a report):
+# a file they could not read is one they cannot vouch for.
+_CHECKS_THE_STORE = frozenset({"plan", "apply", "leaks", "residue", "report", "deliveries", "requests"})
+
+
+def _unread(args: argparse.Namespace) -> list[str]:
+    session = getattr(args, "opened", None)
+    if args.command not in _CHECKS_THE_STORE or session is None or session.latest is None:
+        return []
+    return [e.path for e in session.latest.errors]
+
+
+def _say_unread(unread: list[str]) -> None:
+    """Last, where it is read: whatever the output above says, these files were not checked."""
+    if unread:
+        shown = ", ".join(unread[:5]) + (f" and {len(unread) - 5} more" if len(unread) > 5 else "")
+        print(
+            error_line(f"{len(unread)} file(s) could not be read, so were not checked: {shown} (scan says why)"),
+            file=sys.stderr,
+        )
+
+
+def _list_dests(parser: argparse.ArgumentParser) -> set[str]:
+    """The options of every command that take several values (``--only A B``)."""
+    out: set[str] = set()
+    for action in parser._actions:
+        if action.nargs in ("+", "*") or isinstance(action, argparse._AppendAction):
+            out.add(action.dest)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                out |= _list_dests(sub)
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -186,6 +224,9 @@ def _run(args: argparse.Namespace) -> int:
             ),
             file=sys.stderr,
         )
+    unread = _unread(args)
+    if unread and "raw" not in data and "stream" not in data:
+        data = {**data, "unread": unread}
     if getattr(args, "config_warning", None):
         print(error_line(args.config_warning), file=sys.stderr)
     if getattr(args, "unfinished", None):
@@ -201,6 +242,7 @@ def _run(args: argparse.Namespace) -> int:
         except (PalinodeError, OSError, ValueError) as exc:  # raised while streaming: what was written stands
             print(error_line(str(exc) or exc.__class__.__name__), file=sys.stderr)
             return 1
+        _say_unread(unread)
         return 0
     point = getattr(args, "as_of_point", None)
     if point is not None:
@@ -210,6 +252,7 @@ def _run(args: argparse.Namespace) -> int:
         print(render(args.command, data, args.json, colour, getattr(args, "exact", False)), flush=True)
     except BrokenPipeError:  # the reader (a pager, `head`) stopped early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _say_unread(unread)
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way
 
 

@@ -104,15 +104,14 @@ def _note_if_not_git(args: argparse.Namespace, session: Session) -> Session:
 def open_session(args: argparse.Namespace, *, lexical: bool = False) -> Session:
     at, date = getattr(args, "at", None), getattr(args, "as_of", None)
     if at is not None or date is not None:
-        cache_dir = getattr(args, "cache_dir", None)
-        session = Session.open_as_of(
-            args.store, at=at, date=date, on_git=on_git(), cache_dir=Path(cache_dir).expanduser() if cache_dir else None
-        )
+        session = Session.open_as_of(args.store, at=at, date=date, on_git=on_git(), cache_dir=cache_dir_of(args))
         args.as_of_point = session.as_of  # main() prints which commit was read
         if session.store.config_error:  # that commit's config: read with Palinode's defaults, said once
             args.config_warning = f"{session.store.config_error}: read with Palinode's defaults"
         return session
-    return _note_if_not_git(args, Session.open(args.store, vectors=not lexical, embedder=embedder(), on_git=on_git()))
+    session = Session.open(args.store, vectors=not lexical, embedder=embedder(), on_git=on_git())
+    args.opened = session  # main() says which files it could not read, when a check claims the store clean
+    return _note_if_not_git(args, session)
 
 
 def as_of_args(p: argparse.ArgumentParser) -> None:
@@ -154,6 +153,20 @@ def scan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background", action="store_true", help="run at low CPU priority (nice 10)")
 
 
+def cache_dir_of(args: argparse.Namespace) -> Path | None:
+    """``--cache-dir``, when given: a folder outside the store (never written into what it audits)."""
+    given = getattr(args, "cache_dir", None)
+    if not given:
+        return None
+    folder = Path(given).expanduser()
+    real, store = Path(os.path.realpath(folder)), Path(os.path.realpath(Path(args.store).expanduser()))
+    if real == store or store in real.parents:
+        raise PalinodeError(f"--cache-dir {given} is inside the store: the cache goes outside what it audits")
+    if folder.exists() and not folder.is_dir():
+        raise PalinodeError(f"--cache-dir {given} is not a folder")
+    return folder
+
+
 def open_for_scan(
     args: argparse.Namespace, *, lexical: bool = False
 ) -> tuple[Session, Callable[[str, int, int], None] | None]:
@@ -164,7 +177,7 @@ def open_for_scan(
         args,
         Session.open(
             args.store,
-            cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
+            cache_dir=cache_dir_of(args),
             vectors=not lexical,
             embedder=embedder(),
             on_git=on_git(),
@@ -184,11 +197,17 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _count(minimum: int) -> Callable[[str], int]:
+COUNT_MAX = 10_000_000  # past any store or history this tool reads: a bigger count is a typo
+
+
+def count(minimum: int, maximum: int = COUNT_MAX) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {text}")
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be from {minimum} to {maximum:,}, not {text[:40]}")
         return value
 
     return parse
@@ -200,9 +219,9 @@ def knob_args(p: argparse.ArgumentParser, *, request_optional: bool = False) -> 
     else:
         p.add_argument("request", help="the forget request's store-relative path")
     p.add_argument("--floor", type=_fraction, help="min_target_coverage, between 0 and 1")
-    p.add_argument("--max-targets", type=_count(0))
-    p.add_argument("--min-shared", type=_count(0), help="min_shared_words")
-    p.add_argument("--search-k", type=_count(1))
+    p.add_argument("--max-targets", type=count(0))
+    p.add_argument("--min-shared", type=count(0), help="min_shared_words")
+    p.add_argument("--search-k", type=count(1))
     p.add_argument("--lexical", action="store_true", help="resolve with BM25 only")
     p.add_argument(
         "--wait-vectors",

@@ -11,6 +11,7 @@ from ..session import Session
 from .args import (
     NOTHING_WRITTEN,
     TerminalProgress,
+    count,
     dry_run_arg,
     knob_args,
     knobs_from,
@@ -80,7 +81,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
 
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=count(1), default=10)
     p.add_argument("--lexical", action="store_true", help="BM25 only; do not load the embedding model")
     p.add_argument("--include-archived", action="store_true")
 

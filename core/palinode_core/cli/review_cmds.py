@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .args import NOTHING_WRITTEN, dry_run_arg, open_session, path_arg, writes
+from .args import NOTHING_WRITTEN, count, dry_run_arg, open_session, path_arg, writes
 from .registry import Command
 from .store_cmds import run_plan
 
 
 def _operations_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, default=100, help="how many commits back to look (default 100)")
+    p.add_argument("--limit", type=count(1), default=100, help="how many commits back to look (default 100)")
 
 
 def _operations(args: argparse.Namespace) -> dict[str, Any]:

@@ -11,7 +11,17 @@ from ..session import Session
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
 from ..text.history import parse_entries
-from .args import NOTHING_WRITTEN, dry_run_arg, open_for_scan, open_session, path_arg, scan_args, wants_as_of, writes
+from .args import (
+    NOTHING_WRITTEN,
+    count,
+    dry_run_arg,
+    open_for_scan,
+    open_session,
+    path_arg,
+    scan_args,
+    wants_as_of,
+    writes,
+)
 from .registry import Command
 
 if TYPE_CHECKING:
@@ -123,7 +133,9 @@ def _history(args: argparse.Namespace) -> dict[str, Any]:
 
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="an empty or new folder")
-    p.add_argument("--size", type=int, default=0, help="add N generated memories (50 to 2,000 words each)")
+    p.add_argument(
+        "--size", type=count(0, 1_000_000), default=0, help="add N generated memories (50 to 2,000 words each)"
+    )
     p.add_argument("--seed", type=int, default=7)
 
 

@@ -10,6 +10,7 @@ symbolic link (``/dev/stdout`` is one) is refused with one line."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -63,10 +64,14 @@ def write_output(root: Path, text: str, output: str | os.PathLike[str], *, overw
 
 def _write_stream(out: Path, text: str) -> Path:
     try:
-        # O_NOFOLLOW: a link swapped in since the check is refused, not followed
-        fd = os.open(out, os.O_WRONLY | os.O_NOFOLLOW | os.O_NOCTTY)
+        # O_NOFOLLOW: a link swapped in since the check is refused, not followed; O_NONBLOCK:
+        # a pipe nobody reads is refused at once (ENXIO), not waited on for ever
+        fd = os.open(out, os.O_WRONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise PalinodeError(f"cannot write {out}: no program is reading that pipe (nothing was written)") from None
         raise PalinodeError(f"cannot write {out}: {exc.strerror or exc}") from None
+    os.set_blocking(fd, True)  # a reader is there: write at its pace
     with os.fdopen(fd, "w", encoding="utf-8") as stream:
         try:
             stream.write(text)
