@@ -9,6 +9,7 @@ search, forget, undo or their libraries."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -303,19 +304,18 @@ class Session(InspectViews):
     def approve(self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None) -> Approved:
         """What applying ``fplan`` with ``selection`` would write, as a value to
         save (``plan --out``) and apply later, exactly (``apply_saved``)."""
-        from dataclasses import replace
-
         from .forget import review as forget_review
+        from .forget.saved import restamped
+        from .ops.backing import listed_from
 
-        approved = forget_review.approve(self.store, fplan, selection, note)
+        with listed_from(self.store, self.memories):  # the dependents as scanned: no git grep
+            approved = restamped(self.store, forget_review.approve(self.store, fplan, selection, note))
+        from .storage.gitstore import GitCommandFailed
+
         base = None
         if self.store.git.available:
-            from .storage.gitstore import GitCommandFailed
-
-            try:
+            with contextlib.suppress(GitCommandFailed):  # no commit yet
                 base = self.store.git.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
-            except GitCommandFailed:  # no commit yet
-                base = None
         return replace(approved, base_commit=base)
 
     def apply_saved(self, approved: Approved, *, reopen: bool = False) -> ForgetApplied:

@@ -188,3 +188,21 @@ def test_a_dependent_added_after_the_sessions_scan_is_seen_by_its_apply(tmp_path
     with pytest.raises(StalePlan, match=r"the memories citing insights/pref-bees\.md changed .*research/honey\.md"):
         session.apply_saved(loads(text))
     assert snapshot(root) == before
+
+
+def test_a_plan_that_resolves_across_a_minute_is_saved_at_one_time(store, tmp_path):
+    """A plan's steps are made while it resolves; approved a minute later, each
+    is made again at the approval's time, so its apply finds exactly that."""
+    clock = Clock(datetime(2025, 6, 1, 11, 0, 59, tzinfo=timezone.utc))
+    session = Session.open(store, clock=clock, vectors=False)
+    index = session.search_index()
+    index.update_lexical(memories=session.memories)
+    fplan = session.plan(REQUEST, index=index)
+    clock.when = datetime(2025, 6, 1, 11, 1, 0, tzinfo=timezone.utc)  # the minute turns before it is saved
+    approved = session.approve(fplan)
+    assert approved.planned_at.startswith("2025-06-01T11:01:00")
+    assert all("[2025-06-01 11:01]" in plan.history_line for plan, _route in approved.steps)
+    out = tmp_path / "p.json"
+    out.write_text(dumps(approved))
+    done = json.loads(audit("--json", "apply", str(store), "--plan", str(out), "--yes").stdout)
+    assert done["applied"] is True

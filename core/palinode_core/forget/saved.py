@@ -14,7 +14,7 @@ written."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -133,6 +133,19 @@ def checked(store: Store, approved: Approved) -> Approved:
     finally:
         store.clock = clock
     return approved
+
+
+def restamped(store: Store, approved: Approved) -> Approved:
+    """Every step made again at the one time ``planned_at`` names: a plan's steps are
+    made while it resolves, which may cross a minute (a history line's) or a day (a
+    marker's) before it is approved, and the apply makes them again at that time."""
+    when = datetime.fromisoformat(approved.planned_at)
+    clock = store.clock
+    store.clock = lambda: when
+    try:
+        return replace(approved, steps=tuple((_remake(store, plan), route) for plan, route in approved.steps))
+    finally:
+        store.clock = clock
 
 
 def _written(plan: Plan) -> tuple[Any, ...]:
