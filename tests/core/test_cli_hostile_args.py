@@ -58,3 +58,11 @@ def test_a_check_says_which_files_it_could_not_read(store):
             "1 file(s) could not be read, so were not checked: insights/broken.md (scan says why)"), proc.stderr
         assert json.loads(audit("--json", *args).stdout)["unread"] == ["insights/broken.md"]
     assert "could not be read" not in audit("scan", str(store)).stderr  # scan lists them itself
+
+
+def test_an_apply_preview_with_only_says_what_yes_would_do(store):
+    shown = audit("apply", str(store), "insights/forget-tea.md", "--lexical", "--only", "insights/pref-tea.md")
+    assert shown.returncode == 0 and "with --only, --yes would apply insights/pref-tea.md" in shown.stdout
+    wrong = audit("apply", str(store), "insights/forget-tea.md", "--lexical", "--only", "nope.md")
+    assert wrong.returncode != 0 and "not a target" in wrong.stderr  # refused in the preview, not at --yes
+    assert git(store, "status", "--porcelain") == ""

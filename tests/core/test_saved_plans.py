@@ -56,6 +56,8 @@ def test_a_saved_plan_applies_exactly_in_another_clone(store, tmp_path):
         git(clone, "config", name, value)
     preview = json.loads(audit("--json", "apply", str(clone), "--plan", str(out)).stdout)
     assert preview["applied"] is False and snapshot(clone) == snapshot(store)
+    said = audit("plan", str(store), REQUEST, "--lexical", "--out", str(tmp_path / "again.json")).stdout
+    assert f"Saved to {tmp_path / 'again.json'}" in said and "nothing was written to the store" in said
     shown_text = audit("apply", str(clone), "--plan", str(out)).stdout  # the same preview, for a person
     assert all(step["target"] in shown_text for step in saved["steps"]) and "--yes" in shown_text
     done = json.loads(audit("--json", "apply", str(clone), "--plan", str(out), "--yes").stdout)

@@ -177,7 +177,12 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
     require(args.request is not None, "apply needs a forget request (or --plan FILE)")
     session, fplan = _planned(args)
     if not args.yes:
-        return {"applied": False, "message": "nothing written; re-run with --yes to apply", "plan": fplan.to_dict()}
+        message = "nothing written; re-run with --yes to apply"
+        if args.only:  # what --yes would do with them, checked now (an unknown path is refused here)
+            approved = session.approve(fplan, _selection(session, args.only))
+            message = "with --only, --yes would apply " + ", ".join(p.target for p, _r in approved.steps)
+            message += f" and defer {', '.join(approved.ledger['deferred']) or 'nothing'}; nothing written"
+        return {"applied": False, "message": message, "plan": fplan.to_dict()}
     result = session.apply_forget(fplan, _selection(session, args.only), note=args.note, reopen=args.reopen)
     return {"applied": True, **result.to_dict()}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from typing import Any
@@ -189,7 +190,8 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     for row in plan.get("guarded", []):
         out.add(f"  held back: {p(row['path'])}: {p(row['reason'])}")
     _surfacing(out, plan.get("would_still_surface"))
-    out.add(f"{taking} target(s) would change, {len(candidates) - taking} not; nothing was written.")
+    to_store = " to the store" if plan.get("saved") else ""  # with --out, the plan file was
+    out.add(f"{taking} target(s) would change, {len(candidates) - taking} not; nothing was written{to_store}.")
 
 
 def _surfacing(out: Text, rows: list[dict[str, Any]] | None) -> None:
@@ -388,6 +390,11 @@ def _leaks(out: Text, data: dict[str, Any]) -> None:
 
 def _plan(out: Text, data: dict[str, Any]) -> None:
     _plan_text(out, data)
+    saved = data.get("saved") or {}
+    if saved:  # the store is untouched; the plan file is what was written
+        steps = ", ".join(f"{p(s['route'])} {p(s['path'])}" for s in saved["steps"])
+        out.add(f"Saved to {p(saved['file'])}: {len(saved['steps'])} approved step(s) ({steps})")
+        out.add(f"  apply it with: palinode-audit apply STORE --plan {p(shlex.quote(saved['file']))} --yes")
 
 
 def _generic(out: Text, data: dict[str, Any]) -> None:
