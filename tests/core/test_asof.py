@@ -289,3 +289,10 @@ def test_scan_at_a_commit_with_a_cache_folder_of_its_own(demo, tmp_path):
     proc = run_cli("--json", "scan", str(demo), "--at", "HEAD~2", "--cache-dir", str(tmp_path / "cache"))
     assert json.loads(proc.stdout)["memories"] > 0
     assert (tmp_path / "cache" / "scan.sqlite3").is_file()  # history's summaries kept where it was told
+
+
+def test_a_date_past_what_git_reads_means_every_commit():
+    from palinode_core.storage.snapshot import date_bound
+
+    assert date_bound("9999-12-31") == date_bound("2999-12-31") == "2099-12-31T23:59:59+00:00"
+    assert date_bound("2025-05-12") == "2025-05-12T23:59:59+00:00"

@@ -48,7 +48,11 @@ def date_bound(text: str) -> str:
                 when = when.replace(tzinfo=UTC)
     except ValueError:
         raise PalinodeError(f"cannot read the date {text!r}; use YYYY-MM-DD or an ISO 8601 time") from None
-    return when.isoformat()
+    return min(when, _GIT_DATE_MAX).isoformat()
+
+
+# git reads --before dates past 2099 erratically (2999-12-31 matched no commit): later means every commit
+_GIT_DATE_MAX = datetime(2099, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
