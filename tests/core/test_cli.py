@@ -44,7 +44,7 @@ def test_dry_run_writes_nothing_then_apply_and_undo(sample):
     assert plan["status"] == "would_retract" and plan["applied"] is False and "+- ~~Stripe SDK" in plan["diff"]
     assert (sample / "people/bob.md").read_bytes() == before and len(subjects(sample)) == 1
     done = jrun("retract", str(sample), "people/bob.md", "--pref", "I know Stripe", "--yes")
-    assert done["applied"] and len(done["commit"]) == 40
+    assert done["applied"] and len(done["commit"]) == 40 and done["status"] == "retracted"
     assert subjects(sample)[0] == "palinode retract: people/bob.md (2 mentions)"
     undone = jrun("unretract", str(sample), "people/bob.md", "--pref", "I know Stripe", "--yes")
     assert undone["mentions"] == 2

@@ -153,6 +153,10 @@ def test_every_state_transition_and_what_each_refusal_leaves(store):
     # applied -> withdrawn
     assert jrun("withdraw", s, REQ, "--yes")["status"] == "withdrawn"
     assert state(store) == "withdrawn"
+    head = git(store, "rev-parse", "HEAD")
+    again = jrun("withdraw", s, REQ, "--yes")  # nothing left: says so, records nothing
+    assert "nothing to withdraw, nothing recorded" in again["message"] and again["ledger_commit"] is None
+    assert git(store, "rev-parse", "HEAD") == head
     assert jrun("integrity", s)["ok"] is True and git(store, "status", "--porcelain") == ""
 
 

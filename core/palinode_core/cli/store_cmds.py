@@ -68,7 +68,8 @@ def run_plan(args: argparse.Namespace, session: Session, plan: Plan) -> dict[str
             result["message"] = NOTHING_WRITTEN
         return result
     done = session.apply(plan)
-    result.update(applied=True, commit=done.commit)
+    verb = plan.status.removeprefix("would_")  # what was done, not what would be: archive -> archived
+    result.update(applied=True, commit=done.commit, status=verb + ("d" if verb.endswith("e") else "ed"))
     return result
 
 

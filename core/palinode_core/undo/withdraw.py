@@ -114,7 +114,10 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
         "commits": [_commit_of(d) for d in done],
         "failed": failed,
         "ledger_commit": ledger_commit,
-        "message": f"{describe(txn.entry, done)}; the withdrawal is recorded in the ledger",
+        "message": describe(txn.entry, done)
+        + (
+            "; the withdrawal is recorded in the ledger" if ledger_commit else "; nothing to withdraw, nothing recorded"
+        ),
     }
 
 
