@@ -307,11 +307,10 @@ class Session(InspectViews):
         from .forget import review as forget_review
         from .forget.saved import restamped
         from .ops.backing import listed_from
+        from .storage.gitstore import GitCommandFailed
 
         with listed_from(self.store, self.memories):  # the dependents as scanned: no git grep
             approved = restamped(self.store, forget_review.approve(self.store, fplan, selection, note))
-        from .storage.gitstore import GitCommandFailed
-
         base = None
         if self.store.git.available:
             with contextlib.suppress(GitCommandFailed):  # no commit yet

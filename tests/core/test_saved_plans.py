@@ -208,3 +208,16 @@ def test_a_plan_that_resolves_across_a_minute_is_saved_at_one_time(store, tmp_pa
     out.write_text(dumps(approved))
     done = json.loads(audit("--json", "apply", str(store), "--plan", str(out), "--yes").stdout)
     assert done["applied"] is True
+
+
+def test_a_target_changed_between_planning_and_saving_is_never_saved(store, tmp_path):
+    from palinode_core.errors import StalePlan
+
+    session = Session.open(store, clock=Clock(), vectors=False)
+    index = session.search_index()
+    index.update_lexical(memories=session.memories)
+    fplan = session.plan(REQUEST, index=index)
+    target = next(c.path for c in fplan.actionable if c.preapproved)
+    (store / target).write_text((store / target).read_text() + "\nWritten meanwhile.\n")
+    with pytest.raises(StalePlan):
+        session.approve(fplan)  # what the reviewer saw is not what would be saved

@@ -143,9 +143,13 @@ def restamped(store: Store, approved: Approved) -> Approved:
     clock = store.clock
     store.clock = lambda: when
     try:
-        return replace(approved, steps=tuple((_remake(store, plan), route) for plan, route in approved.steps))
+        steps = tuple((_remake(store, plan), route) for plan, route in approved.steps)
     finally:
         store.clock = clock
+    for (made, _route), (plan, _r) in zip(steps, approved.steps, strict=True):
+        if made.fingerprint != plan.fingerprint:  # never save what the reviewer did not see
+            raise StalePlan(f"{plan.target} changed since it was planned; plan it again")
+    return replace(approved, steps=steps)
 
 
 def _written(plan: Plan) -> tuple[Any, ...]:
