@@ -335,20 +335,21 @@ class Session(InspectViews):
             with listed_from(self.store, self.refresh().memories):  # the dependents as they are now: no git grep
                 checked = forget_saved.checked(self.store, approved)
             forget_review.refuse_decided(self.store, approved.request, reopen)
+            written = {rel for plan, _route in checked.steps for rel in (plan.target, plan.history_rel)}
 
-            def leak_record() -> LedgerRecord:
-                request = request_at(self.store, approved.request)
-                return forget_leak.residue_record(request, self.leak_check(approved.request))
+            def leak_record() -> LedgerRecord:  # on the scan of a moment ago, brought up to date for our writes
+                leaks = self.leak_check(approved.request, written)
+                return forget_leak.residue_record(request_at(self.store, approved.request), leaks)
 
             return forget_review.execute(self.store, checked, leak_record=leak_record)
 
-    def leak_check(self, request_path: str) -> list[Leak]:
-        """Every surviving mention of a request's preference, classified (on demand)."""
+    def leak_check(self, request_path: str, changed: set[str] | None = None) -> list[Leak]:
+        """Every surviving mention of a request's preference, classified; ``changed``: only these moved since."""
         from .forget import leak as forget_leak
         from .forget import requests as forget_requests
 
         request = forget_requests.request_at(self.store, request_path)
-        return forget_leak.leak_check(request, self.refresh().memories, self._index)
+        return forget_leak.leak_check(request, self.refresh(changed).memories, self._index)
 
     def record_leaks(self, request_path: str, leaks: list[Leak] | None = None, note: str | None = None) -> str | None:
         """Record a leak check in the ledger (``leaks`` when already run, else run now)."""

@@ -88,3 +88,25 @@ def test_an_untracked_non_utf8_name_stops_no_plan_on_the_demo_store(tmp_path):
         assert [(e["path"], "UTF-8" in e["reason"]) for e in audit("scan")["errors"]] == [("notes/bad\\xe9.md", True)]
         time.sleep(2.2)
     assert b"bad\xe9.md" in os.listdir(os.path.join(os.fsencode(root), b"notes")), "the file is left as it was"
+
+
+def test_what_head_holds_is_read_for_any_name_in_one_process(tmp_path):
+    """After a commit an apply reads back what HEAD holds, every file in one
+    `cat-file --batch-check -z`: a name with a newline, a space or a colon,
+    a folder and a missing file each get their own answer, and the content is
+    compared by git's object id of its bytes."""
+    from palinode_core.storage.gitstore import GitStore
+
+    odd = ["notes/two\nlines.md", "notes/a b: c.md", "notes/plain.md"]
+    root = make_git_store(tmp_path / "s", {rel: f"text of {rel}\n" for rel in odd})
+    ran: list[str] = []
+    store_git = GitStore(root, on_command=ran.append)
+    head = store_git.head_objects([*odd, "notes/missing.md", "notes"])
+    assert ran == ["git cat-file --batch-check -z"]
+    expected = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert head.commit == expected.strip()
+    for rel in odd:
+        assert head.holds(rel, f"text of {rel}\n") and not head.holds(rel, f"text of {rel}")
+    assert head.blobs["notes/missing.md"] is None and head.blobs["notes"] is None  # absent; a folder is no file
+    assert head.holds("notes/missing.md", None) and not head.holds("notes/plain.md", None)
+    assert not head.holds("notes/plain.md", "\udcff") and not head.holds("notes/plain.md", "\ud800")

@@ -583,3 +583,16 @@ def test_a_config_rewritten_with_its_old_time_still_untrusts_the_store(store_roo
     assert not store.git.trusted, "the rewrite changes what git would run"
     apply(store, lifecycle.plan_archive(store, "people/ann.md"))
     assert not marker.exists(), "the new hook did not run"
+
+
+def test_a_path_taken_out_of_the_index_since_it_was_read_is_staged_again(tmp_path):
+    """A commit told a path is tracked (so no `git add` first) still commits it
+    when a rival ran `git rm --cached` in between."""
+    from palinode_core.storage.gitstore import GitStore
+
+    root = make_git_store(tmp_path / "s", {"notes/a.md": "one\n"})
+    git(root, "rm", "-q", "--cached", "--", "notes/a.md")
+    (root / "notes/a.md").write_text("two\n")
+    sha = GitStore(root).commit(["notes/a.md"], "palinode-audit: test", untracked=[])
+    assert sha and git(root, "show", "HEAD:notes/a.md") == "two\n"
+    assert git(root, "status", "--porcelain") == ""

@@ -221,3 +221,27 @@ def test_a_target_changed_between_planning_and_saving_is_never_saved(store, tmp_
     (store / target).write_text((store / target).read_text() + "\nWritten meanwhile.\n")
     with pytest.raises(StalePlan):
         session.approve(fplan)  # what the reviewer saw is not what would be saved
+
+
+def test_a_saved_plans_apply_asks_git_only_what_it_must(store, tmp_path):
+    """Each git process is CPU on every apply: one status check for the whole
+    request and one per later step, no `git add` of files already tracked, and what HEAD holds after
+    each commit read back in one process (no rev-parse, no cat-file per file)."""
+    session = Session.open(store, vectors=False, cache_dir=tmp_path / "c", clock=Clock())
+    fplan = session.plan(REQUEST)
+    text = dumps(session.approve(fplan))
+    tracked = set(git(store, "ls-files").splitlines())
+    ran: list[str] = []
+    later = Session.open(store, vectors=False, cache_dir=tmp_path / "c", clock=Clock())
+    later.store.git.on_command = ran.append
+    done = later.apply_saved(loads(text))
+    commits = [c for c in ran if c.startswith("git commit")]
+    assert done.commits and len(commits) == len(done.commits) + 1  # the steps and the ledger's
+    steps = len(loads(text).steps)
+    assert steps == 2 and sum(c.startswith("git status") for c in ran) == steps  # once before all, then per later step
+    assert sum(c.startswith("git cat-file --batch-check") for c in ran) == len(commits)
+    assert not [c for c in ran if c.startswith(("git rev-parse", "git cat-file blob", "git log"))], ran
+    added = [c.split(" -- ", 1)[1].split(" ") for c in ran if c.startswith("git add")]
+    assert added and not {path for paths in added for path in paths} & tracked  # new files only (histories, ledger)
+    assert "projects/weekly.md" in git(store, "show", "--stat", "--format=", "HEAD~1")  # committed without an add
+    assert git(store, "status", "--porcelain") == ""  # everything it wrote is committed

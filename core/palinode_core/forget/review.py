@@ -150,7 +150,7 @@ def execute(
     for index, (plan, _route) in enumerate(plans):
         if fault:
             fault(f"before_step_{index}")
-        if not txn.run_step(index, plan):
+        if not txn.run_step(index, plan, checked=index == 0):  # the first step's files were checked above
             break
     out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
     leak_notice = ""
@@ -181,6 +181,8 @@ def execute(
 def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
     """A request someone dismissed (here, or in a clone this one synced with)
     is applied only when the reviewer says so (``reopen``): say who and why."""
+    if reopen or not any(d.get("request") == request_path and d.get("action") == "dismiss" for d in read_ledger(store)):
+        return  # no dismissal on file: history (a git log) need not be asked which records it backs
     last = last_decision(store, request_path)
     if reopen or last is None or last.get("action") != "dismiss":
         return

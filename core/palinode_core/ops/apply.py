@@ -43,6 +43,8 @@ def apply(
     parent: str | None = None,
     on_commit: Callable[[str | None], None] | None = None,
     step_index: int | None = None,
+    *,
+    checked: bool = False,
 ) -> Applied:
     """Write the plan and commit it, or refuse with nothing written.
 
@@ -57,7 +59,8 @@ def apply(
     store.git.preflight()
     with writer_lock(store):
         refuse_stale(store, [plan])
-        refuse_uncommitted(store, [plan])
+        if not checked:  # the caller checked these files under this same lock a moment ago
+            refuse_uncommitted(store, [plan])
         history_before, _ = read_or_refuse(store, plan.history_rel, plan.target)
         history_after = with_entry(history_before, plan.history_line or "")
         files: list[dict[str, Any]] = [
@@ -216,8 +219,12 @@ def commit_files(
             # someone wrote the file after us: keep their bytes, take back only the rest
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
-        sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {})
-        committed = in_head(store, files)  # asked once per commit: each file read back is a git process
+        # a file already in the index is committed from the worktree with no `git add` first
+        untracked = [rel for rel in rels if index_before.get(rel, ["", "", ""])[2] != "0"]
+        sha = store.git.commit(
+            rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}, untracked=untracked
+        )
+        committed = in_head(store, files, store.git.head_after_commit)
         for _ in range(2):
             if committed:
                 break
@@ -230,7 +237,7 @@ def commit_files(
                 if f["after"] is not None and current != f["after"]:
                     atomic_write(path, f["after"])
             sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) or sha
-            committed = in_head(store, files)
+            committed = in_head(store, files, store.git.head_after_commit)
         if not committed:
             raise GitError(f"another process kept changing {name} while it was committed")
     except StalePlan:

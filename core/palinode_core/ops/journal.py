@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import PathError
+from ..errors import GitError, PathError
 from ..storage import safeio
+from ..storage.gitparse import HeadObjects
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from .lock import audit_dir, busy_elsewhere
@@ -67,9 +68,15 @@ def clear(path: Path | None) -> None:
         path.unlink(missing_ok=True)
 
 
-def in_head(store: Store, files: list[dict[str, Any]]) -> bool:
-    """Does HEAD hold every file exactly as we meant to write it?"""
-    return all(store.git.blob_at("HEAD", f["rel"]) == f["after"] for f in files)
+def in_head(store: Store, files: list[dict[str, Any]], seen: HeadObjects | None = None) -> bool:
+    """Does HEAD hold every file exactly as we meant to write it? ``seen``: HEAD
+    as our commit left it, read by that commit (else read now, in one git process)."""
+    rels = [f["rel"] for f in files]
+    try:
+        head = seen if seen is not None and all(rel in seen.blobs for rel in rels) else store.git.head_objects(rels)
+    except GitError:  # git could not answer in one go: ask file by file
+        return all(store.git.blob_at("HEAD", f["rel"]) == f["after"] for f in files)
+    return all(head.holds(f["rel"], f["after"]) for f in files)
 
 
 def staged_leftovers(store: Store, entry: dict[str, Any]) -> list[str]:

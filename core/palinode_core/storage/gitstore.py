@@ -16,7 +16,6 @@ work is left exactly as it was (spec §6)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import threading
 import time
@@ -27,13 +26,11 @@ from pathlib import Path
 from ..errors import GitError
 from . import safeio
 from . import trust as trust_mod
-from .commits import Commit, commit_message, escape_control, parse_trailers
+from .commits import Commit, commit_message, escape_control
+from .gitparse import LOG_FORMAT, SHA_RE, HeadObjects, batch_check_input, parse_batch_check, parse_log
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
-_FIELD_SEP = "\x1f"
-_RECORD_SEP = "\x1e"
-_SHA_RE = re.compile(r"[0-9a-f]{4,64}")
 _UNFINISHED = (
     ("MERGE_HEAD", "a merge"),
     ("rebase-merge", "a rebase"),
@@ -99,6 +96,7 @@ class GitStore:
         self.read_only = read_only
         self._identity_ok = False  # checked once per store: it does not change mid-session
         self._identity: str | None = None
+        self.head_after_commit: HeadObjects | None = None
         git_dir = find_git_dir(self.root)
         self.git_dir: Path | None = git_dir
         self.repo: _Repo | None = _Repo(str(git_dir), str(self.root)) if git_dir else None
@@ -164,11 +162,12 @@ class GitStore:
             del env["GIT_LITERAL_PATHSPECS"]
         return ["git", "--no-pager", *args], env
 
-    def run_bytes(self, *args: str, read: bool = False, patterns: bool = False) -> bytes:
+    def run_bytes(self, *args: str, read: bool = False, patterns: bool = False, stdin: bytes | None = None) -> bytes:
         """Run ``git args`` on this store through the neutralising runner and
         return its stdout; raises ``GitCommandFailed``."""
         argv, env = self.command(*args, read=read, patterns=patterns)
-        proc = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+        feed: dict[str, object] = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
+        proc = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, **feed)  # type: ignore[call-overload]
         if proc.returncode != 0:
             stdout = proc.stdout.decode("utf-8", "surrogateescape")
             raise GitCommandFailed(list(args), proc.returncode, stdout, proc.stderr.decode("utf-8", "replace"))
@@ -293,29 +292,45 @@ class GitStore:
         return default
 
     def commit(
-        self, paths: list[str], subject: str, trailers: dict[str, str] | None = None, attempts: int = 5
+        self,
+        paths: list[str],
+        subject: str,
+        trailers: dict[str, str] | None = None,
+        attempts: int = 5,
+        *,
+        untracked: list[str] | None = None,
     ) -> str | None:
         """Stage exactly ``paths`` (literal names) and commit them alone. Returns
         the new sha, or None when there was nothing to commit. Retries while
-        another process holds ``index.lock``."""
+        another process holds ``index.lock``. ``untracked``: the paths not in the
+        index, the only ones a pathspec commit needs added first (None: not known,
+        every path is added). ``head_after_commit`` then holds HEAD's commit and
+        each path's blob in it, read in one more process."""
         message = commit_message(subject, trailers)
         self._refuse_untrusted_signing()
         self._refuse_untrusted_filters(paths)
         hooks = [] if self.trusted else ["--no-verify"]
+        self.head_after_commit = None
         with _repo_lock(str(self.root)):
             delay = 0.1
             for attempt in range(attempts):
                 try:
-                    self.run("add", "--", *paths)
+                    staged = paths if untracked is None else untracked
+                    if staged:
+                        self.run("add", "--", *staged)
                     self.run("commit", "-q", *hooks, "--cleanup=verbatim", "-m", message, "--", *paths)
-                    return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip()
+                    self.head_after_commit = self.head_objects(paths)
+                    return self.head_after_commit.commit
                 except GitCommandFailed as exc:
                     text = f"{exc.stderr}{exc.stdout}"
+                    if untracked is not None and "did not match any file" in text and attempt < attempts - 1:
+                        untracked = None  # a rival took a path out of the index since: stage them all
+                        continue
                     if ".lock" in text and attempt < attempts - 1:
                         time.sleep(delay)
                         delay = min(delay * 2, 1.0)
                         continue
-                    if "nothing to commit" in text or "nothing added" in text:
+                    if any(words in text for words in ("nothing to commit", "nothing added", "no changes added")):
                         return None
                     raise GitError(f"git refused the commit: {git_complaint(text) or exc}") from None
         return None  # pragma: no cover
@@ -335,11 +350,10 @@ class GitStore:
         from ``rev`` back when given (else HEAD)."""
         if self.repo is None:
             return []
-        fmt = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
         args = [
             "log",
             f"-n{int(limit)}",
-            f"--format={fmt}",
+            f"--format={LOG_FORMAT}",
             "--name-only",
             "-z",
             "--no-textconv",
@@ -356,29 +370,11 @@ class GitStore:
             out = self.run(*args, read=True)
         except GitCommandFailed:
             return []  # an empty repository has no HEAD yet
-        commits = []
-        for record in out.split(_RECORD_SEP):
-            parts = record.split(_FIELD_SEP)
-            if len(parts) < 6:
-                continue
-            sha, subject, author, date, trailer_text = parts[:5]
-            files = _FIELD_SEP.join(parts[5:]).lstrip("\0")
-            files = files[1:] if files.startswith("\n") else files
-            commits.append(
-                Commit(
-                    sha.strip("\0\n"),
-                    subject,
-                    author,
-                    date,
-                    parse_trailers(trailer_text),
-                    tuple(f for f in files.split("\0") if f),
-                )
-            )
-        return commits
+        return parse_log(out)
 
     def diff(self, sha: str, path: str | None = None) -> str:
         """One commit's patch, as git shows it, with no textconv or external diff."""
-        if not _SHA_RE.fullmatch(sha or ""):
+        if not SHA_RE.fullmatch(sha or ""):
             raise GitError(f"not a commit id: {escape_control(str(sha))!r}")
         args = ["show", "--format=", "--no-color", "--no-ext-diff", "--no-textconv", "--no-show-signature", sha]
         if path:
@@ -420,6 +416,12 @@ class GitStore:
                     else f": {str(exc.stderr or exc).strip()}"
                 )
             ) from None
+
+    def head_objects(self, paths: list[str]) -> HeadObjects:
+        """HEAD's commit and the blob id of each path in it (None: no such file), from
+        one git process however many paths: an apply reads back what it committed."""
+        out = self.run_bytes("cat-file", "--batch-check", "-z", read=True, stdin=batch_check_input(paths))
+        return parse_batch_check(out, paths)
 
     def blob_at(self, rev: str, path: str) -> str | None:
         """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""

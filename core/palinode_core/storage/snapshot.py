@@ -205,7 +205,13 @@ class SnapshotGit(GitStore):
         raise ReadOnlyError(refusal(self.as_of))
 
     def commit(
-        self, paths: list[str], subject: str, trailers: dict[str, str] | None = None, attempts: int = 5
+        self,
+        paths: list[str],
+        subject: str,
+        trailers: dict[str, str] | None = None,
+        attempts: int = 5,
+        *,
+        untracked: list[str] | None = None,
     ) -> str | None:
         raise ReadOnlyError(refusal(self.as_of))
 
