@@ -202,12 +202,14 @@ def test_integrity_history_names_hand_edits_that_broke_a_chain(demo):
     bob = demo / "people/bob-martinez.md"
     bob.write_text(bob.read_text().replace("Backend engineer.", "~~Backend engineer.~~ [RETRACTED 2025-07-02 r:deadbeef]."))
     forged = _commit_as(demo, "strike by hand", "Mallory Hand", "2025-07-02T09:00:00+00:00")
-    out = json.loads(run_cli("--json", "integrity", str(demo), "--history").stdout)
+    proc = run_cli("--json", "integrity", str(demo), "--history", ok=False)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1  # errors found
     history = out["history"]
     assert not out["ok"] and not history["ok"] and history["unsound_markers"] == 1
     forged_marker = next(m for m in history["markers"] if m["rid"] == "deadbeef")
     assert forged_marker["commit"] == forged and not forged_marker["record"] and not forged_marker["retract_commit"]
-    text = run_cli("integrity", str(demo), "--history").stdout
+    text = run_cli("integrity", str(demo), "--history", ok=False).stdout
     assert "1 without record, history line or retract commit" in text and "Mallory Hand  hand edit" in text
     broken = {(b["path"], b["kind"]): b for b in history["open"]}
     dropped = broken[("projects/weekly-plan.md", "marker_without_record")]

@@ -114,7 +114,8 @@ def test_a_journal_entry_naming_a_path_outside_the_store_is_listed_not_run(store
          "files": [{"rel": rel, "before": "[core]\n", "after": "---\nstatus: archived\n---\n"}]}))
     config = (store / ".git/config").read_bytes()
     listed = audit("--json", "integrity", str(store))
-    assert listed.returncode == 0 and "did not write" in listed.stdout
+    assert listed.returncode == 1 and "did not write" in listed.stdout  # an error found: exit 1
+    assert json.loads(listed.stdout)["ok"] is False and listed.stderr == ""
     for how in ("--rollback", "--complete"):
         proc = audit("recover", str(store), how, "--yes")
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

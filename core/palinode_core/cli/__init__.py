@@ -253,6 +253,8 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader (a pager, `head`) stopped early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     _say_unread(unread)
+    if args.command == "integrity" and data.get("ok") is False:
+        return 1  # errors found: a script or a CI step stops, as on git fsck's
     return 2 if data.get("failed") else 0  # apply/withdraw stopped part-way
 
 
