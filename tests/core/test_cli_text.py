@@ -88,3 +88,20 @@ def test_render_escapes_every_store_string_before_colouring():
         for code in ("\x1b[1m", "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[2m", "\x1b[33m"):
             stripped = stripped.replace(code, "")
         assert "\x1b" not in stripped and "\x9b" not in stripped and "\x07" not in stripped
+
+
+def test_the_thorough_plan_says_its_knobs_set_only_palinodes_plan(tmp_path):
+    """The knobs in the header (floor, max targets) decide Palinode's plan shown
+    beside the thorough one, not the thorough targets: said, and true."""
+    import json
+
+    store = tmp_path / "demo"
+    assert _run("demo-store", str(store)).returncode == 0
+    text = _run("plan", str(store), "insights/forget-w.md", "--lexical", "--max-targets", "1")
+    assert "the knobs below set only Palinode's plan beside it" in text.stdout.splitlines()[1]
+    plans = [json.loads(_run("--json", "plan", str(store), "insights/forget-w.md", "--lexical", *extra).stdout)
+             for extra in ([], ["--max-targets", "1", "--floor", "0.9"])]
+    thorough = [[(c["path"], c["route"]) for c in plan["candidates"] if "thorough" in c["found_by"]] for plan in plans]
+    assert thorough[0] == thorough[1] and len(thorough[0]) > 1
+    fair = [next(c["reason"] for c in plan["candidates"] if c["path"] == "people/wilhelmina-fair.md") for plan in plans]
+    assert "Palinode would strike it" in fair[1] and "Palinode would strike it" not in fair[0]  # its floor moved

@@ -130,7 +130,7 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     out.add(out.style(f"Forget request {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}')
     if plan.get("resolver") == "thorough":
         out.add(
-            "  resolver: thorough (store-wide sentence evidence; Palinode's own plan shown beside it)"
+            "  resolver: thorough (store-wide sentence evidence; the knobs below set only Palinode's plan beside it)"
             + (f"  {out.style(p(plan['resolver_notice']), 'warn')}" if plan.get("resolver_notice") else "")
         )
     out.add(
