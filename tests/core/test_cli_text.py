@@ -43,7 +43,8 @@ def test_plan_and_requests_print_tables_and_counts(tmp_path):
     assert lines[-1].endswith("nothing was written.")
     assert "{'op'" not in plan.stdout  # no Python dicts
     requests = _run("requests", str(store))
-    assert requests.stdout.splitlines()[0].split() == ["state", "request", "preference", "archived", "struck"]
+    assert requests.stdout.splitlines()[0].split() == ["state", "request", "preference", "archived", "struck", "last",
+                                                       "decision"]
     assert requests.stdout.splitlines()[-1] == "1 applied, 5 pending, 1 withdrawn"
     assert _run("requests", str(_store(tmp_path))).stdout.splitlines()[-1] == "1 pending"
 
@@ -105,3 +106,17 @@ def test_the_thorough_plan_says_its_knobs_set_only_palinodes_plan(tmp_path):
     assert thorough[0] == thorough[1] and len(thorough[0]) > 1
     fair = [next(c["reason"] for c in plan["candidates"] if c["path"] == "people/wilhelmina-fair.md") for plan in plans]
     assert "Palinode would strike it" in fair[1] and "Palinode would strike it" not in fair[0]  # its floor moved
+
+
+def test_requests_name_who_decided_last_and_why(tmp_path):
+    store = tmp_path / "demo"
+    assert _run("demo-store", str(store)).returncode == 0
+    note = "a duplicate of berlin \x1b[2J"
+    assert _run("dismiss", str(store), "insights/forget-tea.md", "--note", note, "--yes").returncode == 0
+    lines = _run("requests", str(store)).stdout.splitlines()
+    assert lines[0].split()[-2:] == ["last", "decision"]
+    tea = next(line for line in lines if "insights/forget-tea.md" in line)
+    assert tea.startswith("dismissed") and tea.endswith("Test Author: a duplicate of berlin \\x1b[2J")
+    assert "dismiss 20" in tea and "<" not in tea and "\x1b" not in tea  # the name; the email is in --json
+    gym = next(line for line in lines if "insights/forget-gym.md" in line)
+    assert gym.endswith("withdraw 2025-05-14 Palinode Demo")

@@ -6,123 +6,12 @@ become a terminal escape."""
 
 from __future__ import annotations
 
-import difflib
-import re
 import shlex
-import shutil
 from collections.abc import Callable
 from typing import Any
 
 from ..text.sanitize import printable, safe_json
-
-WORD_DIFF_MAX = 4000  # words on a changed line shown as words; past it the line is shown whole
-
-_RESET = "\x1b[0m"
-_STYLES = {
-    "add": "\x1b[32m",
-    "del": "\x1b[31m",
-    "hunk": "\x1b[36m",
-    "head": "\x1b[1m",
-    "dim": "\x1b[2m",
-    "warn": "\x1b[33m",
-}
-
-
-class Text:
-    """Lines for a person; ``colour`` decides whether our ANSI styles are added."""
-
-    def __init__(self, colour: bool, exact: bool = False, width: int | None = None) -> None:
-        self.colour = colour
-        self.exact = exact  # whole-line diffs, byte for byte
-        self.width = width or shutil.get_terminal_size((100, 24)).columns
-        self.lines: list[str] = []
-
-    def style(self, text: str, name: str) -> str:
-        return f"{_STYLES[name]}{text}{_RESET}" if self.colour else text
-
-    def add(self, line: str = "") -> None:
-        self.lines.append(line)
-
-    def table(self, headers: list[str], rows: list[list[str]], indent: str = "  ") -> None:
-        """Columns sized to their widest cell; every cell already printable."""
-        if not rows:
-            return
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        self.add(
-            indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), "head")
-        )
-        for row in rows:
-            self.add(indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-    def diff(self, diff: str, indent: str = "    ") -> None:
-        """A unified diff; a changed line is shown as words (the struck and added
-        words marked, wrapped to the terminal), unless ``exact``."""
-        lines = printable(diff).splitlines()
-        i = 0
-        while i < len(lines):
-            j = i
-            while j < len(lines) and lines[j].startswith("-") and not lines[j].startswith("---"):
-                j += 1
-            k = j
-            while k < len(lines) and lines[k].startswith("+") and not lines[k].startswith("+++"):
-                k += 1
-            if not self.exact and j > i and k - j == j - i:
-                for old, new in zip(lines[i:j], lines[j:k], strict=True):
-                    self._word_line(old[1:], new[1:], indent)
-                i = k
-                continue
-            self._diff_line(lines[i], indent)
-            i += 1
-
-    def _word_line(self, old: str, new: str, indent: str) -> None:
-        old_words, new_words = re.split(r"(\s+)", old), re.split(r"(\s+)", new)
-        if len(old_words) + len(new_words) > WORD_DIFF_MAX:  # matching is quadratic: a huge line stays whole
-            self._diff_line("-" + old, indent)
-            self._diff_line("+" + new, indent)
-            return
-        pieces: list[tuple[str, str | None]] = []
-        matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
-        for tag, a1, a2, b1, b2 in matcher.get_opcodes():
-            if tag == "equal":
-                pieces.append(("".join(old_words[a1:a2]), None))
-                continue
-            if a2 > a1:
-                pieces.append(("[-" + "".join(old_words[a1:a2]) + "-]", "del"))
-            if b2 > b1:
-                pieces.append(("{+" + "".join(new_words[b1:b2]) + "+}", "add"))
-        line, room = indent + "~ ", self.width - len(indent) - 2
-        used = 0
-        for text, style in pieces:
-            for word in re.split(r"(?<=\s)(?=\S)", text):  # wrap between words, never inside one
-                if used and used + len(word.rstrip()) > room:
-                    self.add(line.rstrip())
-                    line, used = indent + "  ", 0
-                    word = word.lstrip()
-                line += self.style(word, style) if style else word
-                used += len(word)
-        self.add(line.rstrip())
-
-    def _diff_line(self, raw: str, indent: str) -> None:
-        kind = (
-            "head"
-            if raw.startswith(("+++", "---"))
-            else "add"
-            if raw.startswith("+")
-            else "del"
-            if raw.startswith("-")
-            else "hunk"
-            if raw.startswith("@@")
-            else None
-        )
-        self.add(indent + (self.style(raw, kind) if kind else raw))
-
-    def render(self) -> str:
-        return "\n".join(self.lines)
-
-
-def p(value: Any) -> str:
-    """A store-derived value as safe text ('' for None)."""
-    return "" if value is None else printable(str(value))
+from .textout import Text, p
 
 
 def _plan_text(out: Text, plan: dict[str, Any]) -> None:
@@ -214,9 +103,16 @@ def _requests(out: Text, data: dict[str, Any]) -> None:
         out.add("no forget requests in this store")
         return
     out.table(
-        ["state", "request", "preference", "archived", "struck"],
+        ["state", "request", "preference", "archived", "struck", "last decision"],
         [
-            [s["state"], p(s["path"]), p(s["pref"]), str(len(s["archived_targets"])), str(len(s["struck_targets"]))]
+            [
+                s["state"],
+                p(s["path"]),
+                p(s["pref"]),
+                str(len(s["archived_targets"])),
+                str(len(s["struck_targets"])),
+                _decided(s.get("last_decision")),
+            ]
             for s in states
         ],
         indent="",
@@ -226,6 +122,15 @@ def _requests(out: Text, data: dict[str, Any]) -> None:
         counts[s["state"]] = counts.get(s["state"], 0) + 1
     out.add()
     out.add(", ".join(f"{n} {state}" for state, n in sorted(counts.items())))
+
+
+def _decided(record: dict[str, Any] | None) -> str:
+    """Who decided last, when, and their note: "dismiss 2025-06-01 Ann Lee: duplicate"."""
+    if not record:
+        return ""
+    who = str(record.get("decided_by") or "").split(" <", 1)[0]  # the name; the email is in --json
+    note = f": {record['note']}" if record.get("note") else ""
+    return p(f"{record.get('action')} {str(record.get('at') or '')[:10]} {who}{note}"[:100])
 
 
 def _sync(out: Text, data: dict[str, Any]) -> None:
