@@ -270,3 +270,18 @@ def test_which_short_clauses_point_back():
     assert [c.text for c in clauses("I'm a teacher, I like reading, I am married.")] == [
         "I'm a teacher", "I like reading", "I am married."]
     assert len(clauses("Yesterday, I went to Berlin.")) == len(clauses("When I lived in Leeds, I rented one.")) == 1
+
+
+def test_a_serial_list_is_one_clause_unless_a_subject_follows_its_and():
+    """ "hiking, camping, and fishing" lists items: cut there, a strike for hiking
+    would take camping with it. Before a subject of its own, the ", and" still
+    separates clauses."""
+    assert [c.text for c in clauses("I love hiking, camping, and fishing with my dad.")] == [
+        "I love hiking, camping, and fishing with my dad."]
+    assert len(clauses("My hobbies are hiking, camping,\n and fishing.")) == 1
+    assert [c.text for c in clauses("I like hiking, camping, and I love to travel.")] == [
+        "I like hiking, camping", "I love to travel."]
+    assert [c.text for c in clauses("They keep bees in the back garden, and the new laptop arrives on Tuesday.")] == [
+        "They keep bees in the back garden", "the new laptop arrives on Tuesday."]
+    assert [c.text for c in clauses("I enjoy reading; swimming, hiking, and biking.")] == [
+        "I enjoy reading", "swimming, hiking, and biking."]

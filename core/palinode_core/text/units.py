@@ -25,6 +25,9 @@ _CLAUSE_SEP_RE = re.compile(
 # A comma splice ("I'm a teacher, I like to cook, I am married") separates clauses only
 # between first-person clauses: "Yesterday, I went" is one.
 _FIRST_PERSON_START_RE = re.compile(r"[Ii](?:'m|'ve|'d|'ll)?\s")
+# ", and" closing a list ("hiking, camping, and fishing") joins items, not clauses: it
+# separates clauses there only before a subject of its own ("..., camping, and I love").
+_SUBJECT_START_RE = re.compile(r"(?:[Ii]|[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]here)(?:'\w+)?\s")
 
 
 class _Everything(Matcher):
@@ -101,6 +104,8 @@ def clauses(sentence: str) -> list[Clause]:
         start = m.start()
         if m.group("splice") and not _FIRST_PERSON_START_RE.match(sentence, cursor):
             continue
+        if _closes_a_list(sentence, cursor, m):
+            continue
         if sentence[start] == ";":
             while start > done and sentence[start - 1].isspace():
                 start -= 1
@@ -110,6 +115,17 @@ def clauses(sentence: str) -> list[Clause]:
             cursor = m.end()
     out.append(Clause(cursor, len(sentence), len(sentence), sentence[cursor:]))
     return out
+
+
+def _closes_a_list(sentence: str, cursor: int, sep: re.Match[str]) -> bool:
+    """``sep`` is the ", and" of a serial list: a bare comma earlier in the same
+    clause, and no subject after it."""
+    return (
+        sep.group().split()[-1] == "and"
+        # searched back from the separator: a skipped one before it stops the search (linear)
+        and sentence.rfind(", ", cursor, sep.start()) >= 0
+        and not _SUBJECT_START_RE.match(sentence, sep.end())
+    )
 
 
 # A list item's sentence ends at a terminator (and any closing quotes or brackets)
