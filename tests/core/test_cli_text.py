@@ -120,3 +120,39 @@ def test_requests_name_who_decided_last_and_why(tmp_path):
     assert "dismiss 20" in tea and "<" not in tea and "\x1b" not in tea  # the name; the email is in --json
     gym = next(line for line in lines if "insights/forget-gym.md" in line)
     assert gym.endswith("withdraw 2025-05-14 Palinode Demo")
+
+
+def test_evidence_reasons_and_spans_name_the_same_file_line(tmp_path):
+    """A person opens the file at the line the plan names: evidence, the reason
+    and the strike all count lines as the file does (the frontmatter included)."""
+    import json
+
+    store = tmp_path / "demo"
+    assert _run("demo-store", str(store)).returncode == 0
+    plan = json.loads(_run("--json", "plan", str(store), "insights/forget-w.md", "--lexical").stdout)
+    for cand in plan["candidates"]:
+        lines = (store / cand["path"]).read_text().splitlines()
+        for ev in cand.get("evidence", []):
+            if ev["kind"] == "frontmatter":
+                assert lines[ev["line"] - 1].startswith(f"{ev['field']}:")
+            else:
+                assert ev["text"] in lines[ev["line"] - 1], (cand["path"], ev)
+        for span in cand.get("spans", []):
+            assert span["text"] in lines[span["line"] - 1]
+    fair = next(c for c in plan["candidates"] if c["path"] == "people/wilhelmina-fair.md")
+    line = fair["evidence"][0]["line"]
+    assert line > 5 and f"best evidence sentence line {line} " in fair["reason"]
+
+
+def test_generic_text_never_prints_a_python_repr(tmp_path):
+    """Commands without their own table (show, history, a preview) print nested
+    values for a person: a commit's trailers, yes/no, never {'...': ...} or True."""
+    store = tmp_path / "demo"
+    assert _run("demo-store", str(store)).returncode == 0
+    history = _run("history", str(store), "insights/pref-gym.md").stdout
+    assert "trailers=(Forget-Request: insights/forget-gym.md; Retraction-Id: cd329b06;" in history
+    preview = _run("retract", str(store), "people/me-profile.md", "--pref", "I live in Berlin",
+                   "--superseded-by", "insights/forget-berlin.md").stdout
+    assert "changes: yes" in preview and "selected=yes" in preview
+    for text in (history, preview, _run("show", str(store), "insights/pref-gym.md").stdout):
+        assert not any(token in text for token in ("{'", "['", "True", "False")), text

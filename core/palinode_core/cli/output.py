@@ -314,12 +314,25 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
             out.add(f"{key}: ({len(value)})")
             for item in value:
                 out.add(
-                    "  - " + (", ".join(f"{k}={p(v)}" for k, v in item.items()) if isinstance(item, dict) else p(item))
+                    "  - "
+                    + (", ".join(f"{k}={_flat(v)}" for k, v in item.items()) if isinstance(item, dict) else _flat(item))
                 )
         elif isinstance(value, dict):
-            out.add(f"{key}: " + ", ".join(f"{k}={p(v)}" for k, v in value.items()))
+            out.add(f"{key}: " + ", ".join(f"{k}={_flat(v)}" for k, v in value.items()))
         else:
-            out.add(f"{key}: {p(value)}")
+            out.add(f"{key}: {_flat(value)}")
+
+
+def _flat(value: Any) -> str:
+    """A nested value on one line for a person (a commit's trailers, a list of
+    paths), never a Python repr: "(Forget-Request: a.md; Retraction-Id: 1f)"."""
+    if isinstance(value, dict):
+        return "(" + "; ".join(f"{p(k)}: {_flat(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, (list, tuple)):
+        return "[" + "; ".join(_flat(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return p(value)
 
 
 _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {

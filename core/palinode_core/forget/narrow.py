@@ -38,11 +38,9 @@ def narrowest(unit: Unit, ev: Evidence, request: Request, index: int, memory: Me
             if cuts:
                 return cuts
             gone = " ".join(span.text[a:b] for (a, b), c in zip(sentences, carrying, strict=True) if not c)
-            note = (
-                f"line {span.line}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
-            )
+            note = f"line {span.line + memory.body_line_offset}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
             return [Cut(replace(span, index=index, collateral=gone), note, False, ev)]
-    return [_clauses(span, ev, request, index, memory.body)]
+    return [_clauses(span, ev, request, index, memory.body, memory.body_line_offset)]
 
 
 def _item_sentences(
@@ -79,10 +77,14 @@ def _item_sentences(
         if not evidence.carries:
             continue
         at = index + len(cuts)
-        cut = _clauses(replace(piece, kind="sentence", index=at), evidence, request, at, body, checked=True)
+        cut = _clauses(
+            replace(piece, kind="sentence", index=at), evidence, request, at, body, memory.body_line_offset, True
+        )
         if cut.span.kind == "sentence":  # the whole sentence: still a part of its unit
             cut = replace(cut, span=replace(cut.span, kind="clause"))
-        notes = [f"line {span.line}: a sentence of a list item struck on its own, the rest of the item kept"]
+        notes = [
+            f"line {span.line + memory.body_line_offset}: a sentence of a list item struck on its own, the rest of the item kept"
+        ]
         if not text[:1].isupper():  # "30, loves coffee.": where this sentence begins is unsure
             notes.append("it does not begin like a sentence: the reviewer chooses")
             cut = replace(cut, clean=False)
@@ -134,11 +136,14 @@ def _leans_back(clause: str) -> bool:
     return own == 0 or any(w.lower() in _BACK_REFERENCES for w in _CLAUSE_WORD_RE.findall(clause))
 
 
-def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str, checked: bool = False) -> Cut:
+def _clauses(
+    span: Span, ev: Evidence, request: Request, index: int, body: str, offset: int, checked: bool = False
+) -> Cut:
     """The span, cut to its leading or closing clauses when the rest of the
     sentence is about something else. Not clean when an unrelated clause
     cannot be kept (it sits between, or the tail cannot be struck
-    restorably): the reviewer chooses."""
+    restorably): the reviewer chooses. ``offset``: the body's first line in
+    the file, so a note names the line as the file numbers it."""
     parts = clauses(span.text)
     stems = pref_stems_of(request.pref)
     whole = replace(span, index=index, collateral=None)
@@ -151,14 +156,14 @@ def _clauses(span: Span, ev: Evidence, request: Request, index: int, body: str, 
     unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
-        return Cut(cut, f"line {span.line}: clause strike keeps {parts[keep].text.strip()!r}", True, ev)
+        return Cut(cut, f"line {span.line + offset}: clause strike keeps {parts[keep].text.strip()!r}", True, ev)
     opens = related.index(True)  # the related clauses close the sentence: strike its tail
     tail = clause_tail_span(body, span, parts[opens].start, index, checked) if all(related[opens:]) else None
     if tail is not None:
-        return Cut(tail, f"line {span.line}: clause strike keeps {unrelated!r}", True, ev)
+        return Cut(tail, f"line {span.line + offset}: clause strike keeps {unrelated!r}", True, ev)
     return Cut(
         replace(whole, collateral=unrelated),
-        f"line {span.line}: the clause cannot be separated cleanly (it sits between others, spans a line "
+        f"line {span.line + offset}: the clause cannot be separated cleanly (it sits between others, spans a line "
         f"break or shares its paragraph with another strike); striking the sentence would also remove "
         f"{unrelated!r}: the reviewer chooses",
         False,

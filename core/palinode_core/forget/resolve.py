@@ -33,6 +33,18 @@ def coverage(pref: str, body: str) -> float:
     return len(words & content_words(pref)) / len(words)
 
 
+def _at_file_line(evidence: dict[str, Any], plan: Plan | None) -> dict[str, Any]:
+    """A unit's line as the file numbers it (as spans, leaks and residue do), not the body's:
+    a frontmatter field's is its key's line."""
+    if plan is None:
+        return evidence
+    if evidence["kind"] != "frontmatter":
+        return {**evidence, "line": evidence["line"] + plan.body_line_offset}
+    head = (plan.old_text or "").splitlines()[: plan.body_line_offset]
+    key = f"{evidence['field']}:"
+    return {**evidence, "line": next((no for no, text in enumerate(head, 1) if text.startswith(key)), 1)}
+
+
 @dataclass(frozen=True)
 class Candidate:
     path: str
@@ -67,7 +79,7 @@ class Candidate:
             "preapproved": self.preapproved,
         }
         if self.evidence:
-            data["evidence"] = [e.to_dict() for e in self.evidence]
+            data["evidence"] = [_at_file_line(e.to_dict(), self.plan) for e in self.evidence]
         if self.plan is not None:
             plan = self.plan.to_dict()
             data.update(

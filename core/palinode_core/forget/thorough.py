@@ -233,7 +233,7 @@ def _decide(
             shared,
             cov,
             "archive",
-            f"archive whole: {why}; best evidence {_describe(lead)}"
+            f"archive whole: {why}; best evidence {_describe(lead, memory)}"
             + ("" if pre else "; proposed, not pre-approved (a paraphrase or weak match)"),
             plan,
             ("thorough",),
@@ -265,7 +265,7 @@ def _strike(
         assert unit.span is not None
         if ev.partial:
             notes.append(
-                f"line {unit.line}: a partial mention (names {', '.join(ev.partial)} without the rest): "
+                f"line {unit.line + memory.body_line_offset}: a partial mention (names {', '.join(ev.partial)} without the rest): "
                 "proposed, a person decides"
             )
         for cut in narrowest(unit, ev, request, len(spans), memory):
@@ -339,10 +339,14 @@ def _region(memory: Memory, unit: Unit) -> Region:
     return Region("frontmatter", line - memory.body_line_offset, f"{unit.field}: {unit.text}")
 
 
-def _describe(ev: Evidence) -> str:
+def _describe(ev: Evidence, memory: Memory) -> str:
+    """The evidence where the file has it (a body line as the file numbers it)."""
     sim = "no vector" if ev.similarity is None else f"similarity {ev.similarity:.2f}"
     words = ", ".join(ev.shared) or "no shared word"
-    return f"{ev.kind} line {ev.line} ({words}; {sim}; score {ev.score:.2f})"
+    where = (
+        f"frontmatter {ev.field}" if ev.kind == "frontmatter" else f"{ev.kind} line {ev.line + memory.body_line_offset}"
+    )
+    return f"{where} ({words}; {sim}; score {ev.score:.2f})"
 
 
 def _why_not(request: Request, reads: list[Read], path: str) -> str:
@@ -353,10 +357,10 @@ def _why_not(request: Request, reads: list[Read], path: str) -> str:
         if best is None:
             return "nothing in it to match"
         if best.subject == "other" and best.score >= 0.5:
-            return f"it is about someone else: {_describe(best)}"
+            return f"it is about someone else: {_describe(best, read.memory)}"
         if best.name_use and not best.shared:
-            return f"it shares {', '.join(best.name_use)} only inside a name: {_describe(best)}"
-        return f"no unit carries the preference: best {_describe(best)}"
+            return f"it shares {', '.join(best.name_use)} only inside a name: {_describe(best, read.memory)}"
+        return f"no unit carries the preference: best {_describe(best, read.memory)}"
     return "not an eligible memory"
 
 
@@ -366,13 +370,13 @@ def _guard(read: Read) -> str | None:
     held = [e for e in read.evidence if e.shared or e.name_use]
     other = [e for e in held if e.subject == "other" and e.lexical >= 0.5]
     if other:
-        return f"a fact about someone else: {_describe(other[0])}"
+        return f"a fact about someone else: {_describe(other[0], read.memory)}"
     named = [e for e in held if e.name_use and not e.shared]
     if named:
-        return f"shares {', '.join(named[0].name_use)} only inside a name: {_describe(named[0])}"
+        return f"shares {', '.join(named[0].name_use)} only inside a name: {_describe(named[0], read.memory)}"
     fragments = [e for e in held if e.lexical >= 0.5 and not e.carries]
     if fragments:
-        return f"shares words but is about another topic: {_describe(fragments[0])}"
+        return f"shares words but is about another topic: {_describe(fragments[0], read.memory)}"
     return None
 
 
