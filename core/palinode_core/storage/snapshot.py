@@ -355,7 +355,7 @@ class SnapshotStore:
             entry = self.tree[rel]
             hit = known.get((rel, entry.sha))
             if hit is not None and entry.mode != "120000" and entry.size <= MAX_MEMORY_BYTES:
-                memory = Memory(rel, hit[0], hit[1], reload=partial(self.load, rel))
+                memory = Memory.from_cache(rel, hit[0], hit[1], (0, 0, 0, 0), partial(self.load, rel))
             else:
                 try:
                     memory = self.load(rel)

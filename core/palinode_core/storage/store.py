@@ -213,6 +213,7 @@ class Store:
         # A first scan of a big store keeps each memory's summary, not its text (read
         # again on first use, as from the cache): memory stays flat at 100,000 files.
         light = sum(1 for rel, _a, _s in listed if rel not in cached) > child.ISOLATE_ABOVE
+        load, memories, history = self._load, result.memories, result.history
         for done, (rel, abs_path, st) in enumerate(listed):
             if done % SAVE_EVERY == 0:
                 if parsed:  # what is parsed is kept as it goes: an interrupted first scan resumes
@@ -225,9 +226,14 @@ class Store:
             hit = cached.pop(rel, None)
             if st is None:
                 continue  # vanished while listing
-            if hit is not None and stat_mod.S_ISREG(st.st_mode) and stamp_of(st) == hit[0]:
-                memory = Memory(rel, hit[1], hit[2], hit[0], reload=partial(self._load, rel, abs_path))
-                (result.history if paths.is_history(rel) else result.memories)[rel] = memory
+            # stamp_of and paths.is_history inlined: this runs once per file on every reopen
+            if (
+                hit is not None
+                and (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) == hit[0]
+                and stat_mod.S_ISREG(st.st_mode)
+            ):
+                memory = Memory.from_cache(rel, hit[1], hit[2], hit[0], partial(load, rel, abs_path))
+                (history if rel.endswith(paths.HISTORY_SUFFIX) else memories)[rel] = memory
                 continue
             fresh = self._scan_one(result, rel, abs_path)
             if fresh is None:
