@@ -335,7 +335,7 @@ class Session(InspectViews):
             with listed_from(self.store, self.refresh().memories):  # the dependents as they are now: no git grep
                 checked = forget_saved.checked(self.store, approved)
             forget_review.refuse_decided(self.store, approved.request, reopen)
-            written = {rel for plan, _route in checked.steps for rel in (plan.target, plan.history_rel)}
+            written = checked.files
 
             def leak_record() -> LedgerRecord:  # on the scan of a moment ago, brought up to date for our writes
                 leaks = self.leak_check(approved.request, written)

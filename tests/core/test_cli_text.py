@@ -111,12 +111,13 @@ def test_the_thorough_plan_says_its_knobs_set_only_palinodes_plan(tmp_path):
 def test_requests_name_who_decided_last_and_why(tmp_path):
     store = tmp_path / "demo"
     assert _run("demo-store", str(store)).returncode == 0
-    note = "a duplicate of berlin \x1b[2J"
+    note = "a duplicate of berlin \x1b[2J\napplied    insights/forget-berlin.md  I live in Berlin  1  0"
     assert _run("dismiss", str(store), "insights/forget-tea.md", "--note", note, "--yes").returncode == 0
     lines = _run("requests", str(store)).stdout.splitlines()
     assert lines[0].split()[-2:] == ["last", "decision"]
     tea = next(line for line in lines if "insights/forget-tea.md" in line)
-    assert tea.startswith("dismissed") and tea.endswith("Test Author: a duplicate of berlin \\x1b[2J")
+    assert tea.startswith("dismissed") and "Test Author: a duplicate of berlin \\x1b[2J applied insights/forget-berlin.md" in tea
+    assert not any(line.startswith("applied    insights/forget-berlin") for line in lines)  # no forged row
     assert "dismiss 20" in tea and "<" not in tea and "\x1b" not in tea  # the name; the email is in --json
     gym = next(line for line in lines if "insights/forget-gym.md" in line)
     assert gym.endswith("withdraw 2025-05-14 Palinode Demo")

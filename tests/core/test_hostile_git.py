@@ -593,6 +593,38 @@ def test_a_path_taken_out_of_the_index_since_it_was_read_is_staged_again(tmp_pat
     root = make_git_store(tmp_path / "s", {"notes/a.md": "one\n"})
     git(root, "rm", "-q", "--cached", "--", "notes/a.md")
     (root / "notes/a.md").write_text("two\n")
-    sha = GitStore(root).commit(["notes/a.md"], "palinode-audit: test", untracked=[])
+    sha = GitStore(root).commit(["notes/a.md"], "palinode-audit: test", add_first=[])
     assert sha and git(root, "show", "HEAD:notes/a.md") == "two\n"
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_skip_worktree_file_is_never_half_committed(tmp_path):
+    """git leaves a skip-worktree entry out of a pathspec commit: such a target
+    goes through `git add` (which refuses it), so nothing is committed in part."""
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN, "people/bob.md": BOB})
+    git(root, "update-index", "--skip-worktree", "--", "people/ann.md")
+    before = git(root, "rev-parse", "HEAD")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
+                          capture_output=True, text=True)
+    commits = git(root, "log", "--format=%s", f"{before.strip()}..HEAD").splitlines()
+    assert not any(c.startswith("palinode archive") for c in commits), (proc.stderr, commits)
+    assert (root / "people/ann.md").read_text() == ANN and not (root / "people/ann-history.md").exists()
+
+
+def test_a_git_without_batch_check_z_still_records_each_commit(tmp_path):
+    """git before 2.38 has no `cat-file --batch-check -z`: HEAD is read path by path."""
+    import shutil
+
+    real = shutil.which("git")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "git").write_text(
+        "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --batch-check ] && { echo 'usage: old git' >&2; exit 129; }; done\n"
+        f'exec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN})
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "archive", str(root), "people/ann.md",
+                           "--yes"], capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["commit"] == git(root, "rev-parse", "HEAD").strip()

@@ -285,3 +285,20 @@ def test_a_serial_list_is_one_clause_unless_a_subject_follows_its_and():
         "They keep bees in the back garden", "the new laptop arrives on Tuesday."]
     assert [c.text for c in clauses("I enjoy reading; swimming, hiking, and biking.")] == [
         "I enjoy reading", "swimming, hiking, and biking."]
+    # an opening phrase's comma is no list: a clause of its own after the "and" is kept apart
+    assert [c.text for c in clauses("Since March, I live in Berlin, and my sister Anna is a nurse.")] == [
+        "Since March, I live in Berlin", "my sister Anna is a nurse."]
+    assert [c.text for c in clauses("Honestly, I cycle, and Tom drives.")] == ["Honestly, I cycle", "Tom drives."]
+    assert len(clauses("We went hiking, camping, and the kids loved it.")) == 2  # a noun phrase of its own: cut
+
+
+def test_clauses_stay_linear_on_lists_of_any_separator():
+    import time
+
+    timings = []
+    for n in (8000, 32000):
+        text = "I like a, b" + ",\tand x" * n + "."
+        started = time.perf_counter()
+        assert len(clauses(text)) == 1
+        timings.append(time.perf_counter() - started)
+    assert timings[1] < 8 * timings[0] + 0.05  # 4x the text: a quadratic reading takes 16x

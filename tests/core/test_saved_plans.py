@@ -225,7 +225,7 @@ def test_a_target_changed_between_planning_and_saving_is_never_saved(store, tmp_
 
 def test_a_saved_plans_apply_asks_git_only_what_it_must(store, tmp_path):
     """Each git process is CPU on every apply: one status check for the whole
-    request and one per later step, no `git add` of files already tracked, and what HEAD holds after
+    request and one per step, no `git add` of files already tracked, and what HEAD holds after
     each commit read back in one process (no rev-parse, no cat-file per file)."""
     session = Session.open(store, vectors=False, cache_dir=tmp_path / "c", clock=Clock())
     fplan = session.plan(REQUEST)
@@ -238,10 +238,26 @@ def test_a_saved_plans_apply_asks_git_only_what_it_must(store, tmp_path):
     commits = [c for c in ran if c.startswith("git commit")]
     assert done.commits and len(commits) == len(done.commits) + 1  # the steps and the ledger's
     steps = len(loads(text).steps)
-    assert steps == 2 and sum(c.startswith("git status") for c in ran) == steps  # once before all, then per later step
+    assert steps == 2 and sum(c.startswith("git status") for c in ran) == steps + 1  # once before all, then per step
     assert sum(c.startswith("git cat-file --batch-check") for c in ran) == len(commits)
     assert not [c for c in ran if c.startswith(("git rev-parse", "git cat-file blob", "git log"))], ran
     added = [c.split(" -- ", 1)[1].split(" ") for c in ran if c.startswith("git add")]
     assert added and not {path for paths in added for path in paths} & tracked  # new files only (histories, ledger)
     assert "projects/weekly.md" in git(store, "show", "--stat", "--format=", "HEAD~1")  # committed without an add
     assert git(store, "status", "--porcelain") == ""  # everything it wrote is committed
+
+
+def test_the_residue_after_a_saved_plan_reads_the_dependents_it_flagged_as_written(tmp_path):
+    """The apply writes each target, its history and the dependents it flags: the
+    leak check recorded with it names their lines as the files now have them."""
+    dependent = palinode_file({"id": "desk", "backed_by": ["insights/pref-bees"]},
+                              "My desk notes.\n\nI keep bees in the back garden, next to the shed.")
+    root = make_git_store(tmp_path / "a", {**FILES, "people/desk.md": dependent})
+    out = tmp_path / "bees.plan.json"
+    audit("--json", "plan", str(root), REQUEST, "--lexical", "--only", "insights/pref-bees.md", "--out", str(out))
+    audit("--json", "apply", str(root), "--plan", str(out), "--yes")
+    assert "stale_backing" in (root / "people/desk.md").read_text()  # flagged: its frontmatter grew
+    ledger = [json.loads(line) for line in (root / ".palinode-audit/ledger.jsonl").read_text().splitlines()]
+    mentions = [m for r in ledger if r["action"] == "residue" for m in r["mentions"] if m["path"] == "people/desk.md"]
+    lines = (root / "people/desk.md").read_text().splitlines()
+    assert mentions and all(m["text"] in lines[m["line"] - 1] for m in mentions)

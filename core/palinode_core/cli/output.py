@@ -311,16 +311,20 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
             else:
                 out.add(p(value).rstrip())
         elif isinstance(value, list):
-            out.add(f"{key}: ({len(value)})")
+            out.add(f"{p(key)}: ({len(value)})")
             for item in value:
                 out.add(
                     "  - "
-                    + (", ".join(f"{k}={_flat(v)}" for k, v in item.items()) if isinstance(item, dict) else _flat(item))
+                    + (
+                        ", ".join(f"{p(k)}={_flat(v)}" for k, v in item.items())
+                        if isinstance(item, dict)
+                        else _flat(item)
+                    )
                 )
         elif isinstance(value, dict):
-            out.add(f"{key}: " + ", ".join(f"{k}={_flat(v)}" for k, v in value.items()))
+            out.add(f"{p(key)}: " + ", ".join(f"{p(k)}={_flat(v)}" for k, v in value.items()))
         else:
-            out.add(f"{key}: {_flat(value)}")
+            out.add(f"{p(key)}: {_flat(value)}")
 
 
 def _flat(value: Any) -> str:

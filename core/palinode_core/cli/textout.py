@@ -40,9 +40,11 @@ class Text:
         self.lines.append(line)
 
     def table(self, headers: list[str], rows: list[list[str]], indent: str = "  ") -> None:
-        """Columns sized to their widest cell; every cell already printable."""
+        """Columns sized to their widest cell; every cell already printable. A cell is
+        one line (a note's newline never makes a row of its own)."""
         if not rows:
             return
+        rows = [[" ".join(cell.split()) if any(c in cell for c in "\n\r\t") else cell for cell in r] for r in rows]
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
         self.add(
             indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), "head")

@@ -150,7 +150,7 @@ def execute(
     for index, (plan, _route) in enumerate(plans):
         if fault:
             fault(f"before_step_{index}")
-        if not txn.run_step(index, plan, checked=index == 0):  # the first step's files were checked above
+        if not txn.run_step(index, plan):
             break
     out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
     leak_notice = ""

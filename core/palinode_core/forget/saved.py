@@ -45,6 +45,11 @@ class Approved:
     ledger: dict[str, Any]
     base_commit: str | None = None
 
+    @property
+    def files(self) -> set[str]:
+        """Every file applying it writes: each target, its history, each dependent it flags."""
+        return {rel for plan, _ in self.steps for rel in (plan.target, plan.history_rel, *(f.rel for f in plan.flags))}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,

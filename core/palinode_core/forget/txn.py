@@ -114,14 +114,12 @@ class Transaction:
         )
         journal.update(self.path, self.entry)
 
-    def run_step(self, index: int, plan: Plan, *, checked: bool = False) -> bool:
-        """Apply one step; False (recorded as failed) when it was refused. ``checked``:
-        its files were just checked for someone's uncommitted edits, under the same lock."""
+    def run_step(self, index: int, plan: Plan) -> bool:
+        """Apply one step; False (recorded as failed) when it was refused."""
         try:
             apply(
                 self.store,
                 plan,
-                checked=checked,
                 fault=_prefixed(self.fault, f"step_{index}:"),
                 parent=self.entry["id"],
                 step_index=index,

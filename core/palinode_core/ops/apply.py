@@ -43,8 +43,6 @@ def apply(
     parent: str | None = None,
     on_commit: Callable[[str | None], None] | None = None,
     step_index: int | None = None,
-    *,
-    checked: bool = False,
 ) -> Applied:
     """Write the plan and commit it, or refuse with nothing written.
 
@@ -59,8 +57,7 @@ def apply(
     store.git.preflight()
     with writer_lock(store):
         refuse_stale(store, [plan])
-        if not checked:  # the caller checked these files under this same lock a moment ago
-            refuse_uncommitted(store, [plan])
+        refuse_uncommitted(store, [plan])  # again: the lock holds off our writers, not an editor or a script
         history_before, _ = read_or_refuse(store, plan.history_rel, plan.target)
         history_after = with_entry(history_before, plan.history_line or "")
         files: list[dict[str, Any]] = [
@@ -194,7 +191,7 @@ def commit_files(
     name = meta.get("target") or rels[0]
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
-        index_before = store.git.index_entries(rels)
+        index_before, plain = store.git.index_state(rels)
         # The id travels in the commit, so a record names the operation whatever its sha becomes
         # after a rebase; journaled with the message, so a recovered commit carries the same id.
         at = store.now().isoformat()
@@ -219,10 +216,10 @@ def commit_files(
             # someone wrote the file after us: keep their bytes, take back only the rest
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
-        # a file already in the index is committed from the worktree with no `git add` first
-        untracked = [rel for rel in rels if index_before.get(rel, ["", "", ""])[2] != "0"]
+        # a plain index entry is committed from the worktree with no `git add` first
+        add_first = [rel for rel in rels if rel not in plain or index_before[rel][2] != "0"]
         sha = store.git.commit(
-            rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}, untracked=untracked
+            rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}, add_first=add_first
         )
         committed = in_head(store, files, store.git.head_after_commit)
         for _ in range(2):

@@ -14,6 +14,17 @@ SHA_RE = re.compile(r"[0-9a-f]{4,64}")
 _FIELD_SEP = "\x1f"
 _RECORD_SEP = "\x1e"
 LOG_FORMAT = _RECORD_SEP + _FIELD_SEP.join(["%H", "%s", "%an", "%aI", "%(trailers:only,unfold)", ""])
+# what parse_log reads: no textconv, external diff, colour, signature check or rename pairing
+LOG_ARGS = (
+    f"--format={LOG_FORMAT}",
+    "--name-only",
+    "-z",
+    "--no-textconv",
+    "--no-ext-diff",
+    "--no-color",
+    "--no-show-signature",
+    "--no-renames",
+)
 
 
 def parse_log(out: str) -> list[Commit]:

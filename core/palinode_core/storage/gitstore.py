@@ -9,9 +9,7 @@
   filter/textconv/diff/merge drivers, signing programs, pagers, editors)
   unless the person trusts this store (see trust.py);
 * in reads, takes no optional lock and never refreshes the index.
-
-One pathspec commit per mutation, so the user's other staged and unstaged
-work is left exactly as it was (spec §6)."""
+One pathspec commit per mutation: the user's other work stays as it was (spec §6)."""
 
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ from ..errors import GitError
 from . import safeio
 from . import trust as trust_mod
 from .commits import Commit, commit_message, escape_control
-from .gitparse import LOG_FORMAT, SHA_RE, HeadObjects, batch_check_input, parse_batch_check, parse_log
+from .gitparse import LOG_ARGS, SHA_RE, HeadObjects, batch_check_input, parse_batch_check, parse_log
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -97,6 +95,7 @@ class GitStore:
         self._identity_ok = False  # checked once per store: it does not change mid-session
         self._identity: str | None = None
         self.head_after_commit: HeadObjects | None = None
+        self._batch_z = True  # cat-file --batch-check -z (git 2.38+) until it fails once
         git_dir = find_git_dir(self.root)
         self.git_dir: Path | None = git_dir
         self.repo: _Repo | None = _Repo(str(git_dir), str(self.root)) if git_dir else None
@@ -298,13 +297,13 @@ class GitStore:
         trailers: dict[str, str] | None = None,
         attempts: int = 5,
         *,
-        untracked: list[str] | None = None,
+        add_first: list[str] | None = None,
     ) -> str | None:
         """Stage exactly ``paths`` (literal names) and commit them alone. Returns
         the new sha, or None when there was nothing to commit. Retries while
-        another process holds ``index.lock``. ``untracked``: the paths not in the
-        index, the only ones a pathspec commit needs added first (None: not known,
-        every path is added). ``head_after_commit`` then holds HEAD's commit and
+        another process holds ``index.lock``. ``add_first``: the paths a pathspec
+        commit cannot take from the worktree as they are (not in the index, or
+        flagged skip-worktree / assume-unchanged); None: not known, all are added. ``head_after_commit`` then holds HEAD's commit and
         each path's blob in it, read in one more process."""
         message = commit_message(subject, trailers)
         self._refuse_untrusted_signing()
@@ -315,16 +314,15 @@ class GitStore:
             delay = 0.1
             for attempt in range(attempts):
                 try:
-                    staged = paths if untracked is None else untracked
+                    staged = paths if add_first is None else add_first
                     if staged:
                         self.run("add", "--", *staged)
                     self.run("commit", "-q", *hooks, "--cleanup=verbatim", "-m", message, "--", *paths)
-                    self.head_after_commit = self.head_objects(paths)
-                    return self.head_after_commit.commit
+                    break
                 except GitCommandFailed as exc:
                     text = f"{exc.stderr}{exc.stdout}"
-                    if untracked is not None and "did not match any file" in text and attempt < attempts - 1:
-                        untracked = None  # a rival took a path out of the index since: stage them all
+                    if add_first is not None and "did not match any file" in text and attempt < attempts - 1:
+                        add_first = None  # a rival took a path out of the index since: stage them all
                         continue
                     if ".lock" in text and attempt < attempts - 1:
                         time.sleep(delay)
@@ -333,7 +331,11 @@ class GitStore:
                     if any(words in text for words in ("nothing to commit", "nothing added", "no changes added")):
                         return None
                     raise GitError(f"git refused the commit: {git_complaint(text) or exc}") from None
-        return None  # pragma: no cover
+        try:
+            self.head_after_commit = self.head_objects(paths)
+        except GitError:  # committed: only the read-back failed, so ask for HEAD alone
+            return self.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip()
+        return self.head_after_commit.commit
 
     # -- reads --------------------------------------------------------------------
     def uncommitted(self, paths: list[str]) -> list[str]:
@@ -350,18 +352,7 @@ class GitStore:
         from ``rev`` back when given (else HEAD)."""
         if self.repo is None:
             return []
-        args = [
-            "log",
-            f"-n{int(limit)}",
-            f"--format={LOG_FORMAT}",
-            "--name-only",
-            "-z",
-            "--no-textconv",
-            "--no-ext-diff",
-            "--no-color",
-            "--no-show-signature",
-            "--no-renames",
-        ]
+        args = ["log", f"-n{int(limit)}", *LOG_ARGS]
         if rev:
             args += ["--end-of-options", rev]  # a revision, never an option
         if path:
@@ -388,16 +379,25 @@ class GitStore:
     # -- the real state of a path, for rollback and recovery (issue 11, items 4-5) --
     def index_entries(self, paths: list[str]) -> dict[str, list[str]]:
         """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
+        return self.index_state(paths)[0]
+
+    def index_state(self, paths: list[str]) -> tuple[dict[str, list[str]], set[str]]:
+        """``index_entries``, and the paths that are plain entries (no skip-worktree or
+        assume-unchanged bit): the ones a pathspec commit takes from the worktree as they are."""
         try:
-            out = self.run("ls-files", "-s", "-z", "--", *paths, read=True)
+            out = self.run("ls-files", "-s", "-v", "-z", "--", *paths, read=True)
         except GitCommandFailed as exc:
             raise GitError(f"git could not read its index: {str(exc.stderr or exc).strip()}") from None
         entries: dict[str, list[str]] = {}
+        plain: set[str] = set()
         for record in out.split("\0"):
             meta, tab, path = record.partition("\t")
             if tab and path in paths:
-                entries[path] = meta.split(" ")
-        return entries
+                tag, _, fields = meta.partition(" ")
+                entries[path] = fields.split(" ")
+                if tag == "H":
+                    plain.add(path)
+        return entries, plain
 
     def set_index_entry(self, path: str, entry: list[str] | None) -> None:
         """Put one index entry back as it was (``None``: not in the index), without touching the file."""
@@ -418,10 +418,21 @@ class GitStore:
             ) from None
 
     def head_objects(self, paths: list[str]) -> HeadObjects:
-        """HEAD's commit and the blob id of each path in it (None: no such file), from
-        one git process however many paths: an apply reads back what it committed."""
-        out = self.run_bytes("cat-file", "--batch-check", "-z", read=True, stdin=batch_check_input(paths))
-        return parse_batch_check(out, paths)
+        """HEAD's commit and each path's blob id in it (None: no such file), in one git process."""
+        if self._batch_z:
+            try:
+                out = self.run_bytes("cat-file", "--batch-check", "-z", read=True, stdin=batch_check_input(paths))
+                return parse_batch_check(out, paths)
+            except GitCommandFailed:  # git before 2.38 has no -z for it: one process per path from now on
+                self._batch_z = False
+        ids = [self._object_id(name) for name in ["HEAD", *(f"HEAD:{path}" for path in paths)]]
+        return HeadObjects(ids[0], dict(zip(paths, ids[1:], strict=True)))
+
+    def _object_id(self, name: str) -> str | None:
+        try:
+            return self.run("rev-parse", "--verify", "-q", "--end-of-options", name, read=True).strip() or None
+        except GitCommandFailed:
+            return None
 
     def blob_at(self, rev: str, path: str) -> str | None:
         """The text of ``path`` in ``rev`` (e.g. HEAD), or None when it has no such file."""

@@ -211,7 +211,7 @@ class SnapshotGit(GitStore):
         trailers: dict[str, str] | None = None,
         attempts: int = 5,
         *,
-        untracked: list[str] | None = None,
+        add_first: list[str] | None = None,
     ) -> str | None:
         raise ReadOnlyError(refusal(self.as_of))
 

@@ -25,9 +25,15 @@ _CLAUSE_SEP_RE = re.compile(
 # A comma splice ("I'm a teacher, I like to cook, I am married") separates clauses only
 # between first-person clauses: "Yesterday, I went" is one.
 _FIRST_PERSON_START_RE = re.compile(r"[Ii](?:'m|'ve|'d|'ll)?\s")
-# ", and" closing a list ("hiking, camping, and fishing") joins items, not clauses: it
-# separates clauses there only before a subject of its own ("..., camping, and I love").
+# ", and" closing a list ("hiking, camping, and fishing") joins items, not clauses. Read
+# as a list only when the item before it is short and starts no clause, and what follows
+# starts no clause or noun phrase of its own (a pronoun, a determiner, a name): else cut.
 _SUBJECT_START_RE = re.compile(r"(?:[Ii]|[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]here)(?:'\w+)?\s")
+_PHRASE_START_RE = re.compile(
+    r"(?:[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]here|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[Tt]he|"
+    r"[Aa]n?|[Tt]his|[Tt]hat|[Tt]hese|[Tt]hose|[A-Z]\w*)(?:'\w+)?\s"
+)
+_LIST_ITEM_WORDS = 3
 
 
 class _Everything(Matcher):
@@ -118,14 +124,17 @@ def clauses(sentence: str) -> list[Clause]:
 
 
 def _closes_a_list(sentence: str, cursor: int, sep: re.Match[str]) -> bool:
-    """``sep`` is the ", and" of a serial list: a bare comma earlier in the same
-    clause, and no subject after it."""
-    return (
-        sep.group().split()[-1] == "and"
-        # searched back from the separator: a skipped one before it stops the search (linear)
-        and sentence.rfind(", ", cursor, sep.start()) >= 0
-        and not _SUBJECT_START_RE.match(sentence, sep.end())
-    )
+    """``sep`` is the ", and" of a serial list ("I love hiking, camping, and fishing"),
+    not a clause boundary ("Since March, I live in Berlin, and my sister is a nurse")."""
+    if sep.group().split()[-1] != "and" or _PHRASE_START_RE.match(sentence, sep.end()):
+        return False
+    # the comma before the item: searched back from the separator, it stops at the one
+    # before (every separator holds a comma), so each stretch is read once (linear)
+    comma = sentence.rfind(",", cursor, sep.start())
+    if comma < 0:
+        return False
+    item = sentence[comma + 1 : sep.start()]
+    return len(item.split()) <= _LIST_ITEM_WORDS and not _SUBJECT_START_RE.match(item.lstrip() + " ")
 
 
 # A list item's sentence ends at a terminator (and any closing quotes or brackets)
