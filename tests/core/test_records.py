@@ -69,3 +69,34 @@ def test_a_journal_entry_left_by_a_kill_is_valid(tmp_path):
     validator = jsonschema.Draft202012Validator(records.schema(records.JournalEntry))
     for entry in entries:
         validator.validate(entry)
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_record_holding_a_line_separator_stays_one_record(tmp_path, separator):
+    """JSON keeps U+2028, U+2029 and U+0085 raw, and str.splitlines breaks lines on them:
+    a note holding one had made its dismissal vanish (the request stayed pending)."""
+    from helpers import git, make_git_store, palinode_file
+
+    root = make_git_store(tmp_path / "s", {
+        "insights/forget-tea.md": palinode_file({"id": "f", "created_at": "2025-05-20T10:00:00+00:00"},
+                                                "Please forget my oolong tea habit."),
+        "insights/pref-tea.md": palinode_file({"id": "p"}, "My oolong tea habit is two pots a day."),
+    })
+    git(root, "config", "user.name", f"Ann{separator}Lee")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+
+    def audit(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", *args], capture_output=True,
+                              text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    audit("dismiss", str(root), "insights/forget-tea.md", "--note", f"a{separator}b", "--yes")
+    line = (root / ".palinode-audit/ledger.jsonl").read_text().splitlines()[-1]
+    assert records.from_line(line)["note"] == f"a{separator}b"  # escaped: one line for every reader
+    state = {r["path"]: r for r in audit("requests", str(root))["requests"]}["insights/forget-tea.md"]
+    assert state["state"] == "dismissed" and state["last_decision"]["decided_by"].startswith(f"Ann{separator}Lee")
+    assert audit("integrity", str(root))["ok"]
+    # a record written raw (before this escaping) is still read as one line
+    raw = json.dumps({"action": "dismiss", "note": f"x{separator}y"}, ensure_ascii=False)
+    assert records.record_lines(raw + "\n") == [raw, ""]

@@ -13,7 +13,7 @@ from ..ops.lock import writer_lock
 from ..ops.subjects import parse_subject
 from ..storage.gitstore import GitCommandFailed
 from ..storage.paths import subject_path
-from ..storage.records import RECORD_VERSION, LedgerRecord, from_line, to_line
+from ..storage.records import RECORD_VERSION, LedgerRecord, from_line, record_lines, to_line
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
@@ -37,7 +37,7 @@ def parse_ledger(text: str) -> list[LedgerRecord]:
     after ours whatever their time, and a line both sides added appears once."""
     entries = []
     seen: set[str] = set()
-    for line in text.splitlines():
+    for line in record_lines(text):
         if line in seen:
             continue
         seen.add(line)
@@ -179,7 +179,7 @@ def unbelieved(store: Store, text: str | None = None) -> list[Unbelieved]:
     found = provenance(store)
     out: list[Unbelieved] = []
     seen: set[str] = set()
-    for line in text.splitlines():
+    for line in record_lines(text):
         if line in seen or line.startswith(CONFLICT_MARKERS):
             continue
         seen.add(line)
@@ -239,7 +239,7 @@ def unmatched_commits(store: Store, ledger: list[LedgerRecord]) -> list[Unbeliev
     shas: set[str] = set()
     op_ids: set[str] = set()
     done: set[tuple[str, str]] = set()  # (request, path) of each operation filed for a request
-    for line in out.splitlines():
+    for line in out.split("\n"):  # a subject may hold U+2028: a record per newline only
         sha, op_id, request, subject = [*line.split("\x1f", 3), "", "", ""][:4]
         shas.add(sha)
         op_ids.add(op_id)

@@ -27,6 +27,7 @@ from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
+from ..storage.records import record_lines
 from ..storage.snapshot import GitObjects, date_bound
 from ..storage.store import Store
 from ..text.document import parse_document
@@ -100,7 +101,7 @@ def _ledger_commits(store: Store, objects: GitObjects, commits: list[Commit]) ->
         if not commit.subject.startswith("palinode-audit ledger"):
             continue
         data = objects.read(f"{commit.sha}:{LEDGER_REL}")
-        for line in (data or b"").decode("utf-8", "replace").splitlines():
+        for line in record_lines((data or b"").decode("utf-8", "replace")):
             found.setdefault(line, {"commit": commit.sha, "author": commit.author, "date": commit.date})
     return found
 

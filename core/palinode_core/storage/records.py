@@ -104,9 +104,20 @@ class JournalEntry(TypedDict, total=False):
     broad: bool
 
 
+# JSON keeps these raw with ensure_ascii=False, and str.splitlines (an editor, a reader)
+# breaks a line on them: escaped, a record stays one line for every reader
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
 def to_line(record: LedgerRecord) -> str:
     """The one serialisation of a record: JSON, keys sorted, UTF-8 kept, one line."""
-    return json.dumps(record, ensure_ascii=False, sort_keys=True)
+    return json.dumps(record, ensure_ascii=False, sort_keys=True).translate(_LINE_BREAKS)
+
+
+def record_lines(text: str) -> list[str]:
+    """A JSONL file's lines, broken at newlines only (a record written before its
+    U+2028 was escaped is still one line)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def from_line(line: str) -> LedgerRecord | None:
