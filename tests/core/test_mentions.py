@@ -272,33 +272,54 @@ def test_which_short_clauses_point_back():
     assert len(clauses("Yesterday, I went to Berlin.")) == len(clauses("When I lived in Leeds, I rented one.")) == 1
 
 
-def test_a_serial_list_is_one_clause_unless_a_subject_follows_its_and():
-    """ "hiking, camping, and fishing" lists items: cut there, a strike for hiking
-    would take camping with it. Before a subject of its own, the ", and" still
-    separates clauses."""
+def test_a_cut_at_a_lists_and_waits_for_a_person():
+    """ "I love hiking, camping, and fishing": cut at its ", and", a strike for hiking
+    takes camping too; read as one clause, a strike of "cooking relaxes me" in "At home,
+    cooking relaxes me, and running keeps me fit" takes the running. Neither reading is
+    made silently: such a cut is proposed, never pre-approved."""
+    from palinode_core.text.units import may_close_a_list
+
+    def closes(sentence: str) -> list[bool]:
+        return [may_close_a_list(sentence, c) for c in clauses(sentence)]
+
     assert [c.text for c in clauses("I love hiking, camping, and fishing with my dad.")] == [
-        "I love hiking, camping, and fishing with my dad."]
-    assert len(clauses("My hobbies are hiking, camping,\n and fishing.")) == 1
-    assert [c.text for c in clauses("I like hiking, camping, and I love to travel.")] == [
-        "I like hiking, camping", "I love to travel."]
-    assert [c.text for c in clauses("They keep bees in the back garden, and the new laptop arrives on Tuesday.")] == [
-        "They keep bees in the back garden", "the new laptop arrives on Tuesday."]
-    assert [c.text for c in clauses("I enjoy reading; swimming, hiking, and biking.")] == [
-        "I enjoy reading", "swimming, hiking, and biking."]
-    # an opening phrase's comma is no list: a clause of its own after the "and" is kept apart
-    assert [c.text for c in clauses("Since March, I live in Berlin, and my sister Anna is a nurse.")] == [
-        "Since March, I live in Berlin", "my sister Anna is a nurse."]
-    assert [c.text for c in clauses("Honestly, I cycle, and Tom drives.")] == ["Honestly, I cycle", "Tom drives."]
-    assert len(clauses("We went hiking, camping, and the kids loved it.")) == 2  # a noun phrase of its own: cut
+        "I love hiking, camping", "fishing with my dad."]
+    assert closes("I love hiking, camping, and fishing with my dad.") == [True, False]
+    assert closes("At home, cooking relaxes me, and running keeps me fit.") == [True, False]
+    assert closes("Since March, I live in Berlin, and my sister Anna is a nurse.") == [False, False]
+    assert closes("They keep bees in the back garden, and the new laptop arrives on Tuesday.") == [False, False]
+    assert closes("I enjoy reading; swimming, hiking, and biking.") == [False, True, False]
+
+
+def test_a_clause_strike_at_a_lists_and_is_proposed_not_preapproved(tmp_path):
+    bodies = {
+        "projects/weekend.md": "Weekend notes. I love hiking, camping, and fishing with my dad. The van is booked.",
+        "projects/berlin.md": "Notes from the move. Since March, I love hiking in the Alps, and my sister Anna is a "
+                              "nurse. The flat has two rooms. The bins go out on Tuesday.",
+        "insights/forget-hiking.md": "Please forget that I love hiking.",
+    }
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"},
+                                body) for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), vectors=False)
+    fplan = session.plan("insights/forget-hiking.md")
+    weekend = fplan.candidate("projects/weekend.md")
+    assert weekend.route == "strike" and not weekend.preapproved
+    assert "may close a list: the reviewer chooses" in weekend.reason
+    berlin = fplan.candidate("projects/berlin.md")  # a clause of its own after the "and": cut, pre-approved
+    assert berlin.route == "strike" and berlin.preapproved
+    assert [s.text for s in berlin.plan.spans] == ["Since March, I love hiking in the Alps, and"]
 
 
 def test_clauses_stay_linear_on_lists_of_any_separator():
     import time
 
+    from palinode_core.text.units import may_close_a_list
+
     timings = []
     for n in (8000, 32000):
         text = "I like a, b" + ",\tand x" * n + "."
         started = time.perf_counter()
-        assert len(clauses(text)) == 1
+        parts = clauses(text)
+        assert len(parts) == n + 1 and sum(may_close_a_list(text, c) for c in parts) == 1
         timings.append(time.perf_counter() - started)
     assert timings[1] < 8 * timings[0] + 0.05  # 4x the text: a quadratic reading takes 16x

@@ -11,7 +11,16 @@ from dataclasses import dataclass, replace
 
 from ..storage.memory import Memory
 from ..text.markdown import Span
-from ..text.units import Unit, clause_span, clause_tail_span, clauses, inner_spans, item_sentences
+from ..text.units import (
+    Clause,
+    Unit,
+    clause_span,
+    clause_tail_span,
+    clauses,
+    inner_spans,
+    item_sentences,
+    may_close_a_list,
+)
 from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from .requests import Request
 from .subject import memory_is_other, relation_of, subject_of
@@ -136,6 +145,14 @@ def _leans_back(clause: str) -> bool:
     return own == 0 or any(w.lower() in _BACK_REFERENCES for w in _CLAUSE_WORD_RE.findall(clause))
 
 
+def _unless_a_list(cut: Cut, sentence: str, before: Clause) -> Cut:
+    """A cut at a ", and" that may close a list ("I love hiking, camping, and fishing")
+    could part its items: never pre-approved, the reviewer chooses."""
+    if not may_close_a_list(sentence, before):
+        return cut
+    return replace(cut, clean=False, note=f"{cut.note}; the ', and' may close a list: the reviewer chooses")
+
+
 def _clauses(
     span: Span, ev: Evidence, request: Request, index: int, body: str, offset: int, checked: bool = False
 ) -> Cut:
@@ -156,11 +173,13 @@ def _clauses(
     unrelated = "; ".join(p.text.strip() for p, r in zip(parts, related, strict=True) if not r)
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
-        return Cut(cut, f"line {span.line + offset}: clause strike keeps {parts[keep].text.strip()!r}", True, ev)
+        note = f"line {span.line + offset}: clause strike keeps {parts[keep].text.strip()!r}"
+        return _unless_a_list(Cut(cut, note, True, ev), span.text, parts[keep - 1])
     opens = related.index(True)  # the related clauses close the sentence: strike its tail
     tail = clause_tail_span(body, span, parts[opens].start, index, checked) if all(related[opens:]) else None
     if tail is not None:
-        return Cut(tail, f"line {span.line + offset}: clause strike keeps {unrelated!r}", True, ev)
+        cut_tail = Cut(tail, f"line {span.line + offset}: clause strike keeps {unrelated!r}", True, ev)
+        return _unless_a_list(cut_tail, span.text, parts[opens - 1]) if opens else cut_tail
     return Cut(
         replace(whole, collateral=unrelated),
         f"line {span.line + offset}: the clause cannot be separated cleanly (it sits between others, spans a line "

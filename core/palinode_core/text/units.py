@@ -25,14 +25,10 @@ _CLAUSE_SEP_RE = re.compile(
 # A comma splice ("I'm a teacher, I like to cook, I am married") separates clauses only
 # between first-person clauses: "Yesterday, I went" is one.
 _FIRST_PERSON_START_RE = re.compile(r"[Ii](?:'m|'ve|'d|'ll)?\s")
-# ", and" closing a list ("hiking, camping, and fishing") joins items, not clauses. Read
-# as a list only when the item before it is short and starts no clause, and what follows
-# starts no clause or noun phrase of its own (a pronoun, a determiner, a name): else cut.
+# A ", and" may close a serial list ("hiking, camping, and fishing") rather than join two
+# clauses: when the item before it is short and opens no clause, a cut there is the
+# reviewer's to make (narrow.py); it is never read as either silently.
 _SUBJECT_START_RE = re.compile(r"(?:[Ii]|[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]here)(?:'\w+)?\s")
-_PHRASE_START_RE = re.compile(
-    r"(?:[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]here|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[Tt]he|"
-    r"[Aa]n?|[Tt]his|[Tt]hat|[Tt]hese|[Tt]hose|[A-Z]\w*)(?:'\w+)?\s"
-)
 _LIST_ITEM_WORDS = 3
 
 
@@ -110,8 +106,6 @@ def clauses(sentence: str) -> list[Clause]:
         start = m.start()
         if m.group("splice") and not _FIRST_PERSON_START_RE.match(sentence, cursor):
             continue
-        if _closes_a_list(sentence, cursor, m):
-            continue
         if sentence[start] == ";":
             while start > done and sentence[start - 1].isspace():
                 start -= 1
@@ -123,18 +117,15 @@ def clauses(sentence: str) -> list[Clause]:
     return out
 
 
-def _closes_a_list(sentence: str, cursor: int, sep: re.Match[str]) -> bool:
-    """``sep`` is the ", and" of a serial list ("I love hiking, camping, and fishing"),
-    not a clause boundary ("Since March, I live in Berlin, and my sister is a nurse")."""
-    if sep.group().split()[-1] != "and" or _PHRASE_START_RE.match(sentence, sep.end()):
+def may_close_a_list(sentence: str, clause: Clause) -> bool:
+    """The separator after ``clause`` is a ", and" that may close a serial list: a
+    comma inside the clause, and a short item after it that opens no clause."""
+    separator = sentence[clause.end : clause.sep_end]
+    if not separator.startswith(",") or separator.split()[-1:] != ["and"]:
         return False
-    # the comma before the item: searched back from the separator, it stops at the one
-    # before (every separator holds a comma), so each stretch is read once (linear)
-    comma = sentence.rfind(",", cursor, sep.start())
-    if comma < 0:
-        return False
-    item = sentence[comma + 1 : sep.start()]
-    return len(item.split()) <= _LIST_ITEM_WORDS and not _SUBJECT_START_RE.match(item.lstrip() + " ")
+    comma = clause.text.rfind(",")
+    item = clause.text[comma + 1 :]
+    return comma >= 0 and len(item.split()) <= _LIST_ITEM_WORDS and not _SUBJECT_START_RE.match(item.lstrip() + " ")
 
 
 # A list item's sentence ends at a terminator (and any closing quotes or brackets)
