@@ -116,7 +116,7 @@ def test_requests_name_who_decided_last_and_why(tmp_path):
     lines = _run("requests", str(store)).stdout.splitlines()
     assert lines[0].split()[-2:] == ["last", "decision"]
     tea = next(line for line in lines if "insights/forget-tea.md" in line)
-    assert tea.startswith("dismissed") and "Test Author: a duplicate of berlin \\x1b[2J applied insights/forget-berlin.md" in tea
+    assert tea.startswith("dismissed") and "Test Author: a duplicate of berlin \\x1b[2J\\napplied    insights/forget-berlin.md" in tea
     assert not any(line.startswith("applied    insights/forget-berlin") for line in lines)  # no forged row
     assert "dismiss 20" in tea and "<" not in tea and "\x1b" not in tea  # the name; the email is in --json
     gym = next(line for line in lines if "insights/forget-gym.md" in line)
@@ -157,3 +157,9 @@ def test_generic_text_never_prints_a_python_repr(tmp_path):
     assert "changes: yes" in preview and "selected=yes" in preview
     for text in (history, preview, _run("show", str(store), "insights/pref-gym.md").stdout):
         assert not any(token in text for token in ("{'", "['", "True", "False")), text
+    # a frontmatter value holding newlines cannot print lines of its own
+    pref = store / "insights/pref-gym.md"
+    pref.write_text(pref.read_text().replace("type: Insight", 'type: Insight\nzz: "x\\nstruck: yes\\u2028retired: by you"'))
+    shown = _run("show", str(store), "insights/pref-gym.md").stdout
+    assert "zz=x\\nstruck: yes\\u2028retired: by you" in shown
+    assert [line for line in shown.splitlines() if line.startswith(("struck:", "retired:"))] == ["struck: no", "retired: "]

@@ -611,6 +611,27 @@ def test_a_skip_worktree_file_is_never_half_committed(tmp_path):
     assert (root / "people/ann.md").read_text() == ANN and not (root / "people/ann-history.md").exists()
 
 
+def test_an_edit_git_is_told_not_to_look_at_is_never_committed_as_ours(tmp_path):
+    """`git status` skips an assume-unchanged file, so someone's edit there went into
+    our archive commit: the file is compared with git's index instead, and refused."""
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN, "people/bob.md": BOB})
+    git(root, "update-index", "--assume-unchanged", "--", "people/ann.md")
+    (root / "people/ann.md").write_text(ANN + "\nMY PRIVATE DRAFT\n")
+    before = git(root, "rev-parse", "HEAD")
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "assume-unchanged or skip-worktree" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and git(root, "rev-parse", "HEAD") == before
+    assert (root / "people/ann.md").read_text() == ANN + "\nMY PRIVATE DRAFT\n"
+    git(root, "update-index", "--no-assume-unchanged", "--", "people/ann.md")
+    git(root, "checkout", "--", "people/ann.md")
+    git(root, "update-index", "--assume-unchanged", "--", "people/ann.md")  # marked, but unedited: applied
+    done = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "status: archived" in git(root, "show", "HEAD:people/ann.md")
+
+
 def test_a_git_without_batch_check_z_still_records_each_commit(tmp_path):
     """git before 2.38 has no `cat-file --batch-check -z`: HEAD is read path by path."""
     import shutil

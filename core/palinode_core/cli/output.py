@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..text.sanitize import printable, safe_json
-from .textout import Text, p
+from .textout import Text, one_line, p
 
 
 def _plan_text(out: Text, plan: dict[str, Any]) -> None:
@@ -311,32 +311,32 @@ def _generic(out: Text, data: dict[str, Any]) -> None:
             else:
                 out.add(p(value).rstrip())
         elif isinstance(value, list):
-            out.add(f"{p(key)}: ({len(value)})")
+            out.add(f"{one_line(p(key))}: ({len(value)})")
             for item in value:
                 out.add(
                     "  - "
                     + (
-                        ", ".join(f"{p(k)}={_flat(v)}" for k, v in item.items())
+                        ", ".join(f"{one_line(p(k))}={_flat(v)}" for k, v in item.items())
                         if isinstance(item, dict)
                         else _flat(item)
                     )
                 )
         elif isinstance(value, dict):
-            out.add(f"{p(key)}: " + ", ".join(f"{p(k)}={_flat(v)}" for k, v in value.items()))
+            out.add(f"{one_line(p(key))}: " + ", ".join(f"{one_line(p(k))}={_flat(v)}" for k, v in value.items()))
         else:
-            out.add(f"{p(key)}: {_flat(value)}")
+            out.add(f"{one_line(p(key))}: {_flat(value)}")
 
 
 def _flat(value: Any) -> str:
     """A nested value on one line for a person (a commit's trailers, a list of
     paths), never a Python repr: "(Forget-Request: a.md; Retraction-Id: 1f)"."""
     if isinstance(value, dict):
-        return "(" + "; ".join(f"{p(k)}: {_flat(v)}" for k, v in value.items()) + ")"
+        return "(" + "; ".join(f"{one_line(p(k))}: {_flat(v)}" for k, v in value.items()) + ")"
     if isinstance(value, (list, tuple)):
         return "[" + "; ".join(_flat(v) for v in value) + "]"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return p(value)
+    return one_line(p(value).rstrip("\n"))  # a history line's own newline is no content
 
 
 _RENDERERS: dict[str, Callable[[Text, dict[str, Any]], None]] = {

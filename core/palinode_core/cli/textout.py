@@ -44,7 +44,7 @@ class Text:
         one line (a note's newline never makes a row of its own)."""
         if not rows:
             return
-        rows = [[" ".join(cell.split()) if any(c in cell for c in "\n\r\t") else cell for cell in r] for r in rows]
+        rows = [[one_line(cell) for cell in r] for r in rows]
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
         self.add(
             indent + self.style("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), "head")
@@ -116,6 +116,12 @@ class Text:
 
     def render(self) -> str:
         return "\n".join(self.lines)
+
+
+def one_line(text: str) -> str:
+    """Printable text kept to one line: a newline or tab shown as ``\\n``/``\\t``
+    (a name holding one stays that name; a note never makes a row of its own)."""
+    return text.replace("\n", "\\n").replace("\t", "\\t") if "\n" in text or "\t" in text else text
 
 
 def p(value: Any) -> str:

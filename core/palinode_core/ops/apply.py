@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import GitError, PalinodeError, StalePlan, UncommittedEdits
 from ..storage import safeio
+from ..storage.gitparse import blob_id
 from ..storage.gitstore import GitCommandFailed
 from ..storage.store import Store
 from ..storage.textio import atomic_write
@@ -192,6 +193,19 @@ def commit_files(
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
         index_before, plain = store.git.index_state(rels)
+        hidden = [  # git status does not look at an entry so marked: compare the file with the index
+            f["rel"]
+            for f in files
+            if f["rel"] in index_before
+            and f["rel"] not in plain
+            and index_before[f["rel"]][2] == "0"
+            and blob_id(f["before"], index_before[f["rel"]][1]) != index_before[f["rel"]][1]
+        ]
+        if hidden:
+            raise UncommittedEdits(
+                f"{', '.join(hidden)} differ from git's index, which is marked not to look at them "
+                "(assume-unchanged or skip-worktree): commit, stash or unmark them first; nothing was changed"
+            )
         # The id travels in the commit, so a record names the operation whatever its sha becomes
         # after a rebase; journaled with the message, so a recovered commit carries the same id.
         at = store.now().isoformat()

@@ -63,12 +63,20 @@ class HeadObjects:
         blob = self.blobs.get(path)
         if text is None or blob is None or self.commit is None:
             return text is None and blob is None
-        try:
-            data = text.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            return False  # could never have been written
-        digest = hashlib.sha256 if len(self.commit) == 64 else hashlib.sha1  # the repository's object format
-        return digest(b"blob %d\0" % len(data) + data).hexdigest() == blob
+        return blob_id(text, blob) == blob
+
+
+def blob_id(text: str | None, like: str) -> str | None:
+    """git's object id of ``text`` as a file, in the object format of the id ``like``
+    (SHA-256 when it is 64 digits); None for no file or text no file could hold."""
+    if text is None:
+        return None
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return None  # could never have been written
+    digest = hashlib.sha256 if len(like) == 64 else hashlib.sha1
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _names(paths: list[str]) -> list[bytes]:
@@ -100,3 +108,15 @@ def parse_batch_check(out: bytes, paths: list[str]) -> HeadObjects:
         ids.append(fields[0].decode("ascii") if fields[1] == kind else None)
         at = end + 1
     return HeadObjects(ids[0], dict(zip(paths, ids[1:], strict=True)))
+
+
+def git_complaint(text: str) -> str:
+    """git's own sentence about what went wrong: the last ``fatal:``/``error:``
+    line (not a trailing hint), whole, with control characters made visible."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    chosen = (
+        [line for line in lines if line.startswith(("fatal:", "error:"))]
+        or [line for line in lines if not line.startswith("hint:")]  # git's advice is not the reason
+        or lines
+    )
+    return escape_control(chosen[-1]) if chosen else ""

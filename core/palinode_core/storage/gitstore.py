@@ -25,7 +25,7 @@ from ..errors import GitError
 from . import safeio
 from . import trust as trust_mod
 from .commits import Commit, commit_message, escape_control
-from .gitparse import LOG_ARGS, SHA_RE, HeadObjects, batch_check_input, parse_batch_check, parse_log
+from .gitparse import LOG_ARGS, SHA_RE, HeadObjects, batch_check_input, git_complaint, parse_batch_check, parse_log
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -44,14 +44,6 @@ class GitCommandFailed(GitError):
     def __init__(self, args: list[str], status: int, stdout: str, stderr: str):
         super().__init__(f"git {args[0] if args else ''} failed: {git_complaint(stderr + stdout) or f'exit {status}'}")
         self.args_run, self.status, self.stdout, self.stderr = args, status, stdout, stderr
-
-
-def git_complaint(text: str) -> str:
-    """git's own sentence about what went wrong: the last ``fatal:``/``error:``
-    line (not a trailing hint), whole, with control characters made visible."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    chosen = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
-    return escape_control(chosen[-1]) if chosen else ""
 
 
 def _repo_lock(root: str) -> threading.Lock:
@@ -430,7 +422,7 @@ class GitStore:
 
     def _object_id(self, name: str) -> str | None:
         try:
-            return self.run("rev-parse", "--verify", "-q", "--end-of-options", name, read=True).strip() or None
+            return self.run("rev-parse", "--verify", "-q", name, read=True).strip() or None  # "HEAD...": no option
         except GitCommandFailed:
             return None
 

@@ -1,6 +1,7 @@
 """Memory text is data. Before it reaches a terminal, every character that
 could act (C0/C1 controls including ESC and CSI, DEL, bidi overrides,
-zero-width characters) is shown as a visible escape instead."""
+zero-width characters, the Unicode line and paragraph separators) is shown
+as a visible escape instead."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 # a lone surrogate too: it cannot be written to a terminal, and would fail the whole write
 _UNSAFE_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
 
 
