@@ -607,7 +607,7 @@ def test_a_skip_worktree_file_is_never_half_committed(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
                           capture_output=True, text=True)
     commits = git(root, "log", "--format=%s", f"{before.strip()}..HEAD").splitlines()
-    assert not any(c.startswith("palinode archive") for c in commits), (proc.stderr, commits)
+    assert not commits and "people/ann.md marked skip-worktree" in proc.stderr, (proc.stderr, commits)
     assert (root / "people/ann.md").read_text() == ANN and not (root / "people/ann-history.md").exists()
 
 
@@ -620,7 +620,7 @@ def test_an_edit_git_is_told_not_to_look_at_is_never_committed_as_ours(tmp_path)
     before = git(root, "rev-parse", "HEAD")
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "archive", str(root), "people/ann.md", "--yes"],
                           capture_output=True, text=True)
-    assert proc.returncode == 1 and "assume-unchanged or skip-worktree" in proc.stderr
+    assert proc.returncode == 1 and "people/ann.md differ from the last commit but are marked assume-unchanged" in proc.stderr
     assert proc.stderr.count("\n") == 1 and git(root, "rev-parse", "HEAD") == before
     assert (root / "people/ann.md").read_text() == ANN + "\nMY PRIVATE DRAFT\n"
     git(root, "update-index", "--no-assume-unchanged", "--", "people/ann.md")
@@ -649,3 +649,17 @@ def test_a_git_without_batch_check_z_still_records_each_commit(tmp_path):
                           env={**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["commit"] == git(root, "rev-parse", "HEAD").strip()
+
+
+def test_an_assume_unchanged_file_is_compared_as_git_would_store_it():
+    """Under core.autocrlf the worktree holds CRLF and the index LF: no edit."""
+    from palinode_core.errors import UncommittedEdits
+    from palinode_core.ops.apply import _refuse_marked
+    from palinode_core.storage.gitparse import blob_id
+
+    stored = blob_id("a\nb\n", "0" * 40)
+    index = {"people/a.md": ["100644", stored, "0"]}
+    _refuse_marked([{"rel": "people/a.md", "before": "a\r\nb\r\n"}], index, {"people/a.md": "h"})
+    with pytest.raises(UncommittedEdits, match="assume-unchanged"):
+        _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "h"})
+    _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "H"})  # status sees it

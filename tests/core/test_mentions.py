@@ -289,6 +289,9 @@ def test_a_cut_at_a_lists_and_waits_for_a_person():
     assert closes("Since March, I live in Berlin, and my sister Anna is a nurse.") == [False, False]
     assert closes("They keep bees in the back garden, and the new laptop arrives on Tuesday.") == [False, False]
     assert closes("I enjoy reading; swimming, hiking, and biking.") == [False, True, False]
+    for sentence in ("On weekends, Tom cooks, and I clean the flat.", "Honestly, work is stressful, and I sleep badly.",
+                     "I love hiking, camping, and I also play the guitar.", "Usually, my partner drives, and we share."):
+        assert closes(sentence) == [False, False], sentence  # no list goes on with a subject of its own
 
 
 def test_a_clause_strike_at_a_lists_and_is_proposed_not_preapproved(tmp_path):

@@ -100,3 +100,14 @@ def test_a_record_holding_a_line_separator_stays_one_record(tmp_path, separator)
     # a record written raw (before this escaping) is still read as one line
     raw = json.dumps({"action": "dismiss", "note": f"x{separator}y"}, ensure_ascii=False)
     assert records.record_lines(raw + "\n") == [raw, ""]
+
+
+def test_a_line_separator_in_a_value_is_no_line_of_its_own_anywhere():
+    """git's lines are newline-separated: a U+2028 in a request path cannot forge a
+    trailer, nor one in an old raw ledger record read as a merge conflict."""
+    from palinode_core.storage.commits import parse_trailers
+
+    assert parse_trailers("Forget-Request: insights/forget-a\u2028Undoes: 1234567.md\nOperation-Id: x\r") == {
+        "Forget-Request": "insights/forget-a\u2028Undoes: 1234567.md", "Operation-Id": "x"}
+    raw = json.dumps({"action": "dismiss", "note": "old note\u2028=======\u2029x"}, ensure_ascii=False)
+    assert not any(line.startswith("=======") for line in records.record_lines(raw + "\n"))

@@ -12,6 +12,7 @@ from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL, parse_ledger, unbeliev
 from ..ops import journal
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
+from ..storage.records import record_lines
 from ..storage.store import AUDIT_DIR, Store
 from ..text.history import parse_entries
 from ..text.markdown import MARKER_RE, struck_spans
@@ -52,7 +53,7 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
             for rel in store.git.unmerged()
         ]
     ledger = store.read_text(LEDGER_REL) or ""
-    conflicted = any(line.startswith(CONFLICT_MARKERS) for line in ledger.splitlines())
+    conflicted = any(line.startswith(CONFLICT_MARKERS) for line in record_lines(ledger))
     if conflicted:
         problems.append(
             Problem(

@@ -132,6 +132,31 @@ def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
         raise UncommittedEdits(f"commit or stash your edits to {', '.join(dirty)} first; nothing was changed")
 
 
+def _refuse_marked(files: list[dict[str, Any]], index: dict[str, list[str]], tags: dict[str, str]) -> None:
+    """An index entry git is told not to look at: skip-worktree (git will not stage it), or
+    assume-unchanged holding an edit `git status` does not report (it would be committed as ours)."""
+    skipped = [f["rel"] for f in files if tags.get(f["rel"]) == "S"]
+    if skipped:
+        raise UncommittedEdits(
+            f"{', '.join(skipped)} marked skip-worktree (outside a sparse checkout): git will not stage it; "
+            "unmark it first; nothing was changed"
+        )
+    hidden = []
+    for f in files:
+        entry = index.get(f["rel"])
+        if entry is None or tags.get(f["rel"]) == "H" or entry[2] != "0":
+            continue
+        text = f["before"]
+        # as git's own line-ending conversion (core.autocrlf, eol) would store it
+        if entry[1] not in (blob_id(text, entry[1]), blob_id(text and text.replace("\r\n", "\n"), entry[1])):
+            hidden.append(f["rel"])
+    if hidden:
+        raise UncommittedEdits(
+            f"{', '.join(hidden)} differ from the last commit but are marked assume-unchanged, so git status "
+            "does not say so: commit, stash or unmark them first; nothing was changed"
+        )
+
+
 def _has_commit(store: Store) -> bool:
     try:
         return bool(store.git.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip())
@@ -192,20 +217,8 @@ def commit_files(
     name = meta.get("target") or rels[0]
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
-        index_before, plain = store.git.index_state(rels)
-        hidden = [  # git status does not look at an entry so marked: compare the file with the index
-            f["rel"]
-            for f in files
-            if f["rel"] in index_before
-            and f["rel"] not in plain
-            and index_before[f["rel"]][2] == "0"
-            and blob_id(f["before"], index_before[f["rel"]][1]) != index_before[f["rel"]][1]
-        ]
-        if hidden:
-            raise UncommittedEdits(
-                f"{', '.join(hidden)} differ from git's index, which is marked not to look at them "
-                "(assume-unchanged or skip-worktree): commit, stash or unmark them first; nothing was changed"
-            )
+        index_before, tags = store.git.index_state(rels)
+        _refuse_marked(files, index_before, tags)
         # The id travels in the commit, so a record names the operation whatever its sha becomes
         # after a rebase; journaled with the message, so a recovered commit carries the same id.
         at = store.now().isoformat()
@@ -231,7 +244,7 @@ def commit_files(
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
         # a plain index entry is committed from the worktree with no `git add` first
-        add_first = [rel for rel in rels if rel not in plain or index_before[rel][2] != "0"]
+        add_first = [rel for rel in rels if tags.get(rel) != "H" or index_before[rel][2] != "0"]
         sha = store.git.commit(
             rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}, add_first=add_first
         )

@@ -28,7 +28,8 @@ class Commit:
 
 def parse_trailers(body: str) -> dict[str, str]:
     trailers: dict[str, str] = {}
-    for line in body.splitlines():
+    for line in body.split("\n"):  # git's lines: a U+2028 in a value is no line of its own
+        line = line.removesuffix("\r")
         key, sep, value = line.partition(": ")
         if sep and key and " " not in key and key[0].isupper():
             trailers[key] = value.strip()

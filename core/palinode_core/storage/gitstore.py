@@ -373,23 +373,21 @@ class GitStore:
         """``git ls-files -s`` of each path: [mode, blob, stage] per path that is in the index."""
         return self.index_state(paths)[0]
 
-    def index_state(self, paths: list[str]) -> tuple[dict[str, list[str]], set[str]]:
-        """``index_entries``, and the paths that are plain entries (no skip-worktree or
-        assume-unchanged bit): the ones a pathspec commit takes from the worktree as they are."""
+    def index_state(self, paths: list[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """``index_entries``, and each entry's ``ls-files -v`` tag: "H" a plain entry (a pathspec
+        commit takes it from the worktree as it is), "S" skip-worktree, "h" assume-unchanged."""
         try:
             out = self.run("ls-files", "-s", "-v", "-z", "--", *paths, read=True)
         except GitCommandFailed as exc:
             raise GitError(f"git could not read its index: {str(exc.stderr or exc).strip()}") from None
         entries: dict[str, list[str]] = {}
-        plain: set[str] = set()
+        tags: dict[str, str] = {}
         for record in out.split("\0"):
             meta, tab, path = record.partition("\t")
             if tab and path in paths:
-                tag, _, fields = meta.partition(" ")
+                tags[path], _, fields = meta.partition(" ")
                 entries[path] = fields.split(" ")
-                if tag == "H":
-                    plain.add(path)
-        return entries, plain
+        return entries, tags
 
     def set_index_entry(self, path: str, entry: list[str] | None) -> None:
         """Put one index entry back as it was (``None``: not in the index), without touching the file."""

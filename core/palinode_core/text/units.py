@@ -119,10 +119,13 @@ def clauses(sentence: str) -> list[Clause]:
 
 def may_close_a_list(sentence: str, clause: Clause) -> bool:
     """The separator after ``clause`` is a ", and" that may close a serial list: a
-    comma inside the clause, and a short item after it that opens no clause."""
+    comma inside the clause, a short item after it that opens no clause, and no
+    subject after the "and"."""
     separator = sentence[clause.end : clause.sep_end]
     if not separator.startswith(",") or separator.split()[-1:] != ["and"]:
         return False
+    if _SUBJECT_START_RE.match(sentence, clause.sep_end):
+        return False  # "..., and I clean the flat": no list goes on with a subject of its own
     comma = clause.text.rfind(",")
     item = clause.text[comma + 1 :]
     return comma >= 0 and len(item.split()) <= _LIST_ITEM_WORDS and not _SUBJECT_START_RE.match(item.lstrip() + " ")
