@@ -663,3 +663,21 @@ def test_an_assume_unchanged_file_is_compared_as_git_would_store_it():
     with pytest.raises(UncommittedEdits, match="assume-unchanged"):
         _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "h"})
     _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "H"})  # status sees it
+
+
+def test_an_archive_under_autocrlf_commits_and_leaves_nothing_staged(tmp_path):
+    """With core.autocrlf the worktree holds CRLF and git stores LF: HEAD holds what was
+    written as git converts it. It had been taken for a rival's revert: the archive was
+    committed, then half put back, and the memory's revert left staged."""
+    root = make_git_store(tmp_path / "s", {"people/ann.md": ANN, "people/bob.md": BOB})
+    git(root, "config", "core.autocrlf", "true")
+    (root / "people/ann.md").unlink()
+    git(root, "checkout", "--", "people/ann.md")
+    assert b"\r\n" in (root / "people/ann.md").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "archive", str(root), "people/ann.md",
+                           "--yes"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert "status: archived\n" in git(root, "show", "HEAD:people/ann.md")
+    assert git(root, "status", "--porcelain") == "" and git(root, "log", "--format=%s", "-1").startswith(
+        "palinode archive")

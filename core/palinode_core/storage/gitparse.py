@@ -63,7 +63,8 @@ class HeadObjects:
         blob = self.blobs.get(path)
         if text is None or blob is None or self.commit is None:
             return text is None and blob is None
-        return blob_id(text, blob) == blob
+        # or as git's own line-ending conversion (core.autocrlf, eol) stores CRLF text
+        return blob in (blob_id(text, blob), blob_id(text.replace("\r\n", "\n"), blob))
 
 
 def blob_id(text: str | None, like: str) -> str | None:
