@@ -184,7 +184,7 @@ def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
     if reopen or not any(d.get("request") == request_path and d.get("action") == "dismiss" for d in read_ledger(store)):
         return  # no dismissal on file: history (a git log) need not be asked which records it backs
     last = last_decision(store, request_path)
-    if reopen or last is None or last.get("action") != "dismiss":
+    if last is None or last.get("action") != "dismiss":
         return
     note = f" ({str(last.get('note'))[:120]!r})" if last.get("note") else ""
     raise UsageError(

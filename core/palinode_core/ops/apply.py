@@ -135,7 +135,7 @@ def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
 def _refuse_marked(files: list[dict[str, Any]], index: dict[str, list[str]], tags: dict[str, str]) -> None:
     """An index entry git is told not to look at: skip-worktree (git will not stage it), or
     assume-unchanged holding an edit `git status` does not report (it would be committed as ours)."""
-    skipped = [f["rel"] for f in files if tags.get(f["rel"]) == "S"]
+    skipped = [f["rel"] for f in files if tags.get(f["rel"], "").upper() == "S"]  # "s": also assume-unchanged
     if skipped:
         raise UncommittedEdits(
             f"{', '.join(skipped)} marked skip-worktree (outside a sparse checkout): git will not stage it; "

@@ -295,8 +295,8 @@ class GitStore:
         the new sha, or None when there was nothing to commit. Retries while
         another process holds ``index.lock``. ``add_first``: the paths a pathspec
         commit cannot take from the worktree as they are (not in the index, or
-        flagged skip-worktree / assume-unchanged); None: not known, all are added. ``head_after_commit`` then holds HEAD's commit and
-        each path's blob in it, read in one more process."""
+        flagged skip-worktree / assume-unchanged); None: not known, all are added.
+        ``head_after_commit`` then holds HEAD's commit and each path's blob in it."""
         message = commit_message(subject, trailers)
         self._refuse_untrusted_signing()
         self._refuse_untrusted_filters(paths)

@@ -204,15 +204,7 @@ class SnapshotGit(GitStore):
     def preflight(self) -> None:
         raise ReadOnlyError(refusal(self.as_of))
 
-    def commit(
-        self,
-        paths: list[str],
-        subject: str,
-        trailers: dict[str, str] | None = None,
-        attempts: int = 5,
-        *,
-        add_first: list[str] | None = None,
-    ) -> str | None:
+    def commit(self, *args: object, **kwargs: object) -> str | None:  # whatever it is asked: refused
         raise ReadOnlyError(refusal(self.as_of))
 
 

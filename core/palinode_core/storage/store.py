@@ -226,14 +226,9 @@ class Store:
             hit = cached.pop(rel, None)
             if st is None:
                 continue  # vanished while listing
-            # stamp_of and paths.is_history inlined: this runs once per file on every reopen
-            if (
-                hit is not None
-                and (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) == hit[0]
-                and stat_mod.S_ISREG(st.st_mode)
-            ):
+            if hit is not None and stat_mod.S_ISREG(st.st_mode) and stamp_of(st) == hit[0]:
                 memory = Memory.from_cache(rel, hit[1], hit[2], hit[0], partial(load, rel, abs_path))
-                (history if rel.endswith(paths.HISTORY_SUFFIX) else memories)[rel] = memory
+                (history if paths.is_history(rel) else memories)[rel] = memory
                 continue
             fresh = self._scan_one(result, rel, abs_path)
             if fresh is None:
