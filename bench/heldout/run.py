@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from palinode_core.forget.selection import Choice
 from palinode_core.search.embed import Embedder
 from palinode_core.session import Session
 from palinode_core.storage.paths import is_history
@@ -162,8 +163,8 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
         f"{req}: {path}: {text!r}"
         for req, plan in plans.items()
         for path, text in meaning_only(plan)
-        if m.para_files.get(path) != req and not any(q == path and r == req and norm(t) in norm(text)
-                                                     for q, t, r in m.para_sents)
+        if m.para_files.get(path) != req
+        and not any(q == path and r == req and norm(t) in norm(text) for q, t, r in m.para_sents)
     )
     planted = expected | set(m.distractors) | m.busy | set(m.requests)
     bystanders = sorted(p for p in f.archived | {p for p, s in f.struck.items() if s} if p not in planted)
@@ -171,10 +172,7 @@ def score(root: Path, m: Manifest, plans: dict[str, dict[str, Any]]) -> dict[str
     summaries = 0
     for p, text, req in m.summaries:
         rows = [
-            r
-            for e in ledger
-            if e.get("action") == "residue" and e.get("request") == req
-            for r in e.get("mentions", [])
+            r for e in ledger if e.get("action") == "residue" and e.get("request") == req for r in e.get("mentions", [])
         ]
         summaries += any(r["path"] == p and norm(text) in norm(r["text"]) for r in rows)
     return {
@@ -228,8 +226,26 @@ def _ledger(root: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def run(seed: int, resolver: str, embedder: Embedder, tmp: Path) -> dict[str, Any]:
-    root = tmp / f"seed{seed}-{resolver}"
+def accept_every_proposal(root: Path, req: str, resolver: str, embedder: Embedder) -> None:
+    """What a reviewer who approves every proposal gets: each target the plan
+    proposes (archive or strike), every proposed sentence or clause of it."""
+    session = Session.open(root, embedder=embedder)
+    try:
+        fplan = session.plan(req, resolver=resolver, verified=False)
+        selection = {
+            c.path: Choice(
+                approved=True, spans=frozenset(s.index for s in c.plan.spans) if c.route == "strike" else None
+            )
+            for c in fplan.actionable
+            if c.plan is not None and c.plan.changes
+        }
+        session.apply_forget(fplan, selection)
+    finally:
+        session.close()
+
+
+def run(seed: int, resolver: str, embedder: Embedder, tmp: Path, accept: str = "yes") -> dict[str, Any]:
+    root = tmp / f"seed{seed}-{resolver}-{accept}"
     m = build(root, seed)
     indexed = cli(root, "index")
     before, _ = leakage(root, m, embedder)
@@ -237,7 +253,10 @@ def run(seed: int, resolver: str, embedder: Embedder, tmp: Path) -> dict[str, An
     plans = {}
     for req in m.requests:
         plans[req] = cli(root, "plan", req, "--resolver", resolver)
-        cli(root, "apply", req, "--resolver", resolver, "--yes")
+        if accept == "all":
+            accept_every_proposal(root, req, resolver, embedder)
+        else:
+            cli(root, "apply", req, "--resolver", resolver, "--yes")
     seconds = round(time.perf_counter() - t0, 1)
     result = score(root, m, plans)
     after, leaked = leakage(root, m, embedder)
@@ -246,7 +265,7 @@ def run(seed: int, resolver: str, embedder: Embedder, tmp: Path) -> dict[str, An
     said = {r for r, p in plans.items() if p.get("would_still_surface")}
     return {
         "seed": seed,
-        "resolver": resolver,
+        "resolver": resolver if accept == "yes" else f"{resolver}, every proposal approved",
         **result,
         "leakage_before": before,
         "leakage_after": after,
@@ -263,12 +282,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resolver", default="thorough")
     ap.add_argument("--out", default="bench/out/heldout.md")
     ap.add_argument("--details", action="store_true", help="also print every miss, touch and leak")
+    ap.add_argument(
+        "--accept",
+        default="yes",
+        help="yes: `apply --yes` (pre-approved only); all: a reviewer approving every proposal; both: a row each",
+    )
     args = ap.parse_args(argv)
     embedder = Embedder()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for resolver in args.resolver.split(","):
-            rows.append(run(args.seed, resolver, embedder, Path(tmp)))
+        for resolver, accept in (
+            (r, a)
+            for r in args.resolver.split(",")
+            for a in (("yes", "all") if args.accept == "both" else (args.accept,))
+        ):
+            rows.append(run(args.seed, resolver, embedder, Path(tmp), accept))
             if args.details:
                 for key in ("_missed", "_bystanders", "_touched", "_meaning_false", "_leaked"):
                     for line in rows[-1][key]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from helpers import Clock, make_git_store, palinode_file
 
-from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from palinode_core.cli.output import render
+from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
 from palinode_core.session import Session
 from palinode_core.text.units import clause_tail_span, clauses, memory_units
 
@@ -311,6 +311,29 @@ def test_a_clause_strike_at_a_lists_and_is_proposed_not_preapproved(tmp_path):
     berlin = fplan.candidate("projects/berlin.md")  # a clause of its own after the "and": cut, pre-approved
     assert berlin.route == "strike" and berlin.preapproved
     assert [s.text for s in berlin.plan.spans] == ["Since March, I love hiking in the Alps, and"]
+
+
+def test_a_list_items_sentence_opened_by_a_dash_begins_like_a_sentence(tmp_path):
+    """A list flattened onto one line ("... unpaid. - The bins moved, and I
+    ...") still has sentences: the closing clause is cut and pre-approved. A
+    sentence opening on a number stays the reviewer's call."""
+    bodies = {
+        "projects/flat.md": "Diary.\n\n- The invoice is unpaid. - The bins moved to Tuesdays, and I build a model "
+                            "railway in the loft. The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
+        "projects/odd.md": "Diary.\n\n- The invoice is unpaid. 30, and I build a model railway in the loft. "
+                           "The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
+        "insights/forget-rail.md": "Please forget that I build a model railway in the loft.",
+    }
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"},
+                                body) for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), vectors=False)
+    fplan = session.plan("insights/forget-rail.md")
+    flat = fplan.candidate("projects/flat.md")
+    assert flat.route == "strike" and flat.preapproved, flat.reason
+    assert [s.text for s in flat.plan.spans] == ["I build a model railway in the loft."]
+    assert "does not begin like a sentence" not in flat.reason
+    odd = fplan.candidate("projects/odd.md")
+    assert "does not begin like a sentence" in odd.reason and not odd.preapproved
 
 
 def test_clauses_stay_linear_on_lists_of_any_separator():

@@ -94,11 +94,17 @@ def _item_sentences(
         notes = [
             f"line {span.line + memory.body_line_offset}: a sentence of a list item struck on its own, the rest of the item kept"
         ]
-        if not text[:1].isupper():  # "30, loves coffee.": where this sentence begins is unsure
+        if not _opens_a_sentence(text):  # "30, loves coffee.": where this sentence begins is unsure
             notes.append("it does not begin like a sentence: the reviewer chooses")
             cut = replace(cut, clean=False)
         cuts.append(replace(cut, note="; ".join(n for n in (*notes, cut.note) if n)))
     return cuts
+
+
+def _opens_a_sentence(text: str) -> bool:
+    """Begins with a capital, maybe after a dash or an opening quote ("- The
+    bins moved.", a list flattened onto one line)."""
+    return text.lstrip("-\u2013\u2014*\u2022\"'\u201c\u2018( ")[:1].isupper()
 
 
 # Words by which a clause points back at what came before it ("and love it", "so do they").
