@@ -7,7 +7,9 @@ preferences. For a range of cuts it counts the paraphrases reached and the
 other units that would be proposed with them. Not a tuning tool: it says
 whether any cut of this kind could reach issue 22's 0.80.
 
-    python -m bench.heldout.ceiling [--seed 1]
+    python -m bench.heldout.ceiling [--seed 1] [--bench heldout|dev2|thorough]
+
+``--bench thorough`` or ``dev2`` measures a dev set, where cuts may be set.
 """
 
 from __future__ import annotations
@@ -25,17 +27,33 @@ from palinode_core.search.unit_index import SIM_FLOOR
 from palinode_core.session import Session
 from palinode_core.text.units import clauses
 
-from .planted import build
+from .planted import SETS, build
 from .run import norm
 
-CUTS = (0.30, 0.33, 0.36, 0.39, 0.42)
+CUTS = (0.30, 0.33, 0.35, 0.36, 0.38, 0.40, 0.42)
 MARGINS = (0.0, 0.08)
 
 
-def measure(seed: int) -> list[str]:
+def _planted(bench: str, root: Path, seed: int) -> tuple[object, dict[str, str], list[tuple[str, str, str]]]:
+    """The manifest, paraphrase files (path -> request) and sentences (path, text, request)."""
+    if bench in SETS:
+        m = build(root, seed, templates_set=bench)
+        return m, dict(m.para_files), list(m.para_sents)
+    from ..thorough.planted import build as build_dev
+
+    dev = build_dev(root, seed)
+
+    def request_of(path: str) -> str:  # insights/<key>-para.md, projects/journal-<key>.md
+        key = Path(path).stem.removesuffix("-para").removeprefix("journal-")
+        return f"insights/forget-{key}.md"
+
+    return dev, {p: request_of(p) for p in dev.para_files}, [(p, t, request_of(p)) for p, t in dev.para_sents]
+
+
+def measure(seed: int, bench: str = "heldout") -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "store"
-        m = build(root, seed)
+        m, para_files, planted_sents = _planted(bench, root, seed)
         embedder = Embedder()
         session = Session.open(root, embedder=embedder)
         session.rescan()
@@ -50,7 +68,7 @@ def measure(seed: int) -> list[str]:
     vecs = np.asarray(embedder.encode(texts))
     prefs = [m.pref_of[r] for r in m.requests]
     sims = vecs @ np.asarray(embedder.encode(prefs)).T
-    para_sents = [(p, norm(t), r) for p, t, r in m.para_sents]
+    para_sents = [(p, norm(t), r) for p, t, r in planted_sents]
     rows = []  # (near, margin, the paraphrase it is, or None)
     by_words: set[object] = set()  # paraphrases inside a unit sharing a word: reached by the words
     for j, req in enumerate(m.requests):
@@ -62,7 +80,7 @@ def measure(seed: int) -> list[str]:
         nsim = (vecs @ vecs[anchors].T).max(axis=1) if anchors else np.zeros(len(texts))
         others = np.delete(sims, j, axis=1).max(axis=1)
         for i, (rel, text) in enumerate(units):
-            para: object = rel if m.para_files.get(rel) == req else None
+            para: object = rel if para_files.get(rel) == req else None
             para = para or next(
                 (k for k, (p, t, r) in enumerate(para_sents) if p == rel and r == req and t in norm(text)), None
             )
@@ -72,9 +90,9 @@ def measure(seed: int) -> list[str]:
                 continue
             near = max(sims[i, j], nsim[i]) if sims[i, j] >= SIM_FLOOR else 0.0
             rows.append((near, near - others[i], para))
-    total = len(m.para_files) + len(m.para_sents)
+    total = len(para_files) + len(para_sents)
     lines = [
-        f"seed {seed}: {total} paraphrases, {len(by_words)} of them inside a unit sharing a word (counted as reached); "
+        f"{bench}, seed {seed}: {total} paraphrases, {len(by_words)} of them inside a unit sharing a word (counted as reached); "
         f"{sum(1 for r in rows if r[2] is None)} other units sharing no word",
         "| nearness cut | margin over other preferences | paraphrases reached | other units proposed |",
         "|---|---|---|---|",
@@ -90,8 +108,9 @@ def measure(seed: int) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bench", choices=(*SETS, "thorough"), default="heldout")
     args = ap.parse_args(argv)
-    print("\n".join(measure(args.seed)))
+    print("\n".join(measure(args.seed, args.bench)))
     return 0
 
 

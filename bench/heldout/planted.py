@@ -4,6 +4,7 @@ preference (a path is no evidence)."""
 
 from __future__ import annotations
 
+import importlib
 import random
 import subprocess
 import textwrap
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from .templates import DIARY, UNRELATED, T
+from . import templates
 
 FILLER_FILE = Path(__file__).with_name("filler.txt")
 
@@ -34,21 +35,27 @@ class Manifest:
     queries: list[tuple[str, str, str]] = field(default_factory=list)  # (request, kind, query)
 
 
-def filler_sentences() -> list[str]:
+def filler_sentences(diary: list[str]) -> list[str]:
     real = [s for s in FILLER_FILE.read_text(encoding="utf-8").splitlines() if s and not s.startswith("#")]
-    return real + DIARY
+    return real + diary
 
 
 def _file(meta: dict, body: str) -> str:
     return f"---\n{yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)}---\n\n{body.strip()}\n"
 
 
-def build(root: Path, seed: int, fillers: int = 150) -> Manifest:
+SETS = ("heldout", "dev2")  # templates.py (the test); templates_dev2.py (a second dev set, for setting cuts)
+
+
+def build(root: Path, seed: int, fillers: int = 150, templates_set: str = "heldout") -> Manifest:
+    t_mod = (
+        templates if templates_set == "heldout" else importlib.import_module(f"{__package__}.templates_{templates_set}")
+    )
     rng = random.Random(seed)
     root.mkdir(parents=True)
     m = Manifest()
     files: dict[str, tuple[dict, str]] = {}
-    filler = filler_sentences()
+    filler = filler_sentences(t_mod.DIARY)
     day = [0]
 
     def put(rel: str, body: str, **meta: object) -> None:
@@ -57,9 +64,9 @@ def build(root: Path, seed: int, fillers: int = 150) -> Manifest:
         cat = rel.split("/")[0]
         files[rel] = ({"id": f"{cat}-{Path(rel).stem}", "category": cat, "created_at": created, **meta}, body)
 
-    unrelated = UNRELATED[:]
+    unrelated = t_mod.UNRELATED[:]
     rng.shuffle(unrelated)
-    for i, t in enumerate(T):
+    for i, t in enumerate(t_mod.T):
         req = f"insights/forget-{i:02d}.md"
         m.requests.append(req)
         m.pref_of[req] = t["pref"]

@@ -30,7 +30,7 @@ from palinode_core.storage.paths import is_history
 from palinode_core.text.markdown import struck_spans
 
 from ..thorough.run import meaning_only
-from .planted import Manifest, build
+from .planted import SETS, Manifest, build
 
 _STRUCK = re.compile(r"~~.*?~~(?: \[RETRACTED [^\]]*\]\.?)?", re.S)
 
@@ -244,9 +244,11 @@ def accept_every_proposal(root: Path, req: str, resolver: str, embedder: Embedde
         session.close()
 
 
-def run(seed: int, resolver: str, embedder: Embedder, tmp: Path, accept: str = "yes") -> dict[str, Any]:
+def run(
+    seed: int, resolver: str, embedder: Embedder, tmp: Path, accept: str = "yes", templates_set: str = "heldout"
+) -> dict[str, Any]:
     root = tmp / f"seed{seed}-{resolver}-{accept}"
-    m = build(root, seed)
+    m = build(root, seed, templates_set=templates_set)
     indexed = cli(root, "index")
     before, _ = leakage(root, m, embedder)
     t0 = time.perf_counter()
@@ -279,6 +281,7 @@ def run(seed: int, resolver: str, embedder: Embedder, tmp: Path, accept: str = "
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--set", choices=SETS, default="heldout", help="dev2: the second dev set, where cuts may be set")
     ap.add_argument("--resolver", default="thorough")
     ap.add_argument("--out", default="bench/out/heldout.md")
     ap.add_argument("--details", action="store_true", help="also print every miss, touch and leak")
@@ -296,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in args.resolver.split(",")
             for a in (("yes", "all") if args.accept == "both" else (args.accept,))
         ):
-            rows.append(run(args.seed, resolver, embedder, Path(tmp), accept))
+            rows.append(run(args.seed, resolver, embedder, Path(tmp), accept, args.set))
             if args.details:
                 for key in ("_missed", "_bystanders", "_touched", "_meaning_false", "_leaked"):
                     for line in rows[-1][key]:
