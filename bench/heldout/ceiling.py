@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from palinode_core.forget.evidence import lexical_evidence, pref_stems_of
+from palinode_core.forget.evidence import lexical_evidence, pref_stems_of, unit_subject
 from palinode_core.forget.gather import ANCHOR_SIM, _units_of
+from palinode_core.forget.subject import memory_is_other
 from palinode_core.search.embed import Embedder
 from palinode_core.search.unit_index import SIM_FLOOR
 from palinode_core.session import Session
@@ -58,13 +59,13 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
         session = Session.open(root, embedder=embedder)
         session.rescan()
         units = [
-            (rel, u.text)
+            (rel, u, memory_is_other(mem.meta, mem.title, mem.category))
             for rel, mem in sorted(session.memories.items())
             if not mem.forget_pref
             for u in _units_of(mem)
         ]
         session.close()
-    texts = [t for _, t in units]
+    texts = [u.text for _, u, _ in units]
     vecs = np.asarray(embedder.encode(texts))
     prefs = [m.pref_of[r] for r in m.requests]
     sims = vecs @ np.asarray(embedder.encode(prefs)).T
@@ -73,13 +74,15 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
     by_words: set[object] = set()  # paraphrases inside a unit sharing a word: reached by the words
     for j, req in enumerate(m.requests):
         stems = pref_stems_of(prefs[j])
-        lex = [lexical_evidence(t, stems, prefs[j])[2] for t in texts]
+        read = [lexical_evidence(t, stems, prefs[j]) for t in texts]
+        lex = [x[2] for x in read]
         anchors = [
             i for i, x in enumerate(lex) if x >= 1.0 and sims[i, j] >= ANCHOR_SIM and len(clauses(texts[i])) == 1
         ]
         nsim = (vecs @ vecs[anchors].T).max(axis=1) if anchors else np.zeros(len(texts))
         others = np.delete(sims, j, axis=1).max(axis=1)
-        for i, (rel, text) in enumerate(units):
+        for i, (rel, unit, other) in enumerate(units):
+            text = unit.text
             para: object = rel if para_files.get(rel) == req else None
             para = para or next(
                 (k for k, (p, t, r) in enumerate(para_sents) if p == rel and r == req and t in norm(text)), None
@@ -89,6 +92,8 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
                     by_words.add(para)
                 continue
             near = max(sims[i, j], nsim[i]) if sims[i, j] >= SIM_FLOOR else 0.0
+            if near and (read[i][1] or unit_subject(unit, other, stems, prefs[j]) == "other"):
+                near = 0.0  # its words sit inside a name, or it is someone else's fact: the resolver's guards
             rows.append((near, near - others[i], para))
     total = len(para_files) + len(para_sents)
     lines = [
