@@ -78,6 +78,11 @@ def evidence_text(cand: Candidate, pref: str) -> Text:
         text.append("\n    ")
         text.append_text(plain(ev.text, "italic"))
         text.append("\n")
+        if ev.weak:
+            text.append(
+                f"    below the usual cut: number {ev.weak} of the nearest in meaning, shown so you decide\n",
+                style="dim",
+            )
         if ev.neighbour:
             near = "" if ev.neighbour_similarity is None else f" ({ev.neighbour_similarity:.2f})"
             text.append(f"    nearest sentence that states it{near}: ", style="dim")

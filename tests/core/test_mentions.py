@@ -221,8 +221,45 @@ def test_a_paraphrase_in_the_middle_band_is_proposed_and_waits(tmp_path, embedde
         assert not ev.shared and 0.42 <= max(ev.similarity, ev.neighbour_similarity or 0) < 0.47
         assert not ev.preapproved and not routes[rel].preapproved
     assert routes["insights/rowing.md"].preapproved
-    house = routes.get("projects/house.md")
-    assert house is None or not any(e.carries for e in house.evidence)
+    house = routes.get("projects/house.md")  # filler 0.37 near: at most a weak proposal, waiting for a person
+    assert house is None or (not house.preapproved and all(e.weak for e in house.evidence if e.carries))
+
+
+def test_below_the_cut_only_the_two_nearest_in_meaning_are_proposed_weak_and_wait(tmp_path, embedder):
+    """Below the paraphrase cut (0.42) meaning is as near as noise ("The boiler service is booked
+    for the weekend." is 0.37 from rowing on Saturdays): only the two nearest sentences read are
+    proposed, labelled weak, never pre-approved; the third stays out. A weak sentence inside the
+    memory about the preference does not stop its archive being pre-approved."""
+    bodies = {
+        "insights/rowing.md": "I row on the river on Saturdays with the club.",
+        "insights/about.md": "Rows on the river every weekend. Rows with the club on Saturdays. "
+                             "Has a sore back most Sunday evenings.",  # nearness 0.352 (real model)
+        "projects/boiler.md": "The boiler service is booked for the weekend.",  # 0.367
+        "projects/dog.md": "Walks the dog along the canal at the weekend.",  # 0.344
+        "projects/budget.md": FILLER,
+        "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
+    }
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
+                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
+             for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-row.md")
+    weak = sorted((e.weak, c.path, e) for c in fplan.candidates for e in c.evidence if e.carries and e.weak)
+    assert [(n, rel) for n, rel, _ in weak] == [(1, "projects/boiler.md"), (2, "insights/about.md")]
+    for _n, _rel, ev in weak:
+        assert not ev.shared and 0.33 <= max(ev.similarity, ev.neighbour_similarity or 0) < 0.42
+        assert not ev.preapproved
+    boiler = fplan.candidate("projects/boiler.md")
+    assert not boiler.preapproved and "weak: the nearest in meaning" in boiler.reason
+    about = fplan.candidate("insights/about.md")
+    assert about.route == "archive" and about.preapproved, about.reason
+    assert "projects/dog.md" not in {c.path for c in fplan.candidates}
+    from palinode_core.forget.verify import recall_queries  # a weak proposal is no recall query of its own
+
+    assert [kind for kind, _q in recall_queries(fplan)] == ["preference", "topic"]
+    text = render("plan", fplan.to_dict(), as_json=False)
+    assert "(weak: among the nearest in meaning, below the usual cut)" in text
 
 
 def test_a_short_clause_of_its_own_is_kept_and_a_relative_the_preference_names_is_the_users(tmp_path, embedder):

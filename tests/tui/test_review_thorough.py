@@ -252,3 +252,19 @@ async def test_a_failed_index_build_leaves_no_plan_marked_mid_sync(tmp_path, sto
         await pilot.press("2")
         await settle(app, pilot)
         assert not app.segmenting
+
+
+def test_a_weak_proposal_says_it_sits_below_the_usual_cut():
+    from dataclasses import replace
+
+    from palinode_core.forget.evidence import Evidence
+    from palinode_core.forget.resolve import Candidate
+    from palinode_tui.render.evidence import evidence_text
+
+    weak = Evidence("sentence", 3, "The boiler service is booked.", (), (), 0.0, 0.36, "user", 0.5, weak=2)
+    cand = Candidate("projects/boiler.md", 1, "semantic", (), 0.0, "strike", "", None, ("thorough",), (weak,), False)
+    shown = evidence_text(cand, "I row on the river").plain
+    assert "weak: ask" in shown and "below the usual cut: number 2 of the nearest in meaning" in shown
+    stated = Evidence("sentence", 3, "I row on the river.", ("row", "river"), (), 1.0, 0.9, "user", 0.99)
+    strong = evidence_text(replace(cand, evidence=(stated,), preapproved=True), "I row on the river").plain
+    assert "strong" in strong and "below the usual cut" not in strong

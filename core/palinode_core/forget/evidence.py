@@ -31,6 +31,9 @@ P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
 PREAPPROVE = 0.8  # ... and pre-approved at or above this, only when it shares a word (issue 22)
 PARTIAL_WORDS_SIM = 0.5  # ... and, carrying some of its words, this near: costs bench/thorough nothing
+# Below P_ZERO a sentence sharing no word is as near as noise, store-wide; only the WEAK_TOP nearest
+# of the sentences read (at least WEAK_NEAR, and the guards above) are proposed, labelled weak.
+WEAK_NEAR, WEAK_TOP = 0.33, 2
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Evidence:
     neighbour: str | None = None  # for a paraphrase: the store sentence it is nearest to
     neighbour_similarity: float | None = None
     partial: tuple[str, ...] = ()  # a partial mention: the entities it names, without the rest
+    weak: int | None = None  # proposed as the n-th nearest in meaning of the sentences read (below P_ZERO)
 
     @property
     def carries(self) -> bool:
@@ -85,6 +89,7 @@ class Evidence:
             "neighbour_similarity": None if self.neighbour_similarity is None else round(self.neighbour_similarity, 3),
             "preapproved": self.preapproved,
             "partial": list(self.partial),
+            "weak": self.weak,
         }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..search.index import SearchIndex
@@ -25,6 +25,8 @@ from ..text.units import Unit, clauses, memory_units, unit_source
 from .evidence import (
     P_FLOOR,
     PROPOSE,
+    WEAK_NEAR,
+    WEAK_TOP,
     Evidence,
     fuse,
     lexical_evidence,
@@ -37,6 +39,7 @@ from .subject import memory_is_other
 
 ANCHOR_SIM = 0.5  # a neighbour (anchor) sentence is at least this near the preference
 SEMANTIC_NEAR = 0.4  # a unit this near the preference or an anchor is read (below P_ZERO nothing is proposed)
+WEAK_READ = 4 * WEAK_TOP  # ... and these nearest below it, of which guards leave the WEAK_TOP nearest to propose
 
 
 @dataclass(frozen=True)
@@ -121,10 +124,15 @@ def _semantic_candidates(
     # numpy only for a first scan or many comparisons (a leak check after an apply has neither)
     near = index.units.near(pref, qvec)
     keep = {h for h, sim in near.items() if sim >= SEMANTIC_NEAR}
-    doubtful = [h for h, sim in near.items() if sim < SEMANTIC_NEAR]
-    if doubtful and anchors:
-        hashes, vecs = index.units.vectors_of(doubtful)
-        keep |= {h for h, row in zip(hashes, similarities(vecs, anchors), strict=True) if max(row) >= SEMANTIC_NEAR}
+    nearness = {h: sim for h, sim in near.items() if sim < SEMANTIC_NEAR}
+    if nearness and anchors:
+        hashes, vecs = index.units.vectors_of(list(nearness))
+        for h, row in zip(hashes, similarities(vecs, anchors), strict=True):
+            nearness[h] = max(nearness[h], *row)
+        keep |= {h for h, v in nearness.items() if v >= SEMANTIC_NEAR}
+    # the nearest few below the floor are read too, so that the nearest of them may be proposed (weak)
+    weak = sorted(((v, h) for h, v in nearness.items() if WEAK_NEAR <= v < SEMANTIC_NEAR), reverse=True)
+    keep |= {h for _v, h in weak[:WEAK_READ]}
     return SemanticCoverage(embedded, units, True), index.units.fingerprints_of(keep)
 
 
@@ -212,11 +220,12 @@ def read_memories(
             near = np.where(unit_have, near_m.max(axis=1), np.nan)
             which = near_m.argmax(axis=1)
             anchor_texts = [texts[strong[j]] for j in which]
-    reads: list[Read] = []
+    evidence_of: list[list[Evidence]] = []
+    weak: list[tuple[float, int, int]] = []  # (nearness, memory, unit): below P_ZERO, past every guard
     entities = pref_entities(pref)
     cursor = 0
-    for memory, units, via, _other in staged:
-        evidence = []
+    for _memory, units, _via, _other in staged:
+        evidence: list[Evidence] = []
         for unit in units:
             shared, names, lex, subj = lex_rows[cursor]
             sim = _value(sims, cursor)
@@ -226,6 +235,8 @@ def read_memories(
             partial = partial_mention(shared, entities, score) if subj != "other" else ()
             if partial:
                 score = PROPOSE
+            if lex == 0 and 0 < score < PROPOSE and subj != "other":
+                weak.append((max(sim or 0.0, nsim or 0.0), len(evidence_of), len(evidence)))
             shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
             evidence.append(
                 Evidence(
@@ -245,7 +256,15 @@ def read_memories(
                 )
             )
             cursor += 1
-        reads.append(Read(memory, tuple(units), tuple(evidence), via))
+        evidence_of.append(evidence)
+    # the nearest few in meaning, however weak: proposed so a person sees them (never pre-approved)
+    nearest = sorted((w for w in weak if w[0] >= WEAK_NEAR), key=lambda w: -w[0])[:WEAK_TOP]
+    for rank, (_v, m, u) in enumerate(nearest, start=1):
+        evidence_of[m][u] = replace(evidence_of[m][u], score=PROPOSE, weak=rank)
+    reads = [
+        Read(memory, tuple(units), tuple(evidence), via)
+        for (memory, units, via, _other), evidence in zip(staged, evidence_of, strict=True)
+    ]
     return reads, notice
 
 

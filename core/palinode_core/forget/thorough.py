@@ -222,9 +222,13 @@ def _decide(
         if plan.status == "already_archived":
             return None
         # the memory that establishes it (a unit carrying every word) is pre-approved
-        # whatever its other sentences; otherwise every sentence must be strong
-        pre = any(e.complete and e.preapproved for e in evidence) or (
-            all(e.preapproved for _, e in struck_units) if struck_units else lead.preapproved
+        # whatever its other sentences; otherwise every sentence must be strong. A weak
+        # proposal neither helps nor hinders: pre-approved only as it would be without them.
+        firm = [(u, e) for u, e in stating if not e.weak]
+        firm_archive = bool(firm) and (len(firm) >= ARCHIVE_SHARE * len(strikeable) or any(not e.weak for e in subject))
+        pre = firm_archive and (
+            any(e.complete and e.preapproved for e in evidence)
+            or all(e.preapproved for _, e in struck_units if not e.weak)
         )
         return Candidate(
             memory.rel,
@@ -346,7 +350,15 @@ def _describe(ev: Evidence, memory: Memory) -> str:
     where = (
         f"frontmatter {ev.field}" if ev.kind == "frontmatter" else f"{ev.kind} line {ev.line + memory.body_line_offset}"
     )
-    return f"{where} ({words}; {sim}; score {ev.score:.2f})"
+    weak = (
+        f"; weak: {_ORDINAL.get(ev.weak, f'number {ev.weak}')} nearest in meaning of the sentences read, below the usual cut"
+        if ev.weak
+        else ""
+    )
+    return f"{where} ({words}; {sim}; score {ev.score:.2f}{weak})"
+
+
+_ORDINAL = {1: "the", 2: "the second", 3: "the third"}
 
 
 def _why_not(request: Request, reads: list[Read], path: str) -> str:

@@ -60,7 +60,8 @@ def recall_queries(fplan: ForgetPlan) -> list[tuple[str, str]]:
     if topic and topic.lower() != pref.lower():
         queries.append(("topic", topic))
     paraphrases = sorted(
-        ((e.score, e.text) for c in fplan.candidates for e in c.evidence if e.carries and not e.shared),
+        # a weak proposal (below the usual cut, as near as noise) is no query of its own
+        ((e.score, e.text) for c in fplan.candidates for e in c.evidence if e.carries and not e.shared and not e.weak),
         reverse=True,
     )
     for _score, text in paraphrases[:PARAPHRASES]:
