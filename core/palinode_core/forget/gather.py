@@ -224,7 +224,7 @@ def read_memories(
     weak: list[tuple[float, int, int]] = []  # (nearness, memory, unit): below P_ZERO, past every guard
     entities = pref_entities(pref)
     cursor = 0
-    for _memory, units, _via, _other in staged:
+    for memory, units, _via, _other in staged:
         evidence: list[Evidence] = []
         for unit in units:
             shared, names, lex, subj = lex_rows[cursor]
@@ -235,7 +235,8 @@ def read_memories(
             partial = partial_mention(shared, entities, score) if subj != "other" else ()
             if partial:
                 score = PROPOSE
-            if lex == 0 and 0 < score < PROPOSE and subj != "other":
+            # a sentence one could strike: a weak heading or living document would read as "unforgotten"
+            if lex == 0 and 0 < score < PROPOSE and subj != "other" and unit.strikeable and not memory.is_replace_doc:
                 weak.append((max(sim or 0.0, nsim or 0.0), len(evidence_of), len(evidence)))
             shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
             evidence.append(
