@@ -107,3 +107,44 @@ def test_a_redo_strikes_only_where_the_resolver_cuts(tmp_path):
     with pytest.raises(PalinodeError, match="cannot find exactly the sentence it struck"):
         session.plan_redo(next(o for o in session.operations() if o.op == "retract" and o.undone_by))
     assert "~~" not in (root / "notes/list.md").read_text()
+
+
+# "Caring for Dad ..." shares two of three words of the preference: a paragraph's sentence
+# that near in meaning is pre-approved; inside a list item it must be judged the same way.
+DAD_ITEM = (
+    "Week.\n\n- Caring for Dad since the Parkinson's diagnosis has meant dropping to a four-day week. "
+    "The gutter is leaking again. I care for my father who has Parkinson's and lives two streets away.\n"
+)
+
+
+def _dad_plan(tmp_path, embedder=None):
+    root = make_git_store(tmp_path / "s", {
+        "notes/list.md": palinode_file({"id": "notes-list"}, FILLER + DAD_ITEM),
+        "insights/forget-dad.md": palinode_file(
+            {"id": "insights-forget-dad"}, "Please forget that I care for my father who has Parkinson's."),
+    })
+    session = Session.open(root, clock=Clock(), embedder=embedder) if embedder else Session(Store(root, clock=Clock()), vectors=False)
+    plan = session.plan("insights/forget-dad.md", index=session.update_index())
+    cand = next(c for c in plan.candidates if c.path == "notes/list.md")
+    return session, cand
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_a_sentence_inside_a_list_item_is_judged_by_its_own_meaning(tmp_path, embedder):
+    session, cand = _dad_plan(tmp_path, embedder)
+    by_text = {s.text: s.index for s in cand.plan.spans}
+    caring = "Caring for Dad since the Parkinson's diagnosis has meant dropping to a four-day week."
+    assert caring in by_text and "The gutter is leaking again." not in by_text
+    assert by_text[caring] in cand.plan.selected  # its own vector: near enough to act on
+    db = session.search_index()._db
+    rows = db.execute("SELECT kind FROM units WHERE text = ?", (caring,)).fetchall()
+    assert rows == [("item_sentence",)]  # a row for its vector, not a unit of its own
+    assert db.execute("SELECT embedded FROM unit_texts t JOIN units u ON u.hash = t.hash WHERE u.text = ?",
+                      (caring,)).fetchone() == (1,)
+
+
+def test_without_vectors_a_list_items_sentence_sharing_some_words_waits(tmp_path):
+    _session, cand = _dad_plan(tmp_path)
+    caring = next(s for s in cand.plan.spans if s.text.startswith("Caring for Dad"))
+    assert caring.index not in cand.plan.selected

@@ -119,6 +119,9 @@ def test_custom_spans_that_no_longer_match_the_body_strike_nothing(tmp_path):
     ("Ines practises piano in the evenings as well.", "other"),
     ("Tomas Lind swims at the lido on Sundays too.", "other"),
     ("Practises piano most evenings after dinner.", "user"),
+    ("Being estranged from the beekeepers made the show awkward.", "user"),  # a gerund, not a name
+    ("Having bees means buying sugar every winter.", "user"),
+    ("Manning keeps bees behind the pub.", "other"),  # a name ending in -ing is still a name
 ])
 def test_whose_fact_a_sentence_states(text, subject):
     assert subject_of(text, False, pref_stems_of("I keep bees; I practise piano")) == subject

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..search.index import SearchIndex
@@ -21,7 +21,7 @@ from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.markdown import MARKER_RE
 from ..text.stem import counted_stems
-from ..text.units import Unit, clauses, memory_units, unit_source
+from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source
 from .evidence import (
     P_FLOOR,
     PROPOSE,
@@ -50,6 +50,7 @@ class Read:
     units: tuple[Unit, ...]
     evidence: tuple[Evidence, ...]
     found_via: str  # lexical | semantic | unindexed (read whole: the index lacks its version), joined by +
+    sentence_sims: Mapping[str, float] = field(default_factory=dict)  # a list item's sentences: their own similarity
 
 
 def eligible(memory: Memory) -> bool:
@@ -182,15 +183,22 @@ def read_memories(
         other = memory_is_other(memory.meta, memory.title, memory.category)
         staged.append((memory, units, paths[rel], other))
         texts.extend(u.text for u in units)
-    vecs, have, notice = _vectors(index, [pref, *others, *texts], lexical)
+    # the sentences of a list item holding several, each with a vector of its own (search.unit_index)
+    pieces = sorted(
+        {p for _m, units, _v, _o in staged for u in units if u.kind == "list_item" for p in item_sentence_texts(u.text)}
+    )
+    vecs, have, notice = _vectors(index, [pref, *others, *texts, *pieces], lexical)
     sims = near = contrast = None
     base = 1 + len(others)
+    sentence_sims: dict[str, float] = {}
     if vecs is not None:
         import numpy as np
 
-        units_v = vecs[base:]
-        unit_have = have[base:]
+        units_v = vecs[base : base + len(texts)]
+        unit_have = have[base : base + len(texts)]
         sims = np.where(unit_have, units_v @ vecs[0], np.nan)
+        at = base + len(texts)
+        sentence_sims = {p: float(vecs[at + i] @ vecs[0]) for i, p in enumerate(pieces) if have[at + i]}
     probe = _probe(stems)
     lex_rows = []
     cursor = 0
@@ -263,7 +271,7 @@ def read_memories(
     for rank, (_v, m, u) in enumerate(nearest, start=1):
         evidence_of[m][u] = replace(evidence_of[m][u], score=PROPOSE, weak=rank)
     reads = [
-        Read(memory, tuple(units), tuple(evidence), via)
+        Read(memory, tuple(units), tuple(evidence), via, sentence_sims)
         for (memory, units, via, _other), evidence in zip(staged, evidence_of, strict=True)
     ]
     return reads, notice

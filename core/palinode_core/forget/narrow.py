@@ -7,6 +7,7 @@ form exists, the whole unit, with what it would also remove, for a person."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..storage.memory import Memory
@@ -34,8 +35,16 @@ class Cut:
     evidence: Evidence  # what pre-approves it (the unit's, or a sentence's own inside a list item)
 
 
-def narrowest(unit: Unit, ev: Evidence, request: Request, index: int, memory: Memory) -> list[Cut]:
-    """The strikes that take the preference out of ``unit`` and as little else as possible."""
+def narrowest(
+    unit: Unit,
+    ev: Evidence,
+    request: Request,
+    index: int,
+    memory: Memory,
+    sentence_sims: Mapping[str, float] | None = None,
+) -> list[Cut]:
+    """The strikes that take the preference out of ``unit`` and as little else as possible.
+    ``sentence_sims``: a list item's sentences' own similarity to the preference, where known."""
     span = unit.span
     assert span is not None
     stems = pref_stems_of(request.pref)
@@ -43,7 +52,7 @@ def narrowest(unit: Unit, ev: Evidence, request: Request, index: int, memory: Me
         sentences = item_sentences(span.text)
         carrying = [lexical_evidence(span.text[a:b], stems, request.pref)[2] > 0 for a, b in sentences]
         if not all(carrying):  # it holds other sentences: striking it whole would take them too
-            cuts = _item_sentences(unit, request, index, memory, sentences, carrying)
+            cuts = _item_sentences(unit, request, index, memory, sentences, carrying, sentence_sims or {})
             if cuts:
                 return cuts
             gone = " ".join(span.text[a:b] for (a, b), c in zip(sentences, carrying, strict=True) if not c)
@@ -59,11 +68,13 @@ def _item_sentences(
     memory: Memory,
     sentences: list[tuple[int, int]],
     carrying: list[bool],
+    sentence_sims: Mapping[str, float],
 ) -> list[Cut]:
     """Each sentence of a list item that carries the preference, struck on its
     own (and cut to its clauses), judged by its own words; none when they
     cannot be struck restorably (a ``~~`` before them in the paragraph, a
-    fact comment on the item: text/units.py inner_spans)."""
+    fact comment on the item: text/units.py inner_spans). A sentence is
+    judged by its own meaning where its vector is cached, as any sentence is."""
     span = unit.span
     assert span is not None
     body = memory.body
@@ -77,10 +88,11 @@ def _item_sentences(
         text = piece.text
         shared, names, lexical = lexical_evidence(text, stems, request.pref)
         subject = subject_of(text, other, stems, relation_of(request.pref))
-        score = fuse(lexical, None, bool(names))
+        sim = sentence_sims.get(text)
+        score = fuse(lexical, sim, bool(names))
         partial = partial_mention(shared, pref_entities(request.pref), score) if subject != "other" else ()
         evidence = Evidence(
-            "sentence", piece.line, text, shared, names, lexical, None, subject, PROPOSE if partial else score
+            "sentence", piece.line, text, shared, names, lexical, sim, subject, PROPOSE if partial else score
         )
         evidence = replace(evidence, partial=partial)
         if not evidence.carries:

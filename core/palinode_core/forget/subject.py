@@ -348,6 +348,13 @@ _VERB_WORDS = frozenset(
         "took",
         "made",
         "kept",
+        # a gerund of a linking verb opens a subjectless clause ("Being estranged from Ines
+        # makes Christmas hard"), never a name
+        "being",
+        "having",
+        "getting",
+        "becoming",
+        "feeling",
     ]
 )
 

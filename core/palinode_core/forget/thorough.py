@@ -272,7 +272,7 @@ def _strike(
                 f"line {unit.line + memory.body_line_offset}: a partial mention (names {', '.join(ev.partial)} without the rest): "
                 "proposed, a person decides"
             )
-        for cut in narrowest(unit, ev, request, len(spans), memory):
+        for cut in narrowest(unit, ev, request, len(spans), memory, read.sentence_sims):
             spans.append(cut.span)
             if cut.note:
                 notes.append(cut.note)

@@ -9,7 +9,8 @@ like every other vector, so the semantic arm reads every unit that has one.
 Tables, in the index's ``index.sqlite3`` (see docs/cache.md)::
 
     unit_versions(fingerprint PRIMARY KEY, units, strikeable)
-    units(id PRIMARY KEY, fingerprint, seq, kind, field, line, hash, text)
+    units(id PRIMARY KEY, fingerprint, seq, kind, field, line, hash, text)   (and, for a vector
+        only, each sentence of a list item holding several: kind item_sentence, no terms)
     unit_terms  FTS5(stems, entities), rowid = units.id
     unit_texts(hash PRIMARY KEY, refs, embedded)   distinct unit texts: how many units, has a vector
     pref_scans(pref PRIMARY KEY, vec)      a preference (text hash) and its vector
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 from ..errors import Cancelled
 from ..storage.memory import Memory
 from ..text.stem import counted_stems
-from ..text.units import memory_units
+from ..text.units import item_sentence_texts, memory_units
 from . import derived
 from .chunks import text_hash
 from .embed import DIM
@@ -63,7 +64,7 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 # scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
 SIM_FLOOR = 0.3
 # Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
-SCHEMA_VERSION = 3  # 3: every stem lexical evidence counts is indexed, filler words' too
+SCHEMA_VERSION = 4  # 4: the sentences of a list item holding several get vectors (rows of kind item_sentence)
 # versions per transaction: the unit of resuming an interrupted sync. Each commit rewrites the
 # hash-keyed pages its units touch all over the tables: at 200, a first sync of 10k memories
 # spent 8.6 s in system calls (of 28.5 s); at 500, 4.3 s (of 22.2 s), 12 MB more held.
@@ -83,6 +84,9 @@ def entity_words(text: str) -> set[str]:
             continue  # a sentence or list-item opener, not a name
         out.add(m.group().lower())
     return out
+
+
+ITEM_SENTENCE = "item_sentence"  # a row for a vector only: not a unit of its own, no terms
 
 
 def indexable(memory: Memory) -> bool:
@@ -232,6 +236,13 @@ class UnitIndex:
                     )
                     text_rows.append((h, h, DIM * 4))
                     next_id += 1
+                    # each sentence of an item holding several gets a vector too (no terms: the item has
+                    # its stems), so a sentence struck inside an item is judged by its own meaning
+                    for piece in item_sentence_texts(text) if kind == "list_item" else ():
+                        ph = text_hash(piece)
+                        unit_rows.append((next_id, fp, seq, ITEM_SENTENCE, None, line, ph, piece))
+                        text_rows.append((ph, ph, DIM * 4))
+                        next_id += 1
                 version_rows.append((fp, len(units), sum(1 for u in units if u[4])))
             self._db.executemany(
                 "INSERT INTO units (id, fingerprint, seq, kind, field, line, hash, text) VALUES (?,?,?,?,?,?,?,?)",

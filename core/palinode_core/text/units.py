@@ -154,6 +154,12 @@ def item_sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out if b > a]
 
 
+def item_sentence_texts(text: str) -> list[str]:
+    """The sentences of a list item holding several; none for an item of one."""
+    pieces = item_sentences(text)
+    return [text[a:b] for a, b in pieces] if len(pieces) > 1 else []
+
+
 def _next_word(text: str, at: int) -> int:
     while at < len(text) and text[at].isspace():
         at += 1
