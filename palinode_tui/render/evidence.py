@@ -83,6 +83,8 @@ def evidence_text(cand: Candidate, pref: str) -> Text:
                 f"    below the usual cut: number {ev.weak} of the nearest in meaning, shown so you decide\n",
                 style="dim",
             )
+        if ev.someone_named:
+            text.append("    names someone else or reports their words: it may be their fact\n", style="dim")
         if ev.neighbour:
             near = "" if ev.neighbour_similarity is None else f" ({ev.neighbour_similarity:.2f})"
             text.append(f"    nearest sentence that states it{near}: ", style="dim")

@@ -148,3 +148,28 @@ def test_without_vectors_a_list_items_sentence_sharing_some_words_waits(tmp_path
     _session, cand = _dad_plan(tmp_path)
     caring = next(s for s in cand.plan.spans if s.text.startswith("Caring for Dad"))
     assert caring.index not in cand.plan.selected
+
+
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+def test_a_list_items_sentences_never_take_the_places_of_the_nearest_sentences(tmp_path, embedder):
+    """A list item's sentences have vectors of their own, but only a unit can be proposed:
+    the nearest few below the cut (weak proposals) are counted among units."""
+    hives = ["The two hives sit behind the shed.", "The old hives sit behind the garage.",
+             "Two hives were mended last week.", "The three hives sit near the pond.",
+             "The small hives sit behind the shed.", "The old hives were rebuilt last week.",
+             "The three hives sit behind the shed.", "The hives sit behind the garage.",
+             "The two hives were repaired last week.", "The small hives sit behind the garage."]
+    body = "Chores.\n\n" + "".join(f"- Varroa treatment is due. {t} The smoker needs new fuel.\n" for t in hives)
+    root = make_git_store(tmp_path / "s", {
+        "notes/chores.md": palinode_file({"id": "notes-chores"}, body),
+        "notes/garden.md": palinode_file(
+            {"id": "notes-garden"},
+            "Log.\n\nThe orchard trees were pruned. The hives need new frames. The allotment needs a new fence.\n"),
+        "insights/forget-bees.md": palinode_file({"id": "insights-forget-bees"}, "Please forget that I keep bees."),
+    })
+    session = Session.open(root, clock=Clock(), embedder=embedder)
+    plan = session.plan("insights/forget-bees.md", index=session.update_index())
+    garden = next(c for c in plan.candidates if c.path == "notes/garden.md")
+    assert [(e.text, e.weak) for e in garden.evidence if e.carries] == [("The hives need new frames.", 1)]
+    assert not garden.preapproved

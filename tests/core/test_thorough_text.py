@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from helpers import Clock, make_git_store, palinode_file
 
-from palinode_core.forget.evidence import fuse, lexical_evidence, pref_stems_of
+from palinode_core.forget.evidence import fuse, lexical_evidence, names_someone_else, pref_stems_of
 from palinode_core.forget.subject import memory_is_other, subject_of
 from palinode_core.ops import lifecycle
 from palinode_core.ops.apply import apply
+from palinode_core.session import Session
 from palinode_core.storage.store import Store
 from palinode_core.text.markdown import marker_for, project, strike, struck_spans, unstrike
 from palinode_core.text.stem import stem
@@ -218,3 +219,38 @@ def test_a_short_y_stem_inflected_is_still_read_by_a_lexical_plan(tmp_path, pref
     fplan = session.plan("insights/forget-it.md")
     yard = fplan.candidate("projects/yard.md")
     assert any(word in e.shared for e in yard.evidence), yard.evidence
+
+
+@pytest.mark.parametrize("text, complete, named", [
+    ("Caring for a parent with Parkinson's is Ana's full-time job.", False, True),
+    ("Father has Parkinson's, according to Tomas.", False, True),
+    ("Father Brown, the parish priest, has Parkinson's and needs care.", False, True),
+    ("'Caring for my father with Parkinson's broke me,' Ines said.", True, True),
+    ("Having lunch with Maria, she said she cares for her father.", True, True),
+    ("Caring for Dad since the Parkinson's diagnosis has meant a four-day week.", False, False),
+    ("I care for my father who has Parkinson's; Dad's tablets are sorted on Saturdays.", True, False),
+    ("I care for my father who has Parkinson's at the Royal Women's Hospital.", True, False),  # a venue
+    ("I care for my father who has Parkinson's in Naples, and I said so.", True, False),
+    ("I care for my father who has Parkinson's and carry a card that says so.", True, False),
+    ("I care for my father who has Parkinson's with Ingrid Holm.", True, False),  # a name run: only for some words
+    ("Cares for father, who has Parkinson's, with Ingrid Holm.", False, True),
+])
+def test_a_sentence_naming_someone_else_or_reporting_their_words(text, complete, named):
+    assert names_someone_else(text, "I care for my father who has Parkinson's", complete) is named
+
+
+def test_someone_elses_words_are_never_pre_approved_even_carrying_every_word(tmp_path):
+    """Lexical evidence only (no model): every word of "I keep bees" in each, but two report someone."""
+    body = ("Notes.\n\nThe boiler is booked for March. Keeps bees there, says Tom. The gutter leaks. "
+            "Keeping bees is Tom's hobby, not mine. The bins go out on Tuesday. Keeps bees on the roof.\n")
+    root = make_git_store(tmp_path / "s", {
+        "notes/week.md": palinode_file({"id": "notes-week"}, body),
+        "insights/forget-bees.md": palinode_file({"id": "insights-forget-bees"}, "Please forget that I keep bees."),
+    })
+    session = Session(Store(root, clock=Clock()), vectors=False)
+    plan = session.plan("insights/forget-bees.md", index=session.update_index())
+    cand = next(c for c in plan.candidates if c.path == "notes/week.md")
+    chosen = {s.text for s in cand.plan.spans if s.index in cand.plan.selected}
+    assert chosen == {"Keeps bees on the roof."}
+    said = next(e for e in cand.evidence if e.text == "Keeps bees there, says Tom.")
+    assert said.someone_named and not said.preapproved and said.to_dict()["someone_named"]

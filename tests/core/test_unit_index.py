@@ -261,3 +261,30 @@ def test_a_lone_surrogate_is_shown_not_written():
 
     assert printable("session \ud800x") == "session \\ud800x"
     printable("session \ud800x").encode("utf-8")  # writable to any UTF-8 stream
+
+
+def test_a_list_items_sentences_are_embedded_with_the_item_as_likely_evidence(tmp_path):
+    """Each sentence of an item holding several has a vector row of its own (no terms), embedded
+    in the first batch when the item holds a pending request's word, and not counted as a unit."""
+    files = _files(3)
+    files["projects/list.md"] = palinode_file(
+        {"id": "list", "created_at": "2025-05-04T10:00:00+00:00"},
+        "Jobs.\n\n- The gutter leaks. Keeping the bees fed takes sugar in winter.\n- Tea first.\n")
+    root = make_git_store(tmp_path / "s", files)
+    session = Session.open(root, clock=Clock(), embedder=_NoModel())  # type: ignore[arg-type]
+    index = session.search_index()
+    index.update_lexical(memories=session.memories)
+    likely, rest = index.units.texts_missing_vectors(stems("I keep bees"))
+    likely_texts = {t for _h, t in likely}
+    assert "Keeping the bees fed takes sugar in winter." in likely_texts
+    assert "The gutter leaks." in likely_texts  # the item holds the word: all its sentences come first
+    assert "Tea first." in {t for _h, t in rest}  # an item of one sentence is its own unit only
+    db = index._db
+    kinds = dict(db.execute("SELECT text, kind FROM units WHERE text IN (?, ?)",
+                            ("The gutter leaks.", "Keeping the bees fed takes sugar in winter.")).fetchall())
+    assert set(kinds.values()) == {"item_sentence"}
+    hits = {t for _fp, t in index.units.lexical_hits(stems("I keep bees"))}
+    assert "Keeping the bees fed takes sugar in winter." not in hits  # no terms: the item is the hit
+    # a plan made now says the item's memory may change once those vectors are in
+    fplan = session.plan("insights/forget-bees.md", index=index)
+    assert "projects/list.md" in fplan.provisional

@@ -61,6 +61,7 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
             sim = "" if ev["similarity"] is None else f" sim {ev['similarity']:.2f}"
             near = f" near {p(ev['neighbour'])!r} ({ev['neighbour_similarity']:.2f})" if ev.get("neighbour") else ""
             near += " (weak: among the nearest in meaning, below the usual cut)" if ev.get("weak") else ""
+            near += " (names someone else: a person decides)" if ev.get("someone_named") else ""
             out.add(
                 f"    {ev['kind']} line {ev['line']}: score {ev['score']:.2f}{sim}, words "
                 f"{', '.join(p(w) for w in ev['shared_words']) or 'none'}{near}: {p(ev['text'])}"

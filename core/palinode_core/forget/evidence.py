@@ -17,7 +17,7 @@ from typing import Any
 from ..search.unit_index import SIM_FLOOR
 from ..text.stem import stem_tokens, stems
 from ..text.units import Unit, item_sentences
-from .subject import _NOT_NAMES, _TOKEN_RE, Subject, relation_of, subject_of
+from .subject import _NOT_NAMES, _RELATION, _TOKEN_RE, Subject, relation_of, subject_of
 
 # Set on bench/thorough (see bench/thorough/README.md). A unit sharing words:
 # logit = A*lex + B*sim + D (lex: share of the preference's stems it carries,
@@ -52,6 +52,7 @@ class Evidence:
     neighbour_similarity: float | None = None
     partial: tuple[str, ...] = ()  # a partial mention: the entities it names, without the rest
     weak: int | None = None  # proposed as the n-th nearest in meaning of the sentences read (below P_ZERO)
+    someone_named: bool = False  # names a person or body the preference does not, or reports someone's words
 
     @property
     def carries(self) -> bool:
@@ -61,7 +62,8 @@ class Evidence:
     def preapproved(self) -> bool:
         """Strong enough to act on without a person: a paraphrase (no shared
         word, no entity) is only ever proposed, however near in meaning."""
-        if not self.carries or self.lexical == 0 or self.partial or self.score < PREAPPROVE:
+        # nobody else in it ("... is Ana's full-time job", "..., according to Tomas"): it may be theirs
+        if not self.carries or self.lexical == 0 or self.partial or self.score < PREAPPROVE or self.someone_named:
             return False
         # some of the words only: also near in meaning ("The model answers for the loft
         # survey" shares two words of "I build a model railway in the loft" and waits)
@@ -90,6 +92,7 @@ class Evidence:
             "preapproved": self.preapproved,
             "partial": list(self.partial),
             "weak": self.weak,
+            "someone_named": self.someone_named,
         }
 
 
@@ -153,6 +156,41 @@ def _name_runs(text: str) -> dict[int, list[str]]:
 def _opens(text: str, found: list[re.Match[str]], k: int) -> bool:
     """Token ``k`` opens a sentence or an item."""
     return any(c in ".!?:;-*" for c in text[found[k - 1].end() : found[k].start()])
+
+
+# Someone's statement reported ("..., says Tom", "she said", "according to Tomas"): not the
+# user's own ("I said"), nor a thing's ("a card that says so").
+_SAYS = r"(?:says|said|tells|told|writes|wrote|reckons|claims|claimed)"
+_SPEAKER = r"(?:[A-Z][a-z]+|[Ss]he|[Hh]e|[Tt]hey)"
+_REPORTED_RE = re.compile(rf"\b[Aa]ccording to\s+[A-Z]|\b{_SPEAKER}\s+{_SAYS}\b|\b{_SAYS}\s+{_SPEAKER}\b")
+
+
+def names_someone_else(text: str, pref_text: str, complete: bool = False) -> bool:
+    """The sentence reports someone's words ("according to Tomas", "'I keep
+    bees,' Maria said") or names someone the preference does not by a
+    possessive ("Ana's job"; not inside a name, "the Royal Women's Hospital"),
+    or, when it carries only some of the preference's words, by a run of
+    Titlecase words ("Father Brown"): it may be their fact, so a person
+    decides. A lone Titlecase word (a place, "in Naples"; a weekday) or a
+    relative ("Dad's tablets") is not enough; a venue or a firm in a sentence
+    carrying every word ("I work nights at St Mary's Hospital") is the user's."""
+    if _REPORTED_RE.search(text):
+        return True
+    entities = pref_entities(pref_text)
+
+    def someone(word: str) -> bool:
+        low = word.lower()
+        owner = low[:-2] if low.endswith("'s") else low[:-1] if low.endswith("s'") else low
+        return low not in entities and owner not in entities and owner not in _NOT_SOMEONE
+
+    tokens = _TOKEN_RE.findall(text)
+    for word, after in zip(tokens, [*tokens[1:], ""], strict=True):
+        if word[:1].isupper() and word.lower().endswith(("'s", "s'")) and not after[:1].isupper() and someone(word):
+            return True
+    return not complete and any(someone(w) for naming in _name_runs(text).values() for w in naming)
+
+
+_NOT_SOMEONE = _NOT_NAMES | _RELATION | frozenset(["gran", "granny", "grandma", "grandad", "grandpa", "nan", "nana"])
 
 
 def pref_entities(pref_text: str) -> frozenset[str]:

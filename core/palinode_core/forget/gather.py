@@ -30,6 +30,7 @@ from .evidence import (
     Evidence,
     fuse,
     lexical_evidence,
+    names_someone_else,
     partial_mention,
     pref_entities,
     unit_subject,
@@ -51,6 +52,16 @@ class Read:
     evidence: tuple[Evidence, ...]
     found_via: str  # lexical | semantic | unindexed (read whole: the index lacks its version), joined by +
     sentence_sims: Mapping[str, float] = field(default_factory=dict)  # a list item's sentences: their own similarity
+
+    @property
+    def unembedded(self) -> bool:
+        """Some of its evidence has no vector yet (a unit, or a list item's sentence)."""
+        return any(e.similarity is None for e in self.evidence) or any(
+            p not in self.sentence_sims
+            for u in self.units
+            if u.kind == "list_item"
+            for p in item_sentence_texts(u.text)
+        )
 
 
 def eligible(memory: Memory) -> bool:
@@ -133,7 +144,14 @@ def _semantic_candidates(
         keep |= {h for h, v in nearness.items() if v >= SEMANTIC_NEAR}
     # the nearest few below the floor are read too, so that the nearest of them may be proposed (weak)
     weak = sorted(((v, h) for h, v in nearness.items() if WEAK_NEAR <= v < SEMANTIC_NEAR), reverse=True)
-    keep |= {h for _v, h in weak[:WEAK_READ]}
+    picked: list[str] = []  # a unit's text: a list item's sentence is never proposed on its own
+    for i in range(0, len(weak), 8 * WEAK_READ):
+        part = [h for _v, h in weak[i : i + 8 * WEAK_READ]]
+        whole = index.units.unit_hashes(part)
+        picked += [h for h in part if h in whole]
+        if len(picked) >= WEAK_READ:
+            break
+    keep |= set(picked[:WEAK_READ])
     return SemanticCoverage(embedded, units, True), index.units.fingerprints_of(keep)
 
 
@@ -262,6 +280,7 @@ def read_memories(
                     shown,
                     nsim if shown else None,
                     partial,
+                    someone_named=lex > 0 and names_someone_else(unit.text, pref, lex >= 1.0),
                 )
             )
             cursor += 1

@@ -22,7 +22,16 @@ from ..text.units import (
     item_sentences,
     may_close_a_list,
 )
-from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, partial_mention, pref_entities, pref_stems_of
+from .evidence import (
+    PROPOSE,
+    Evidence,
+    fuse,
+    lexical_evidence,
+    names_someone_else,
+    partial_mention,
+    pref_entities,
+    pref_stems_of,
+)
 from .requests import Request
 from .subject import memory_is_other, relation_of, subject_of
 
@@ -94,7 +103,11 @@ def _item_sentences(
         evidence = Evidence(
             "sentence", piece.line, text, shared, names, lexical, sim, subject, PROPOSE if partial else score
         )
-        evidence = replace(evidence, partial=partial)
+        evidence = replace(
+            evidence,
+            partial=partial,
+            someone_named=lexical > 0 and names_someone_else(text, request.pref, lexical >= 1.0),
+        )
         if not evidence.carries:
             continue
         at = index + len(cuts)

@@ -206,6 +206,7 @@ def subject_of(
         # subjectless style; a name the preference itself holds is its own subject
         verbish = (
             first in _VERB_WORDS
+            or (first in _LINKING_GERUNDS and nxt[:1].islower())
             or stem(first) in _VERBISH
             or first.endswith("ed")
             or stem(first.removesuffix("'s")) in pref_stems
@@ -348,15 +349,12 @@ _VERB_WORDS = frozenset(
         "took",
         "made",
         "kept",
-        # a gerund of a linking verb opens a subjectless clause ("Being estranged from Ines
-        # makes Christmas hard"), never a name
-        "being",
-        "having",
-        "getting",
-        "becoming",
-        "feeling",
     ]
 )
+# A linking verb's gerund before a lowercase word opens a subjectless clause ("Being estranged
+# from Ines makes Christmas hard"), not a name; before a name ("Being Maria's neighbour, Tom
+# keeps bees") the name decides, as before.
+_LINKING_GERUNDS = frozenset(["being", "having", "getting", "becoming", "feeling"])
 
 
 def memory_is_other(meta: dict[str, Any], title: str, category: str) -> bool:

@@ -104,7 +104,7 @@ def plan_thorough(
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
         notice = notice or semantic.describe()
-        unembedded = {r.memory.rel for r in reads if any(e.similarity is None for e in r.evidence)}
+        unembedded = {r.memory.rel for r in reads if r.unembedded}
         provisional = tuple(c.path for c in out if c.path in unembedded and c.route != "skipped")
     return checked(
         store,
@@ -355,7 +355,8 @@ def _describe(ev: Evidence, memory: Memory) -> str:
         if ev.weak
         else ""
     )
-    return f"{where} ({words}; {sim}; score {ev.score:.2f}{weak})"
+    named = "; names someone else: a person decides" if ev.someone_named else ""
+    return f"{where} ({words}; {sim}; score {ev.score:.2f}{weak}{named})"
 
 
 _ORDINAL = {1: "the", 2: "the second", 3: "the third"}

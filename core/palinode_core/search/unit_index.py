@@ -285,10 +285,12 @@ class UnitIndex:
             ).fetchall()
             likely: set[str] = set()
             if query and rows:
+                # a matching unit, and the sentences of it when it is a list item (their rows share its seq)
                 likely = {
                     r[0]
                     for r in self._db.execute(
-                        "SELECT u.hash FROM unit_terms JOIN units u ON u.id = unit_terms.rowid WHERE unit_terms MATCH ?",
+                        "SELECT s.hash FROM unit_terms JOIN units u ON u.id = unit_terms.rowid"
+                        " JOIN units s ON s.fingerprint = u.fingerprint AND s.seq = u.seq WHERE unit_terms MATCH ?",
                         (query,),
                     )
                 }
@@ -375,6 +377,22 @@ class UnitIndex:
                 )
         kept = [h for h in hashes if h in found]
         return kept, [found[h] for h in kept]
+
+    def unit_hashes(self, hashes: Iterable[str]) -> set[str]:
+        """Those of ``hashes`` that are the text of a unit (not only of a list item's sentence)."""
+        wanted = list(hashes)
+        out: set[str] = set()
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                out.update(
+                    r[0]
+                    for r in self._db.execute(
+                        f"SELECT DISTINCT hash FROM units WHERE hash IN ({','.join('?' * len(part))}) AND kind != ?",
+                        (*part, ITEM_SENTENCE),
+                    )
+                )
+        return out
 
     def fingerprints_of(self, hashes: Iterable[str]) -> set[str]:
         wanted = list(dict.fromkeys(hashes))
