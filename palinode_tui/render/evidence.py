@@ -60,7 +60,7 @@ def matched_words(ev: Evidence, pref: str) -> Text:
 
 def evidence_text(cand: Candidate, pref: str) -> Text:
     """One entry per unit that carries the preference: where, the calibrated
-    score (strong enough to pre-approve, or weak), the vector similarity, the matched words,
+    score (strong enough to pre-approve, or ask the reviewer), the vector similarity, the matched words,
     the unit itself and, for a paraphrase, the store sentence it is nearest to."""
     text = Text()
     offset = cand.plan.body_line_offset if cand.plan is not None else 0
@@ -70,7 +70,7 @@ def evidence_text(cand: Candidate, pref: str) -> Text:
         text.append_text(plain(where, "bold"))  # a frontmatter key is store text
         text.append(f" · score {ev.score:.2f} ")
         # strong enough to pre-approve, or not (then the reviewer is asked)
-        text.append("strong" if ev.preapproved else "weak: ask", style="green" if ev.preapproved else "bold yellow")
+        text.append("strong" if ev.preapproved else "ask", style="green" if ev.preapproved else "bold yellow")
         sim = "no vector (lexical only)" if ev.similarity is None else f"similarity {ev.similarity:.2f}"
         text.append(f" · {sim}\n", style="dim")
         text.append("    words: ", style="dim")

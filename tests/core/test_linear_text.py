@@ -44,3 +44,19 @@ def test_a_one_megabyte_hostile_memory_parses_in_seconds(shape):
     started = time.process_time()  # CPU time: a loaded machine's waiting is not the parser's
     parse_everything(body)
     assert time.process_time() - started < 10.0, shape
+
+
+@pytest.mark.parametrize("text, pref", [
+    ("Mum " * 40000 + "keep bees.", "I keep bees in the garden"),  # one run of 40,000 Titlecase words
+    ("Bees " * 40000, "I love Bees"),  # every word of the run is the preference's own name
+    ("Tom Tom's is " * 20000, "I keep bees"),
+    ("says " * 40000 + "Tom", "I keep bees"),
+])
+def test_whose_fact_a_sentence_states_is_linear(text, pref):
+    """The someone-else guard and the name runs of lexical evidence judge each run once."""
+    from palinode_core.forget.evidence import lexical_evidence, names_someone_else, pref_stems_of
+
+    start = time.process_time()
+    names_someone_else(text, pref)
+    lexical_evidence(text, pref_stems_of(pref), pref)
+    assert time.process_time() - start < 5.0  # quadratic took minutes at this size

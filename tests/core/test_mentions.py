@@ -253,7 +253,7 @@ def test_below_the_cut_only_the_two_nearest_in_meaning_are_proposed_weak_and_wai
         assert not ev.shared and 0.33 <= max(ev.similarity, ev.neighbour_similarity or 0) < 0.42
         assert not ev.preapproved
     boiler = fplan.candidate("projects/boiler.md")
-    assert not boiler.preapproved and "weak: the nearest in meaning" in boiler.reason
+    assert boiler.route == "strike" and not boiler.preapproved and "weak: the nearest in meaning" in boiler.reason
     about = fplan.candidate("insights/about.md")
     assert about.route == "archive" and about.preapproved, about.reason
     assert not {"projects/dog.md", "projects/plan.md"} & {c.path for c in fplan.candidates}
@@ -262,6 +262,33 @@ def test_below_the_cut_only_the_two_nearest_in_meaning_are_proposed_weak_and_wai
     assert [kind for kind, _q in recall_queries(fplan)] == ["preference", "topic"]
     text = render("plan", fplan.to_dict(), as_json=False)
     assert "(weak: among the nearest in meaning, below the usual cut)" in text
+
+
+def test_a_weak_sentence_never_decides_a_memorys_route(tmp_path, embedder):
+    """As near as noise, a weak sentence is only ever a strike of its own, left unselected: it
+    neither turns a pre-approved strike into an archive that waits nor makes a memory of two
+    sentences "about" the preference (found by an attacker's review)."""
+    bodies = {
+        "insights/rowing.md": "I row on the river on Saturdays with the club.",
+        "projects/mixed.md": "I row on the river on Saturdays with the club. The boiler service is booked for "
+                             "the weekend. Legal approved the updated privacy notice.",
+        "projects/two.md": "The boiler service is booked for the weekend. The plumber's number is on the fridge.",
+        "projects/budget.md": FILLER,
+        "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
+    }
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
+                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
+             for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session.update_index()
+    fplan = session.plan("insights/forget-row.md")
+    mixed = fplan.candidate("projects/mixed.md")
+    assert any(e.weak for e in mixed.evidence)  # the boiler sentence is weak here
+    assert mixed.route == "strike" and mixed.preapproved, mixed.reason
+    assert [s.text for s in mixed.plan.spans if s.index in mixed.plan.selected] == [
+        "I row on the river on Saturdays with the club."]
+    two = fplan.candidate("projects/two.md")
+    assert two is not None and two.route == "strike" and not two.preapproved, two and two.reason
 
 
 def test_a_short_clause_of_its_own_is_kept_and_a_relative_the_preference_names_is_the_users(tmp_path, embedder):

@@ -234,6 +234,17 @@ def test_a_short_y_stem_inflected_is_still_read_by_a_lexical_plan(tmp_path, pref
     ("I care for my father who has Parkinson's and carry a card that says so.", True, False),
     ("I care for my father who has Parkinson's with Ingrid Holm.", True, False),  # a name run: only for some words
     ("Cares for father, who has Parkinson's, with Ingrid Holm.", False, True),
+    # an attacker's review: a listener is not a speaker, a shop or a place is not an owner
+    ("I told Sarah I care for my father who has Parkinson's.", True, False),
+    ("I care for my father who has Parkinson's and buy his oat milk at Sainsbury's.", True, False),
+    ("My New Year's resolution: I care for my father who has Parkinson's.", True, False),
+    ("I care for my father who has Parkinson's, and Tom's dog keeps him company.", True, False),
+    ("According to my notes, I care for my father who has Parkinson's.", True, False),
+    ("Caring for a father with Parkinson's is Tom\u2019s life now.", False, True),  # a curly apostrophe
+    ("Caring for a father with Parkinson's is \u00c9lodie's life now.", False, True),
+    ("I care for my father who has Parkinson's, says my wife.", True, True),
+    ("\"I care for my father who has Parkinson's,\" Tom explained.", True, True),
+    ("Cares for father with Parkinson's, Tomas SAYS.", True, True),
 ])
 def test_a_sentence_naming_someone_else_or_reporting_their_words(text, complete, named):
     assert names_someone_else(text, "I care for my father who has Parkinson's", complete) is named

@@ -90,8 +90,8 @@ async def test_found_by_evidence_and_palinode_beside_it(tmp_path, store):
 
         detail = await show(app, pilot, review, SHOP)
         assert "found by thorough and Palinode" in detail and "Palinode would archive it" in detail
-        assert "heading line 6 · score 0.92 weak: ask" in detail  # some words, no vector to confirm them
-        assert "sentence line 8 · score 0.62 weak: ask · no vector (lexical only)" in detail
+        assert "heading line 6 · score 0.92 ask" in detail  # some words, no vector to confirm them
+        assert "sentence line 8 · score 0.62 ask · no vector (lexical only)" in detail
         assert "words: Lee\n    Lee runs the till on Saturdays." in detail
         assert "Not pre-approved (ask: low evidence, 1 unforgotten)" in detail
         assert "unforgotten (heading, line 6): ## Rota: Ann and Lee" in detail
@@ -264,7 +264,7 @@ def test_a_weak_proposal_says_it_sits_below_the_usual_cut():
     weak = Evidence("sentence", 3, "The boiler service is booked.", (), (), 0.0, 0.36, "user", 0.5, weak=2)
     cand = Candidate("projects/boiler.md", 1, "semantic", (), 0.0, "strike", "", None, ("thorough",), (weak,), False)
     shown = evidence_text(cand, "I row on the river").plain
-    assert "weak: ask" in shown and "below the usual cut: number 2 of the nearest in meaning" in shown
+    assert " ask" in shown and "below the usual cut: number 2 of the nearest in meaning" in shown
     stated = Evidence("sentence", 3, "I row on the river.", ("row", "river"), (), 1.0, 0.9, "user", 0.99)
     strong = evidence_text(replace(cand, evidence=(stated,), preapproved=True), "I row on the river").plain
     assert "strong" in strong and "below the usual cut" not in strong

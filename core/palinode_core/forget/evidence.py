@@ -158,36 +158,50 @@ def _opens(text: str, found: list[re.Match[str]], k: int) -> bool:
     return any(c in ".!?:;-*" for c in text[found[k - 1].end() : found[k].start()])
 
 
-# Someone's statement reported ("..., says Tom", "she said", "according to Tomas"): not the
-# user's own ("I said"), nor a thing's ("a card that says so").
-_SAYS = r"(?:says|said|tells|told|writes|wrote|reckons|claims|claimed)"
-_SPEAKER = r"(?:[A-Z][a-z]+|[Ss]he|[Hh]e|[Tt]hey)"
-_REPORTED_RE = re.compile(rf"\b[Aa]ccording to\s+[A-Z]|\b{_SPEAKER}\s+{_SAYS}\b|\b{_SAYS}\s+{_SPEAKER}\b")
+# Someone's statement reported ("..., says Tom", "she said", "according to Tomas", "says my
+# wife"): not the user's own ("I said", "I told Sarah"), nor a thing's ("a card that says so").
+_SAYS = r"(?i:says|said|writes|wrote|reckons|claims|claimed|explains|explained|mentions|mentioned|adds|added|insists|insisted)"
+_SPEAKER_BEFORE_RE = re.compile(rf"(?P<s>\b[^\W\d_][\w'\u2019-]*)\s+(?:{_SAYS}|(?i:tells|told))\b")
+_SPEAKER_AFTER_RE = re.compile(rf"\b{_SAYS}\s+(?P<own>(?i:my|his|her|their|our)\s+)?(?P<s>[^\W\d_][\w'\u2019-]*)")
+_ACCORDING_RE = re.compile(r"\b(?i:according to)\s+(?P<own>(?i:my|his|her|their|our)\s+)?(?P<s>[^\W\d_][\w'\u2019-]*)")
+# "... is Tom's hobby", "was Ana’s job": the fact said to be someone's
+_OWNED_RE = re.compile(
+    r"\b(?i:is|was|are|were|remains|became|becomes)\s+(?P<o>[^\W\d_][\w-]*?)(?:['\u2019]s\b|(?<=s)['\u2019](?!\w))"
+)
+_PRONOUN_SPEAKERS = frozenset(["she", "he", "they"])
 
 
 def names_someone_else(text: str, pref_text: str, complete: bool = False) -> bool:
     """The sentence reports someone's words ("according to Tomas", "'I keep
-    bees,' Maria said") or names someone the preference does not by a
-    possessive ("Ana's job"; not inside a name, "the Royal Women's Hospital"),
-    or, when it carries only some of the preference's words, by a run of
-    Titlecase words ("Father Brown"): it may be their fact, so a person
-    decides. A lone Titlecase word (a place, "in Naples"; a weekday) or a
-    relative ("Dad's tablets") is not enough; a venue or a firm in a sentence
-    carrying every word ("I work nights at St Mary's Hospital") is the user's."""
-    if _REPORTED_RE.search(text):
-        return True
+    bees,' Maria said", "..., says my wife"), says the fact is someone's ("...
+    is Ana's full-time job") or, when it carries only some of the preference's
+    words, names someone by a run of Titlecase words ("Father Brown"): it may
+    be their fact, so a person decides. A lone Titlecase word (a place, "in
+    Naples"; a weekday; a shop, "at Sainsbury's") or a relative ("Dad's
+    tablets") is not enough; a venue in a sentence carrying every word ("I work
+    nights at St Mary's Hospital") is the user's."""
     entities = pref_entities(pref_text)
 
-    def someone(word: str) -> bool:
-        low = word.lower()
+    def someone(word: str) -> bool:  # a name (Titlecase) the preference does not hold, not a relative
+        return word[:1].isupper() and named(word)
+
+    def named(word: str) -> bool:
+        low = word.lower().replace("\u2019", "'")
         owner = low[:-2] if low.endswith("'s") else low[:-1] if low.endswith("s'") else low
         return low not in entities and owner not in entities and owner not in _NOT_SOMEONE
 
-    tokens = _TOKEN_RE.findall(text)
-    for word, after in zip(tokens, [*tokens[1:], ""], strict=True):
-        if word[:1].isupper() and word.lower().endswith(("'s", "s'")) and not after[:1].isupper() and someone(word):
-            return True
-    return not complete and any(someone(w) for naming in _name_runs(text).values() for w in naming)
+    for pattern in (_SPEAKER_BEFORE_RE, _SPEAKER_AFTER_RE, _ACCORDING_RE):
+        for m in pattern.finditer(text):
+            speaker = m.group("s")
+            own = m.groupdict().get("own")  # "says my wife": a relative speaks; "according to my notes" does not
+            if speaker.lower() in _PRONOUN_SPEAKERS or someone(speaker) or (own and speaker.lower() in _RELATION):
+                return True
+    if any(someone(m.group("o")) for m in _OWNED_RE.finditer(text)):
+        return True
+    if complete:
+        return False
+    runs = {id(naming): naming for naming in _name_runs(text).values()}  # each run once: linear
+    return any(named(w) for naming in runs.values() for w in naming)  # a run's naming words, lowercased
 
 
 _NOT_SOMEONE = _NOT_NAMES | _RELATION | frozenset(["gran", "granny", "grandma", "grandad", "grandpa", "nan", "nana"])
@@ -207,18 +221,28 @@ def lexical_evidence(
     pref_caps = pref_entities(pref_text)
     shared: dict[str, str] = {}
     names: dict[str, str] = {}
+    judged: dict[int, bool] = {}
     for word, st, off in stem_tokens(text):
         if st not in pref_stems or len(word) <= 2:
             continue
         # a word inside a name the preference does not hold ("Ingrid Holm Architects"
         # for "... with Ingrid") is that name, not the preference's entity
-        if off in runs and (word.lower() not in pref_caps or any(w not in pref_caps for w in runs[off])):
+        if off in runs and (word.lower() not in pref_caps or _foreign(runs[off], pref_caps, judged)):
             names.setdefault(st, word)
         else:
             shared.setdefault(st, word)
     for st in shared:
         names.pop(st, None)
     return tuple(shared.values()), tuple(names.values()), len(shared) / len(pref_stems)
+
+
+def _foreign(naming: list[str], pref_caps: frozenset[str], judged: dict[int, bool]) -> bool:
+    """A run holds a word the preference's names do not; each run judged once (a run's
+    tokens share its list), so a long run costs its length, not its length squared."""
+    key = id(naming)
+    if key not in judged:
+        judged[key] = any(w not in pref_caps for w in naming)
+    return judged[key]
 
 
 def pref_stems_of(pref: str) -> frozenset[str]:

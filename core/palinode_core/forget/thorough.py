@@ -176,13 +176,15 @@ def _decide(
         return None
     strikeable = [u for u in read.units if u.strikeable]
     struck_units = [(u, e) for u, e in carrying if u.strikeable]
-    # a partial mention (the entity alone) never makes a memory about the preference
-    stating = [(u, e) for u, e in struck_units if not e.partial]
+    # a partial mention (the entity alone) or a weak one (as near as noise) never makes a
+    # memory about the preference: it is only ever a strike of its own, left unselected
+    stating = [(u, e) for u, e in struck_units if not e.partial and not e.weak]
     share = len(stating) / len(strikeable) if strikeable else 0.0
     subject = [
         e
         for u, e in carrying
         if not e.partial
+        and not e.weak
         and (
             (u.kind == "frontmatter" and u.field in _SUBJECT_FIELDS)
             or (u.kind == "heading" and u.text.lstrip().startswith("# "))
@@ -222,13 +224,10 @@ def _decide(
         if plan.status == "already_archived":
             return None
         # the memory that establishes it (a unit carrying every word) is pre-approved
-        # whatever its other sentences; otherwise every sentence must be strong. A weak
-        # proposal neither helps nor hinders: pre-approved only as it would be without them.
-        firm = [(u, e) for u, e in stating if not e.weak]
-        firm_archive = bool(firm) and (len(firm) >= ARCHIVE_SHARE * len(strikeable) or any(not e.weak for e in subject))
-        pre = firm_archive and (
-            any(e.complete and e.preapproved for e in evidence)
-            or all(e.preapproved for _, e in struck_units if not e.weak)
+        # whatever its other sentences; otherwise every sentence must be strong (a weak
+        # proposal neither helps nor hinders)
+        pre = any(e.complete and e.preapproved for e in evidence) or all(
+            e.preapproved for _, e in struck_units if not e.weak
         )
         return Candidate(
             memory.rel,
@@ -271,6 +270,11 @@ def _strike(
             notes.append(
                 f"line {unit.line + memory.body_line_offset}: a partial mention (names {', '.join(ev.partial)} without the rest): "
                 "proposed, a person decides"
+            )
+        if ev.weak:
+            notes.append(
+                f"line {unit.line + memory.body_line_offset}: weak: {_ORDINAL.get(ev.weak, f'number {ev.weak}')} "
+                "nearest in meaning of the sentences read, below the usual cut: proposed, a person decides"
             )
         for cut in narrowest(unit, ev, request, len(spans), memory, read.sentence_sims):
             spans.append(cut.span)
