@@ -318,8 +318,8 @@ async def test_export_writes_the_report_in_each_format_and_never_overwrites_sile
         app.clear_notifications()  # the earlier exports' toasts sit where the button is on a slow machine
         await settle(app, pilot)
         await pilot.click("#export")
-        await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen))
-        assert request in (out / "forget-poker-report.md").read_text()
+        report = out / "forget-poker-report.md"  # written by a worker once the modal has closed
+        await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen) and request in report.read_text())
 
         # as of a point, the report is of that point
         sha = git(demo, "log", "-1", "--format=%H", "--grep=retract: projects/weekly-plan.md").strip()
@@ -351,7 +351,8 @@ async def test_export_redacted_carries_no_preference_text_nor_its_file_name(tmp_
         name = modal.query_one("#export-path").value
         assert name.endswith("-redacted.md") and "poker" not in name
         await pilot.click("#export")
-        await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen))
+        # the modal closes first; the file is written by a worker (renamed into place when whole)
+        await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen) and (out / name).exists())
         text = (out / name).read_text()
         assert "poker" not in text.lower() and "friday" not in text.lower() and str(demo) not in text
         assert "r:" in text and "sha256:" in text
