@@ -6,19 +6,8 @@ Use it for setting cuts and thresholds; held-out templates.py stays the test
 and is never tuned on. Names, places, hobbies, brands and wordings are new:
 none of them appears in templates.py, bench/thorough, core/ or tests/.
 
-Per preference (the same keys and conventions as templates.py):
-  pref      the request ("Please forget that <pref>.")
-  clause    a first-person sentence carrying every word of it (establishing, compounds)
-  title     the `name:` of the memory about it; `about` its sentences (archive whole)
-  full      a sentence in a busy memory carrying every word, plus a consequence
-  infl      an inflected or reworded mention sharing most words
-  para      two paraphrases sharing no content word (a file; a sentence)
-  partial   the preference's entity named, in the user's context (a reviewer's call)
-  third     the same fact about a named other person (never touched)
-  frag      a shared word about another topic (never touched)
-  namedis   a shared word inside a company or venue name (never touched)
-  summary   a frontmatter `summary:` mentioning it in a busy memory (residue)
-  topic, question   recall queries: its topic, a question in other words
+Per preference: the same keys and conventions as templates.py (its docstring
+says what each key holds).
 """
 
 from __future__ import annotations

@@ -51,6 +51,8 @@ def test_a_one_megabyte_hostile_memory_parses_in_seconds(shape):
     ("Bees " * 40000, "I love Bees"),  # every word of the run is the preference's own name
     ("Tom Tom's is " * 20000, "I keep bees"),
     ("says " * 40000 + "Tom", "I keep bees"),
+    ("a-" * 40000 + " said", "I keep bees"),  # a hyphen or apostrophe in a token is no new speaker
+    ("a'" * 40000 + " said", "I keep bees"),
 ])
 def test_whose_fact_a_sentence_states_is_linear(text, pref):
     """The someone-else guard and the name runs of lexical evidence judge each run once."""

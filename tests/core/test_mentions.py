@@ -199,6 +199,14 @@ def test_a_list_items_sentence_beside_a_strikethrough_is_offered_whole():
         assert inner_span(body, unit.span, at, len(unit.text), 0) is None, body
 
 
+def _dated_store(tmp_path, bodies: dict[str, str], embedder) -> Session:
+    """A store of these bodies, one memory a day in June 2025 (a request dated after what it forgets)."""
+    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
+                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
+             for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    return Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+
+
 def test_a_paraphrase_in_the_middle_band_is_proposed_and_waits(tmp_path, embedder):
     # real-model cosines to the preference 0.45-0.46: below the old proposal cut (0.47), above
     # today's (0.42, set on bench/thorough); no word shared, so a person decides
@@ -209,10 +217,7 @@ def test_a_paraphrase_in_the_middle_band_is_proposed_and_waits(tmp_path, embedde
         "projects/house.md": f"{FILLER} The boiler service is booked for the weekend.",
         "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
-             for day, (rel, body) in enumerate(bodies.items(), start=1)}
-    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session = _dated_store(tmp_path, bodies, embedder)
     session.update_index()
     fplan = session.plan("insights/forget-row.md")
     routes = {c.path: c for c in fplan.candidates}
@@ -241,10 +246,7 @@ def test_below_the_cut_only_the_two_nearest_in_meaning_are_proposed_weak_and_wai
         "projects/budget.md": FILLER,
         "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
-             for day, (rel, body) in enumerate(bodies.items(), start=1)}
-    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session = _dated_store(tmp_path, bodies, embedder)
     session.update_index()
     fplan = session.plan("insights/forget-row.md")
     weak = sorted((e.weak, c.path, e) for c in fplan.candidates for e in c.evidence if e.carries and e.weak)
@@ -276,10 +278,7 @@ def test_a_weak_sentence_never_decides_a_memorys_route(tmp_path, embedder):
         "projects/budget.md": FILLER,
         "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
-             for day, (rel, body) in enumerate(bodies.items(), start=1)}
-    session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
+    session = _dated_store(tmp_path, bodies, embedder)
     session.update_index()
     fplan = session.plan("insights/forget-row.md")
     mixed = fplan.candidate("projects/mixed.md")

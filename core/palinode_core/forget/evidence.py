@@ -161,7 +161,8 @@ def _opens(text: str, found: list[re.Match[str]], k: int) -> bool:
 # Someone's statement reported ("..., says Tom", "she said", "according to Tomas", "says my
 # wife"): not the user's own ("I said", "I told Sarah"), nor a thing's ("a card that says so").
 _SAYS = r"(?i:says|said|writes|wrote|reckons|claims|claimed|explains|explained|mentions|mentioned|adds|added|insists|insisted)"
-_SPEAKER_BEFORE_RE = re.compile(rf"(?P<s>\b[^\W\d_][\w'\u2019-]*)\s+(?:{_SAYS}|(?i:tells|told))\b")
+# a speaker starts where a token starts (not at each hyphen or apostrophe inside one: quadratic)
+_SPEAKER_BEFORE_RE = re.compile(rf"(?<![\w'\u2019-])(?P<s>[^\W\d_][\w'\u2019-]*+)\s+(?:{_SAYS}|(?i:tells|told))\b")
 _SPEAKER_AFTER_RE = re.compile(rf"\b{_SAYS}\s+(?P<own>(?i:my|his|her|their|our)\s+)?(?P<s>[^\W\d_][\w'\u2019-]*)")
 _ACCORDING_RE = re.compile(r"\b(?i:according to)\s+(?P<own>(?i:my|his|her|their|our)\s+)?(?P<s>[^\W\d_][\w'\u2019-]*)")
 # "... is Tom's hobby", "was Ana’s job": the fact said to be someone's

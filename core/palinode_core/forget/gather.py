@@ -24,6 +24,7 @@ from ..text.stem import counted_stems
 from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source
 from .evidence import (
     P_FLOOR,
+    PREAPPROVE,
     PROPOSE,
     WEAK_NEAR,
     WEAK_TOP,
@@ -280,7 +281,7 @@ def read_memories(
                     shown,
                     nsim if shown else None,
                     partial,
-                    someone_named=lex > 0 and names_someone_else(unit.text, pref, lex >= 1.0),
+                    someone_named=lex > 0 and score >= PREAPPROVE and names_someone_else(unit.text, pref, lex >= 1.0),
                 )
             )
             cursor += 1

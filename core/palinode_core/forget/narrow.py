@@ -23,6 +23,7 @@ from ..text.units import (
     may_close_a_list,
 )
 from .evidence import (
+    PREAPPROVE,
     PROPOSE,
     Evidence,
     fuse,
@@ -106,7 +107,9 @@ def _item_sentences(
         evidence = replace(
             evidence,
             partial=partial,
-            someone_named=lexical > 0 and names_someone_else(text, request.pref, lexical >= 1.0),
+            someone_named=lexical > 0
+            and score >= PREAPPROVE
+            and names_someone_else(text, request.pref, lexical >= 1.0),
         )
         if not evidence.carries:
             continue

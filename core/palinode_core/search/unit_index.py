@@ -380,30 +380,18 @@ class UnitIndex:
 
     def unit_hashes(self, hashes: Iterable[str]) -> set[str]:
         """Those of ``hashes`` that are the text of a unit (not only of a list item's sentence)."""
-        wanted = list(hashes)
-        out: set[str] = set()
-        with self._lock:
-            for i in range(0, len(wanted), 500):
-                part = wanted[i : i + 500]
-                out.update(
-                    r[0]
-                    for r in self._db.execute(
-                        f"SELECT DISTINCT hash FROM units WHERE hash IN ({','.join('?' * len(part))}) AND kind != ?",
-                        (*part, ITEM_SENTENCE),
-                    )
-                )
-        return out
+        return self._of_hashes("hash", hashes, f"AND kind != '{ITEM_SENTENCE}'")
 
     def fingerprints_of(self, hashes: Iterable[str]) -> set[str]:
+        return self._of_hashes("fingerprint", hashes)
+
+    def _of_hashes(self, column: str, hashes: Iterable[str], where: str = "") -> set[str]:
+        """A column of the unit rows holding any of ``hashes``, 500 bound values a query."""
         wanted = list(dict.fromkeys(hashes))
         out: set[str] = set()
         with self._lock:
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
-                out.update(
-                    r[0]
-                    for r in self._db.execute(
-                        f"SELECT DISTINCT fingerprint FROM units WHERE hash IN ({','.join('?' * len(part))})", part
-                    )
-                )
+                sql = f"SELECT DISTINCT {column} FROM units WHERE hash IN ({','.join('?' * len(part))}) {where}"
+                out.update(r[0] for r in self._db.execute(sql, part))
         return out
