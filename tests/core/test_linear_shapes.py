@@ -73,13 +73,24 @@ def _best(fn: Callable[[], object], reps: int = 3) -> float:
     return min(times)
 
 
+_TRIES = 3  # a loaded machine can slow one measure; a superlinear reader is slow on every try (~100x, not 14x)
+
+
+def _ratio(read: Callable[[str], object], small: str, large: str) -> float:
+    floor = 0.002  # below a couple of milliseconds the clock, not the input, decides
+    return (_best(lambda: read(large)) + floor) / (_best(lambda: read(small)) + floor)
+
+
 @pytest.mark.parametrize("reader", sorted(READERS))
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_ten_times_the_text_costs_at_most_twelve_times_the_time(shape, reader):
     read, make = READERS[reader], SHAPES[shape]
     small, large = make(20_000), make(200_000)
-    floor = 0.002  # below a couple of milliseconds the clock, not the input, decides
-    ratio = (_best(lambda: read(large)) + floor) / (_best(lambda: read(small)) + floor)
+    ratio = _ratio(read, small, large)
+    for _ in range(_TRIES - 1):
+        if ratio <= 12:
+            break
+        ratio = min(ratio, _ratio(read, small, large))
     assert ratio <= 12, f"{reader} on {shape}: 10x the input took {ratio:.1f}x the time"
 
 
