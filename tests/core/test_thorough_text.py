@@ -245,6 +245,13 @@ def test_a_short_y_stem_inflected_is_still_read_by_a_lexical_plan(tmp_path, pref
     ("I care for my father who has Parkinson's, says my wife.", True, True),
     ("\"I care for my father who has Parkinson's,\" Tom explained.", True, True),
     ("Cares for father with Parkinson's, Tomas SAYS.", True, True),
+    # a transcript: the speaker label says whose "I" it is; a memory's own label does not
+    ("Tom: I care for my father who has Parkinson's.", True, True),
+    ("Tom Reyes: my father has Parkinson's and I care for him.", True, True),
+    ("User: I care for my father who has Parkinson's.", True, False),
+    ("Update: I care for my father who has Parkinson's now.", True, False),
+    ("Note to self: I care for my father who has Parkinson's.", True, False),
+    ("Tom: the hives need checking. I care for my father who has Parkinson's.", True, False),
 ])
 def test_a_sentence_naming_someone_else_or_reporting_their_words(text, complete, named):
     assert names_someone_else(text, "I care for my father who has Parkinson's", complete) is named

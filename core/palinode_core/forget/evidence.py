@@ -170,11 +170,64 @@ _OWNED_RE = re.compile(
     r"\b(?i:is|was|are|were|remains|became|becomes)\s+(?P<o>[^\W\d_][\w-]*?)(?:['\u2019]s\b|(?<=s)['\u2019](?!\w))"
 )
 _PRONOUN_SPEAKERS = frozenset(["she", "he", "they"])
+# a transcript's speaker label before a first-person line ("Tom: I keep bees."): the "I" is Tom
+_LABEL_RE = re.compile(
+    r"\A\s*(?P<s>[^\W\d_][\w'\u2019-]*+)(?:\s+[^\W\d_][\w'\u2019-]*+)?\s*:\s+(?i:i|i'm|i've|my|we|our)\b"
+)
+# labels a memory gives its own lines ("Update: I keep bees now."), not a person
+_LABELS = frozenset(
+    [
+        "update",
+        "context",
+        "preference",
+        "fact",
+        "summary",
+        "decision",
+        "todo",
+        "reminder",
+        "question",
+        "answer",
+        "fyi",
+        "ps",
+        "nb",
+        "edit",
+        "status",
+        "tip",
+        "goal",
+        "idea",
+        "warning",
+        "important",
+        "source",
+        "topic",
+        "result",
+        "outcome",
+        "example",
+        "me",
+        "human",
+        "ai",
+        "bot",
+        "agent",
+        "system",
+        "background",
+        "observation",
+        "insight",
+        "lesson",
+        "reason",
+        "memory",
+        "correction",
+        "clarification",
+        "detail",
+        "details",
+        "info",
+        "plan",
+        "quote",
+    ]
+)
 
 
 def names_someone_else(text: str, pref_text: str, complete: bool = False) -> bool:
     """The sentence reports someone's words ("according to Tomas", "'I keep
-    bees,' Maria said", "..., says my wife"), says the fact is someone's ("...
+    bees,' Maria said", "..., says my wife", "Tom: I keep bees."), says the fact is someone's ("...
     is Ana's full-time job") or, when it carries only some of the preference's
     words, names someone by a run of Titlecase words ("Father Brown"): it may
     be their fact, so a person decides. A lone Titlecase word (a place, "in
@@ -198,6 +251,9 @@ def names_someone_else(text: str, pref_text: str, complete: bool = False) -> boo
             if speaker.lower() in _PRONOUN_SPEAKERS or someone(speaker) or (own and speaker.lower() in _RELATION):
                 return True
     if any(someone(m.group("o")) for m in _OWNED_RE.finditer(text)):
+        return True
+    label = _LABEL_RE.match(text)
+    if label and someone(label.group("s")) and label.group("s").lower() not in _LABELS:
         return True
     if complete:
         return False
