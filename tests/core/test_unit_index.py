@@ -170,7 +170,7 @@ def test_the_index_finds_every_unit_lexical_evidence_counts_and_no_other(tmp_pat
     """The lookup and the evidence agree exactly: a unit sharing a counted stem
     is found (filler words included), and one whose words only start like a
     stem is neither found nor counted."""
-    from palinode_core.forget.evidence import lexical_evidence, pref_stems_of
+    from palinode_core.forget.judgment import Judge, lookup_stems
     from palinode_core.forget.leak import leak_check
     from palinode_core.forget.requests import request_at
 
@@ -181,8 +181,9 @@ def test_the_index_finds_every_unit_lexical_evidence_counts_and_no_other(tmp_pat
     session = Session(Store(root, clock=Clock()), vectors=False)
     index = session.update_index()
     request = request_at(session.store, "insights/forget.md")
-    counted = lexical_evidence(body, pref_stems_of(pref), pref)[2] > 0
-    found = {fp for fp, _text in index.units.lexical_hits(pref_stems_of(pref))}
+    words = Judge(pref).words(body)
+    counted = bool(words.shared or words.loose)
+    found = {fp for fp, _text in index.units.lexical_hits(lookup_stems(Judge(pref).pref.stems))}
     assert (session.memories["notes/a.md"].fingerprint in found) == counted
     with_index = {leak.path for leak in leak_check(request, session.memories, index)}
     without = {leak.path for leak in leak_check(request, session.memories, None)}

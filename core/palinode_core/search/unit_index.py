@@ -26,7 +26,6 @@ at the next version; versions no memory has any more are dropped by the sync.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import Cancelled
 from ..storage.memory import Memory
+from ..text.letters import fold, words
 from ..text.stem import counted_stems
 from ..text.units import item_sentence_texts, memory_units
 from . import derived
@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS units (id INTEGER PRIMARY KEY, fingerprint TEXT NOT N
 CREATE INDEX IF NOT EXISTS units_fingerprint ON units(fingerprint);
 CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, detail=none,
-  tokenize='unicode61 remove_diacritics 0');
+  tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
+CREATE VIRTUAL TABLE IF NOT EXISTS unit_vocab USING fts5vocab(unit_terms, 'row');
 CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL)
   WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS unit_texts_embedded ON unit_texts(embedded);
@@ -64,25 +65,27 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 # scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
 SIM_FLOOR = 0.3
 # Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
-SCHEMA_VERSION = 4  # 4: the sentences of a list item holding several get vectors (rows of kind item_sentence)
+# 4: the sentences of a list item holding several get vectors (rows of kind item_sentence);
+# 5: Snowball stems of whole words in any script (a combining mark is part of its word)
+SCHEMA_VERSION = 5
 # versions per transaction: the unit of resuming an interrupted sync. Each commit rewrites the
 # hash-keyed pages its units touch all over the tables: at 200, a first sync of 10k memories
 # spent 8.6 s in system calls (of 28.5 s); at 500, 4.3 s (of 22.2 s), 12 MB more held.
 COMMIT_EVERY = 500
 BLOCK = 8192  # vectors per block of the semantic scan: memory stays flat at any store size
-_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 
 
 def entity_words(text: str) -> set[str]:
-    """Capitalised words not opening the text: the names a unit mentions."""
+    """Capitalised words (any script) not opening the text: the names a unit mentions."""
     out = set()
-    for m in _NAME_RE.finditer(text):
-        if m.start() == 0:
+    for m in words(text):
+        w = m.group()
+        if m.start() == 0 or len(w) < 2 or not (w[0].isupper() and w[1].islower()):
             continue
-        before = text[: m.start()].rstrip()
+        before = text[max(0, m.start() - 32) : m.start()].rstrip()
         if before.endswith((".", "!", "?", ":", "-", "*", "#", "|")):
             continue  # a sentence or list-item opener, not a name
-        out.add(m.group().lower())
+        out.add(fold(w))
     return out
 
 
@@ -95,7 +98,8 @@ def indexable(memory: Memory) -> bool:
 
 def fts_query(terms: Iterable[str], prefix: bool = True) -> str | None:
     """An FTS5 query matching any of ``terms`` (any term starting with one, by default)."""
-    kept = [t for t in (re.sub(r"[^a-z0-9]", "", p.lower()) for p in terms) if t]
+    # a term is one word as the tokenizer reads it (letters and marks, any script): quoted, it is data
+    kept = [t for t in ("".join(m.group() for m in words(fold(p))) for p in terms) if t]
     star = "*" if prefix else ""
     return " OR ".join(f'"{t}"{star}' for t in sorted(set(kept))) or None
 
@@ -124,7 +128,15 @@ class UnitIndex:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # not done meanwhile
-                        for table in ("unit_versions", "units", "unit_terms", "unit_texts", "pref_scans", "pref_sims"):
+                        for table in (
+                            "unit_vocab",
+                            "unit_versions",
+                            "units",
+                            "unit_terms",
+                            "unit_texts",
+                            "pref_scans",
+                            "pref_sims",
+                        ):
                             db.execute(f"DROP TABLE IF EXISTS {table}")
                         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                         for statement in SCHEMA.split(";"):
@@ -272,6 +284,46 @@ class UnitIndex:
                 " WHERE unit_terms MATCH ?",
                 (query,),
             ).fetchall()
+
+    def stem_frequencies(self, stems: Iterable[str]) -> tuple[dict[str, int], int]:
+        """How many units hold each stem, and how many units there are: how
+        specific a word is in this store (forget.judgment weighs shared words by it)."""
+        wanted = sorted({fold(s) for s in stems if s})
+        with self._lock:
+            total = int(self._db.execute("SELECT TOTAL(units) FROM unit_versions").fetchone()[0])
+            found: dict[str, int] = {}
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                found.update(
+                    self._db.execute(
+                        f"SELECT term, doc FROM unit_vocab WHERE term IN ({','.join('?' * len(part))})", part
+                    ).fetchall()
+                )
+        return {s: int(found.get(s, 0)) for s in wanted}, total
+
+    def used_lowercase(self, word: str, limit: int = 200) -> bool:
+        """Whether the store writes ``word`` in lower case somewhere ("home", "weekends"):
+        a common word, so a sentence opening with it names nobody."""
+        low = fold(word)
+        return any(m.group() == low for text in self._texts_holding(low, limit) for m in words(text))
+
+    def used_as_name(self, word: str, limit: int = 200) -> bool:
+        """Whether the store writes ``word`` with a capital inside a sentence ("met
+        Manning at the pub"): a name, so a sentence opening with it may name someone."""
+        low = fold(word)
+        return any(low in entity_words(text) for text in self._texts_holding(low, limit))
+
+    def _texts_holding(self, low: str, limit: int) -> list[str]:
+        """Up to ``limit`` unit texts holding ``low``'s stem."""
+        query = fts_query(counted_stems(low), prefix=False)
+        if query is None:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT u.text FROM unit_terms JOIN units u ON u.id = unit_terms.rowid WHERE unit_terms MATCH ? LIMIT ?",
+                (query, limit),
+            ).fetchall()
+        return [text for (text,) in rows]
 
     def texts_missing_vectors(self, first: Iterable[str] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """(hash, text) of distinct unit texts with no cached vector, split in

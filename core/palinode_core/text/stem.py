@@ -1,16 +1,24 @@
-"""A small deterministic stemmer: enough to match "collect / collecting /
-collector / collection" and plurals against one another, never a dictionary.
-Both sides of every comparison go through it, so a stem need not be a word."""
+"""Word stems for lexical evidence: the Snowball English stemmer (Porter2,
+maintained, through PyStemmer) on whole words of any script (text.letters),
+so "collect / collecting / collection / collects" meet, "news" and "new" or
+"corner" and "corn" stay apart, and "Jürgen Müller" stays two whole names.
+Both sides of every comparison go through it, so a stem need not be a word.
+
+Besides the stem, a word may belong to the family of a shorter one by an
+agent or practitioner ending ("collector", "violinist", "swimmer"): asked of
+a preference's stems only (``family``), never folded into the stem, since
+"corner", "dinner" and "letter" are not people who corn, din or let."""
 
 from __future__ import annotations
 
-import re
+import threading
 from functools import lru_cache
 
+import Stemmer
+
+from .letters import fold, words
 from .words import STOPWORDS
 
-_WORD_RE = re.compile(r"[A-Za-z]+")
-# Words that carry no preference of their own (beyond Palinode's stopwords).
 EXTRA_STOP = frozenset(
     [
         "also",
@@ -142,67 +150,92 @@ EXTRA_STOP = frozenset(
         "know",
     ]
 )
-_SUFFIXES = (
-    ("ations", ""),
-    ("ation", ""),
-    ("ions", ""),
-    ("ion", ""),
-    ("ings", ""),
-    ("ing", ""),
-    ("ers", ""),
-    ("ors", ""),
-    ("er", ""),
-    ("or", ""),
-    ("ies", "y"),
-    ("ied", "y"),
-    ("ses", "s"),
-    ("xes", "x"),
-    ("ches", "ch"),
-    ("shes", "sh"),
-    ("ed", ""),
-    ("es", "e"),
-    ("s", ""),
-)
-_VOWELS = set("aeiouy")
+_SNOWBALL = Stemmer.Stemmer("english")
+_SNOWBALL_LOCK = threading.Lock()  # a Stemmer object is not thread-safe; the app stems from workers
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    w = word.lower()
-    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+    """The Snowball stem of one word, compared case-folded and composed."""
+    w = fold(word)
+    if len(w) <= 2:
         return w
-    for suffix, repl in _SUFFIXES:
-        if not w.endswith(suffix):
-            continue
-        base = w[: len(w) - len(suffix)] + repl
-        # agentive/verbal endings only when a real stem with a vowel is left
-        if len(base) < (4 if suffix in ("er", "or", "ers", "ors") else 3) or not _VOWELS & set(base):
-            continue
-        w = base
-        break
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
-        w = w[:-1]  # swimm -> swim, runn -> run
-    if len(w) >= 4 and w.endswith("e"):
-        w = w[:-1]  # bake/baking -> bak
-    return w
+    with _SNOWBALL_LOCK:
+        return _SNOWBALL.stemWord(w)
+
+
+# Endings that make a practitioner of an activity, longest first: "cyclist" is one who cycles.
+_AGENT_ENDINGS = ("ists", "ist", "ers", "er", "ors", "or")
+
+
+@lru_cache(maxsize=65536)
+def family(word: str) -> tuple[str, ...]:
+    """The stems ``word`` may be a practitioner of ("swimmer" -> swim, "collector"
+    -> collect, "violinist" -> violin), besides its own stem; empty for most words."""
+    w = fold(word)
+    for ending in _AGENT_ENDINGS:
+        if w.endswith(ending) and len(w) - len(ending) >= 3:
+            base = w[: -len(ending)]
+            forms = {base, base + "e"}
+            if len(base) >= 4 and base[-1] == base[-2]:
+                forms.add(base[:-1])  # swimm -> swim, runn -> run
+            return tuple(sorted({stem(f) for f in forms} - {stem(w)}))
+    return ()
+
+
+def _folded(text: str) -> list[str]:
+    return [fold(m.group()) for m in words(text)]
 
 
 def stems(text: str) -> set[str]:
     """The content stems of ``text``: words longer than 2 letters, neither
     Palinode's stopwords nor filler, stemmed."""
-    return {
-        stem(w)
-        for w in map(str.lower, _WORD_RE.findall(text))
-        if len(w) > 2 and w not in STOPWORDS and w not in EXTRA_STOP
-    }
+    return {stem(w) for w in _folded(text) if len(w) > 2 and w not in STOPWORDS and w not in EXTRA_STOP}
 
 
 def counted_stems(text: str) -> set[str]:
-    """The stems lexical evidence counts (forget/evidence.py): of every word
+    """The stems lexical evidence counts (forget/judgment.py): of every word
     longer than 2 letters, filler included ("time" stems as "timing" does)."""
-    return {stem(w) for w in map(str.lower, _WORD_RE.findall(text)) if len(w) > 2}  # map: 5.9M words at 10k
+    return {stem(w) for w in _folded(text) if len(w) > 2}
 
 
 def stem_tokens(text: str) -> list[tuple[str, str, int]]:
-    """(word as written, its stem, offset) for every letter run in ``text``."""
-    return [(m.group(), stem(m.group()), m.start()) for m in _WORD_RE.finditer(text)]
+    """(word as written, its stem, offset) for every word of ``text``."""
+    return [(m.group(), stem(m.group()), m.start()) for m in words(text)]
+
+
+# Words a preference may hold that say how often or when ("I swim twice a week", "my gym
+# schedule", "poker every Friday"): shared alone they are no evidence, and they count for
+# nothing in the share of a preference a sentence carries ("Swims at the lido" carries it all).
+WHEN_WORDS = frozenset(
+    """
+    once twice thrice daily weekly fortnightly monthly yearly annually nightly hourly
+    sometimes occasionally regularly frequently rarely seldom usually often always never ever
+    every each again lately recently currently nowadays anymore already soon later early late
+    day days week weeks weekend weekends weekday weekdays month months year years hour hours
+    minute minutes night nights morning mornings afternoon afternoons evening evenings noon
+    midnight today tonight tomorrow yesterday time times season seasons date dates
+    monday tuesday wednesday thursday friday saturday sunday
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays
+    january february march april june july august september october november december
+    schedule schedules routine routines session sessions
+    thing things stuff way ways kind kinds sort sorts part parts lot lots bit bits
+    many few several much more most less least first last next other another
+    """.split()
+)
+# Verbs and qualities any activity uses ("I keep bees", "I go kayaking", "a new bike"): shared
+# alone they are no evidence, and they count for half in the share a sentence carries.
+LIGHT_WORDS = frozenset(
+    """
+    go goes going went gone get gets getting got do does doing did done have has having had
+    make makes making made take takes taking took taken give gives gave put puts come comes came
+    keep keeps kept let lets use uses used using try tries tried want wants wanted need needs needed
+    start starts started stop stops stopped begin began continue continues see sees saw seen
+    look looks feel feels felt find finds found think thinks thought tell tells told ask asks asked
+    spend spends spent plan plans habit habits
+    good great nice big small little long short new old usual normal regular
+    """.split()
+)
+WHEN = frozenset(stem(w) for w in WHEN_WORDS)
+LIGHT = frozenset(stem(w) for w in LIGHT_WORDS) - WHEN
+UNSPECIFIC = WHEN | LIGHT

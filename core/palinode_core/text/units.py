@@ -21,6 +21,20 @@ FRONTMATTER_FIELDS = ("name", "title", "summary", "description", "tags", "entiti
 # by walking back (a leading \s* retried from every position of a long run was quadratic).
 _CLAUSE_SEP_RE = re.compile(
     r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+|(?P<splice>,\s+)(?=[Ii](?:'m|'ve|'d|'ll)?\s)"
+    r"|(?P<bare> and )(?=(?P<next>[A-Za-z]+)\b)"
+)
+# A bare " and " joins two clauses only before a subject or a verb of its own ("I live in Berlin
+# and work at Stripe", "... and I cook"); "cats and dogs" or "music and dance" are one clause.
+_CLAUSE_VERBS = frozenset(
+    (base + ending)
+    for base in """work live play keep run own teach ride drive cook bake read write grow collect volunteer train
+    walk sing paint draw learn spend visit attend support follow prefer enjoy avoid need want care help speak watch
+    listen travel commute rent share sell buy eat drink go take make use have love like hate moved started stopped
+    joined quit left""".split()
+    for ending in ("", "s", "es", "ed", "d")
+) | frozenset(
+    """studies studied swims swam swim goes went takes took makes made has had does did ran runs is was are were
+    i we they he she""".split()
 )
 # A comma splice ("I'm a teacher, I like to cook, I am married") separates clauses only
 # between first-person clauses: "Yesterday, I went" is one.
@@ -95,6 +109,7 @@ class Clause:
     end: int  # end of the clause's own text
     sep_end: int  # end of the separator after it (== end for the last clause)
     text: str
+    bare: bool = False  # the separator after it is a bare " and " (before a verb or subject of its own)
 
 
 def clauses(sentence: str) -> list[Clause]:
@@ -106,12 +121,14 @@ def clauses(sentence: str) -> list[Clause]:
         start = m.start()
         if m.group("splice") and not _FIRST_PERSON_START_RE.match(sentence, cursor):
             continue
+        if m.group("bare") and m.group("next").lower() not in _CLAUSE_VERBS:
+            continue
         if sentence[start] == ";":
             while start > done and sentence[start - 1].isspace():
                 start -= 1
         done = m.end()
         if start > cursor:
-            out.append(Clause(cursor, start, m.end(), sentence[cursor:start]))
+            out.append(Clause(cursor, start, m.end(), sentence[cursor:start], bool(m.group("bare"))))
             cursor = m.end()
     out.append(Clause(cursor, len(sentence), len(sentence), sentence[cursor:]))
     return out
