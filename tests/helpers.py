@@ -97,3 +97,17 @@ def copy_sample_store(dest: Path) -> Path:
 
 def subjects(root: Path) -> list[str]:
     return git(root, "log", "--format=%s").splitlines()
+
+
+def judged(pref: str, text: str, *, sim: float | None = None, user: tuple[str, ...] = (), kind: str = "sentence"):
+    """The judgment's evidence for one unit of text (forget.judgment), outside any store."""
+    from palinode_core.forget.judgment import Judge, StoreFacts
+    from palinode_core.text.units import Unit
+
+    return Judge(pref, StoreFacts(frozenset(user))).judge(Unit(kind, text, 1), similarity=sim)
+
+
+def whose_of(pref: str, text: str, *, about: str | None = None, antecedent: str | None = None) -> str:
+    from palinode_core.forget.judgment import Judge
+
+    return Judge(pref).whose(text, about, antecedent).who

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from palinode_core.forget.evidence import lexical_evidence, pref_stems_of, unit_subject
 from palinode_core.forget.gather import ANCHOR_SIM, _units_of
-from palinode_core.forget.subject import memory_is_other
+from palinode_core.forget.judgment import Judge, user_names
+from palinode_core.forget.whose import memory_about
 from palinode_core.search.embed import Embedder
 from palinode_core.search.unit_index import SIM_FLOOR
 from palinode_core.session import Session
@@ -58,8 +58,9 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
         embedder = Embedder()
         session = Session.open(root, embedder=embedder)
         session.rescan()
+        names = user_names(session.memories)
         units = [
-            (rel, u, memory_is_other(mem.meta, mem.title, mem.category))
+            (rel, u, memory_about(mem.meta, mem.title, mem.category, names))
             for rel, mem in sorted(session.memories.items())
             if not mem.forget_pref
             for u in _units_of(mem)
@@ -73,9 +74,9 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
     rows = []  # (near, margin, the paraphrase it is, or None)
     by_words: set[object] = set()  # paraphrases inside a unit sharing a word: reached by the words
     for j, req in enumerate(m.requests):
-        stems = pref_stems_of(prefs[j])
-        read = [lexical_evidence(t, stems, prefs[j]) for t in texts]
-        lex = [x[2] for x in read]
+        judge = Judge(prefs[j])
+        read = [judge.words(t) for t in texts]
+        lex = [x.lexical for x in read]
         anchors = [
             i for i, x in enumerate(lex) if x >= 1.0 and sims[i, j] >= ANCHOR_SIM and len(clauses(texts[i])) == 1
         ]
@@ -92,7 +93,7 @@ def measure(seed: int, bench: str = "heldout") -> list[str]:
                     by_words.add(para)
                 continue
             near = max(sims[i, j], nsim[i]) if sims[i, j] >= SIM_FLOOR else 0.0
-            if near and (read[i][1] or unit_subject(unit, other, stems, prefs[j]) == "other"):
+            if near and (read[i].name_use or judge.judge(unit, other).subject == "other"):
                 near = 0.0  # its words sit inside a name, or it is someone else's fact: the resolver's guards
             rows.append((near, near - others[i], para))
     total = len(para_files) + len(para_sents)

@@ -230,10 +230,16 @@ class Session(InspectViews):
         index: SearchIndex | None = None,
         resolver: str | None = None,
         verified: bool = True,
+        embed: bool = False,
+        progress: Progress | None = None,
     ) -> ForgetPlan:
         """A request's plan by ``resolver``: "thorough" (this tool's default) or
         "palinode" (exactly what Palinode itself would do), with what recall
-        would still surface after it (``verified``)."""
+        would still surface after it (``verified``). With ``embed`` the thorough
+        plan first embeds the sentences it reads that have no vector yet
+        (``progress`` hears of it; the model loads if it must), so it is the
+        same plan whether or not the index's vectors are built; without, it
+        reads only cached vectors and never loads the model."""
         self._live_only("planning a forget request")
         index = index or self.search_index()
         resolver = resolver or self.resolver
@@ -249,7 +255,13 @@ class Session(InspectViews):
             from .forget import thorough
 
             fplan = thorough.plan_thorough(
-                self.store, index, request_path, self.memories, knobs or self.forget_knobs(), lexical=not self.vectors
+                self.store,
+                index,
+                request_path,
+                self.memories,
+                knobs or self.forget_knobs(),
+                lexical=not self.vectors,
+                embed=(progress or True) if embed else False,
             )
         else:
             raise PalinodeError(f"unknown resolver {resolver!r} (palinode or thorough)")

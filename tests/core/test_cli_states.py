@@ -37,7 +37,7 @@ def store(tmp_path) -> Path:
         FAIR: palinode_file(fm("people-w", "2025-05-01T00:00:00+00:00"),
                             "Met Wilhelmina Cragg at the fair; she judges the Moonrise panel."),
         NOTE: palinode_file(fm("notes-lunch", "2025-05-01T00:00:00+00:00"),
-                            "Lunch with Wilhelmina Cragg was fun. The soup was cold."),
+                            "Lunch with Wilhelmina Cragg was fun. She ordered the soup."),
         REQ: palinode_file(fm("insights-forget-w", "2025-06-01T00:00:00+00:00"),
                            "Please forget that I know Wilhelmina Cragg."),
     })

@@ -3,19 +3,23 @@ thorough bench's templates), with the real model: pre-approval follows the
 evidence, a memory about the preference is archived whole, partial mentions
 wait for a person, guards are explained, and each plan says what recall would
 still surface after it."""
+
 from __future__ import annotations
 
 import pytest
 from helpers import Clock, make_git_store, palinode_file
 
 from palinode_core.cli.output import render
-from palinode_core.forget.evidence import Evidence, lexical_evidence, partial_mention, pref_entities, pref_stems_of
+from palinode_core.forget.evidence import Evidence, partial_mention
+from palinode_core.forget.judgment import Judge, Preference
 from palinode_core.session import Session
 from palinode_core.text.units import clause_tail_span, clauses, memory_units
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 
-FILLER = "The quarterly budget review moved to Thursday afternoon. Finance wants the vendor invoices reconciled by Friday."
+FILLER = (
+    "The quarterly budget review moved to Thursday afternoon. Finance wants the vendor invoices reconciled by Friday."
+)
 BODIES = {
     "insights/railway.md": (
         {"name": "The loft railway"},
@@ -29,12 +33,21 @@ BODIES = {
         f"{FILLER} I build a model railway in the loft, and the printer contract was renewed in May. "
         "Legal approved the updated privacy notice.",
     ),
-    "projects/garage.md": ({}, "The spare key is with the neighbour, and I build a model railway in the loft. "
-                                "The gutter is leaking. The bins go out on Tuesday. The boiler service is booked."),
-    "projects/todo.md": ({}, "Errands.\n\n- Fix the gate before the storm. I build a model railway in the loft.\n"
-                              "- Call the plumber about the leak.\n- Renew the parking permit.\n"
-                              "- Book the dentist.\n- Return the library books.\n"),
-    "research/note.md": ({"summary": "Legal, backups and the model railway."}, "Legal approved the updated privacy notice. Backups are verified every Monday."),
+    "projects/garage.md": (
+        {},
+        "The spare key is with the neighbour, and I build a model railway in the loft. "
+        "The gutter is leaking. The bins go out on Tuesday. The boiler service is booked.",
+    ),
+    "projects/todo.md": (
+        {},
+        "Errands.\n\n- Fix the gate before the storm. I build a model railway in the loft.\n"
+        "- Call the plumber about the leak.\n- Renew the parking permit.\n"
+        "- Book the dentist.\n- Return the library books.\n",
+    ),
+    "research/note.md": (
+        {"summary": "Legal, backups and the model railway."},
+        "Legal approved the updated privacy notice. Backups are verified every Monday.",
+    ),
     "insights/dinghy.md": ({}, "I sail a Mirror dinghy called Puffin on the reservoir."),
     "projects/harbour.md": ({}, f"{FILLER} Puffin needs new varnish before the regatta."),
     "people/ana-sousa.md": ({"type": "PersonMemory"}, "# Ana Sousa\n\nAna Sousa sails a Mirror dinghy called Puffin."),
@@ -49,8 +62,12 @@ BODIES = {
 def store(tmp_path):
     files = {}
     for day, (rel, (meta, body)) in enumerate(BODIES.items(), start=1):
-        meta = {"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                "created_at": f"2025-05-{day:02d}T10:00:00+00:00", **meta}
+        meta = {
+            "id": rel.replace("/", "-")[:-3],
+            "category": rel.split("/")[0],
+            "created_at": f"2025-05-{day:02d}T10:00:00+00:00",
+            **meta,
+        }
         files[rel] = palinode_file(meta, body)
     return make_git_store(tmp_path / "store", files), files
 
@@ -83,14 +100,14 @@ def test_the_memory_that_establishes_it_is_archived_preapproved_and_paraphrases_
 
 def test_an_entity_inside_another_name_is_that_name_and_a_sentence_start_is_no_name():
     pref = "I sing in the Kelso Gospel Choir"
-    stems = pref_stems_of(pref)
-    assert lexical_evidence("Kelso Rugby Club booked the hall.", stems, pref)[0] == ()
-    assert set(lexical_evidence("The Kelso Gospel Choir sang on Sunday.", stems, pref)[0]) == {"Kelso", "Gospel", "Choir"}
+    judge = Judge(pref)
+    assert judge.words("Kelso Rugby Club booked the hall.").shared == ()
+    assert set(judge.words("The Kelso Gospel Choir sang on Sunday.").shared) == {"Kelso", "Gospel", "Choir"}
     # "League. Sang" is two sentences, not one name holding the entity
-    shared = lexical_evidence("Read about the Hanseatic League. Sang with Kelso Gospel Choir.", stems, pref)[0]
+    shared = judge.words("Read about the Hanseatic League. Sang with Kelso Gospel Choir.").shared
     assert {"Kelso", "Choir"} <= set(shared)
-    assert partial_mention(("Kelso",), pref_entities(pref), 0.2) == ("Kelso",)
-    assert partial_mention(("Kelso",), pref_entities(pref), 0.9) == ()
+    assert partial_mention(("Kelso",), Preference.of(pref).entities, 0.2) == ("Kelso",)
+    assert partial_mention(("Kelso",), Preference.of(pref).entities, 0.9) == ()
 
 
 def test_partial_mentions_wait_for_a_person_and_guards_are_said_in_the_plan(store, embedder):
@@ -106,7 +123,8 @@ def test_partial_mentions_wait_for_a_person_and_guards_are_said_in_the_plan(stor
     assert "projects/printer.md" not in routes  # no target: the guard that held it back is listed apart
     assert dict(fplan.guarded)["projects/printer.md"].startswith("shares Puffin only inside a name")
     assert {"path": "projects/printer.md", "reason": dict(fplan.guarded)["projects/printer.md"]} in (
-        fplan.to_dict()["guarded"])
+        fplan.to_dict()["guarded"]
+    )
     assert "about someone else" in routes["people/ana-sousa.md"].reason
     rail = session.plan("insights/forget-rail.md")
     survey = rail.candidate("research/survey.md")  # two shared words, another topic: it waits
@@ -129,8 +147,9 @@ def test_each_plan_says_what_recall_would_still_surface_after_it(store, embedder
     assert "research/survey.md" in surfacing
     assert not surfacing & {"insights/railway.md", "projects/week.md"}
     data = fplan.to_dict()
-    assert any(r["path"] == "research/survey.md" and r["query_kind"] == "preference"
-               for r in data["would_still_surface"])
+    assert any(
+        r["path"] == "research/survey.md" and r["query_kind"] == "preference" for r in data["would_still_surface"]
+    )
     text = render("plan", data, as_json=False)
     assert "Would still surface after the pre-approved targets" in text and "research/survey.md" in text
     assert session.plan("insights/forget-rail.md", verified=False).surfacing is None
@@ -152,8 +171,10 @@ def test_a_closing_clause_is_struck_alone_and_undone_exactly(store, embedder):
 
 
 def test_a_closing_clause_across_a_line_break_or_beside_another_strike_is_offered_whole():
-    for body in ("Notes. The key is with the neighbour, and I build\na model railway in the loft.\n",
-                 "~~Old.~~ kept. The key is with the neighbour, and I build a model railway in the loft.\n"):
+    for body in (
+        "Notes. The key is with the neighbour, and I build\na model railway in the loft.\n",
+        "~~Old.~~ kept. The key is with the neighbour, and I build a model railway in the loft.\n",
+    ):
         unit = next(u for u in memory_units(body, {}) if "railway" in u.text)
         assert clause_tail_span(body, unit.span, clauses(unit.text)[-1].start, 0) is None
 
@@ -165,8 +186,13 @@ def test_residue_counts_a_label_naming_the_preference(store, embedder):
     session.apply_forget(session.plan("insights/forget-rail.md"))
     session.refresh()
     leaks = session.leak_check("insights/forget-rail.md")
-    assert any(leak.path == "research/note.md" and leak.where == "frontmatter" and leak.kind == "unforgettable"
-               and leak.text.startswith("summary: ") for leak in leaks), leaks
+    assert any(
+        leak.path == "research/note.md"
+        and leak.where == "frontmatter"
+        and leak.kind == "unforgettable"
+        and leak.text.startswith("summary: ")
+        for leak in leaks
+    ), leaks
 
 
 def test_a_sentence_of_a_list_item_is_struck_alone_and_undone_exactly(store, embedder):
@@ -192,8 +218,10 @@ def test_a_sentence_of_a_list_item_is_struck_alone_and_undone_exactly(store, emb
 def test_a_list_items_sentence_beside_a_strikethrough_is_offered_whole():
     from palinode_core.text.units import inner_span
 
-    for body in ("Errands.\n\n- ~~Old.~~ kept. Fix the gate. I build a model railway in the loft.\n",
-                 "Errands.\n\n- ~~Old.~~\n- Fix the gate. I build a model railway in the loft.\n"):
+    for body in (
+        "Errands.\n\n- ~~Old.~~ kept. Fix the gate. I build a model railway in the loft.\n",
+        "Errands.\n\n- ~~Old.~~\n- Fix the gate. I build a model railway in the loft.\n",
+    ):
         unit = next(u for u in memory_units(body, {}) if "Fix the gate" in u.text)
         at = unit.text.index("I build")
         assert inner_span(body, unit.span, at, len(unit.text), 0) is None, body
@@ -201,9 +229,17 @@ def test_a_list_items_sentence_beside_a_strikethrough_is_offered_whole():
 
 def _dated_store(tmp_path, bodies: dict[str, str], embedder) -> Session:
     """A store of these bodies, one memory a day in June 2025 (a request dated after what it forgets)."""
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2025-06-{day:02d}T10:00:00+00:00"}, body)
-             for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    files = {
+        rel: palinode_file(
+            {
+                "id": rel.replace("/", "-")[:-3],
+                "category": rel.split("/")[0],
+                "created_at": f"2025-06-{day:02d}T10:00:00+00:00",
+            },
+            body,
+        )
+        for day, (rel, body) in enumerate(bodies.items(), start=1)
+    }
     return Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
 
 
@@ -238,7 +274,7 @@ def test_below_the_cut_only_the_two_nearest_in_meaning_are_proposed_weak_and_wai
     bodies = {
         "insights/rowing.md": "I row on the river on Saturdays with the club.",
         "insights/about.md": "Rows on the river every weekend. Rows with the club on Saturdays. "
-                             "Has a sore back most Sunday evenings.",  # nearness 0.352 (real model)
+        "Has a sore back most Sunday evenings.",  # nearness 0.352 (real model)
         "projects/boiler.md": "The boiler service is booked for the weekend.",  # 0.367
         "projects/dog.md": "Walks the dog along the canal at the weekend.",  # 0.344
         # 0.380 but a heading: a weak heading would be reported "unforgotten" for nothing
@@ -273,7 +309,7 @@ def test_a_weak_sentence_never_decides_a_memorys_route(tmp_path, embedder):
     bodies = {
         "insights/rowing.md": "I row on the river on Saturdays with the club.",
         "projects/mixed.md": "I row on the river on Saturdays with the club. The boiler service is booked for "
-                             "the weekend. Legal approved the updated privacy notice.",
+        "the weekend. Legal approved the updated privacy notice.",
         "projects/two.md": "The boiler service is booked for the weekend. The plumber's number is on the fridge.",
         "projects/budget.md": FILLER,
         "insights/forget-row.md": "Please forget that I row on the river on Saturdays.",
@@ -285,7 +321,8 @@ def test_a_weak_sentence_never_decides_a_memorys_route(tmp_path, embedder):
     assert any(e.weak for e in mixed.evidence)  # the boiler sentence is weak here
     assert mixed.route == "strike" and mixed.preapproved, mixed.reason
     assert [s.text for s in mixed.plan.spans if s.index in mixed.plan.selected] == [
-        "I row on the river on Saturdays with the club."]
+        "I row on the river on Saturdays with the club."
+    ]
     two = fplan.candidate("projects/two.md")
     assert two is not None and two.route == "strike" and not two.preapproved, two and two.reason
 
@@ -296,14 +333,25 @@ def test_a_short_clause_of_its_own_is_kept_and_a_relative_the_preference_names_i
     preference is itself about the user's mum; a named person's mum stays theirs."""
     bodies = {
         "insights/mum.md": ({}, "My mum grows dahlias in Leeds."),
-        "projects/chat.md": ({}, "Chat notes. My mum grows dahlias in Leeds, and I am a carpenter. "
-                                 "The bins go out on Tuesday."),
+        "projects/chat.md": (
+            {},
+            "Chat notes. My mum grows dahlias in Leeds, and I am a carpenter. The bins go out on Tuesday.",
+        ),
         "people/kim-lee.md": ({"type": "PersonMemory"}, "# Kim Lee\n\nKim Lee says her mum grows dahlias in Leeds."),
         "insights/forget-mum.md": ({}, "Please forget that my mum grows dahlias in Leeds."),
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "category": rel.split("/")[0],
-                                 "created_at": f"2025-05-{day:02d}T10:00:00+00:00", **meta}, body)
-             for day, (rel, (meta, body)) in enumerate(bodies.items(), start=1)}
+    files = {
+        rel: palinode_file(
+            {
+                "id": rel.replace("/", "-")[:-3],
+                "category": rel.split("/")[0],
+                "created_at": f"2025-05-{day:02d}T10:00:00+00:00",
+                **meta,
+            },
+            body,
+        )
+        for day, (rel, (meta, body)) in enumerate(bodies.items(), start=1)
+    }
     session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), embedder=embedder)
     session.update_index()
     fplan = session.plan("insights/forget-mum.md")
@@ -317,23 +365,25 @@ def test_a_short_clause_of_its_own_is_kept_and_a_relative_the_preference_names_i
 
 
 def test_which_short_clauses_point_back():
-    from palinode_core.forget.narrow import _leans_back
-    from palinode_core.forget.subject import relation_of, subject_of
+    from palinode_core.forget.narrow import leans_back
 
-    assert not _leans_back("I am a carpenter.") and not _leans_back("the printer contract was renewed in May.")
-    assert _leans_back("and love it") and _leans_back("my wife does too") and _leans_back("so do they")
-    assert relation_of("my mum grows dahlias") == "mum" and relation_of("I grow dahlias") is None
-    assert subject_of("My mum grows dahlias.", False) == "other"
-    dahlias = pref_stems_of("my mum grows dahlias")
-    assert subject_of("My mum grows dahlias.", False, dahlias, pref_relation="mum") == "user"
-    assert subject_of("My mum works as a nurse.", False, dahlias, pref_relation="mum") == "other"  # not the pref
-    assert subject_of("My sister grows dahlias.", False, dahlias, pref_relation="mum") == "other"
-    assert _leans_back("and adore him")
-    assert subject_of("What kind of music do you like?", False) == "other"
-    assert subject_of("Do you know I like music?", False) == "user"
+    assert not leans_back("I am a carpenter.") and not leans_back("the printer contract was renewed in May.")
+    assert leans_back("and love it") and leans_back("my wife does too") and leans_back("so do they")
+    assert Preference.of("my mum grows dahlias").relation == "mum" and Preference.of("I grow dahlias").relation is None
+    assert Judge("I grow dahlias").whose("My mum grows dahlias.").who == "other"
+    dahlias = Judge("my mum grows dahlias")
+    assert dahlias.whose("My mum grows dahlias.").who == "user"
+    assert dahlias.whose("My mum works as a nurse.").who == "other"  # not the pref
+    assert dahlias.whose("My sister grows dahlias.").who == "other"
+    assert leans_back("and adore him")
+    assert dahlias.whose("What kind of music do you like?").who == "other"
+    assert dahlias.whose("Do you know I like music?").who == "user"
     # a comma splice of first-person clauses is cut; a leading adverb or subordinate clause is not
     assert [c.text for c in clauses("I'm a teacher, I like reading, I am married.")] == [
-        "I'm a teacher", "I like reading", "I am married."]
+        "I'm a teacher",
+        "I like reading",
+        "I am married.",
+    ]
     assert len(clauses("Yesterday, I went to Berlin.")) == len(clauses("When I lived in Leeds, I rented one.")) == 1
 
 
@@ -348,14 +398,20 @@ def test_a_cut_at_a_lists_and_waits_for_a_person():
         return [may_close_a_list(sentence, c) for c in clauses(sentence)]
 
     assert [c.text for c in clauses("I love hiking, camping, and fishing with my dad.")] == [
-        "I love hiking, camping", "fishing with my dad."]
+        "I love hiking, camping",
+        "fishing with my dad.",
+    ]
     assert closes("I love hiking, camping, and fishing with my dad.") == [True, False]
     assert closes("At home, cooking relaxes me, and running keeps me fit.") == [True, False]
     assert closes("Since March, I live in Berlin, and my sister Anna is a nurse.") == [False, False]
     assert closes("They keep bees in the back garden, and the new laptop arrives on Tuesday.") == [False, False]
     assert closes("I enjoy reading; swimming, hiking, and biking.") == [False, True, False]
-    for sentence in ("On weekends, Tom cooks, and I clean the flat.", "Honestly, work is stressful, and I sleep badly.",
-                     "I love hiking, camping, and I also play the guitar.", "Usually, my partner drives, and we share."):
+    for sentence in (
+        "On weekends, Tom cooks, and I clean the flat.",
+        "Honestly, work is stressful, and I sleep badly.",
+        "I love hiking, camping, and I also play the guitar.",
+        "Usually, my partner drives, and we share.",
+    ):
         assert closes(sentence) == [False, False], sentence  # no list goes on with a subject of its own
 
 
@@ -363,11 +419,13 @@ def test_a_clause_strike_at_a_lists_and_is_proposed_not_preapproved(tmp_path):
     bodies = {
         "projects/weekend.md": "Weekend notes. I love hiking, camping, and fishing with my dad. The van is booked.",
         "projects/berlin.md": "Notes from the move. Since March, I love hiking in the Alps, and my sister Anna is a "
-                              "nurse. The flat has two rooms. The bins go out on Tuesday.",
+        "nurse. The flat has two rooms. The bins go out on Tuesday.",
         "insights/forget-hiking.md": "Please forget that I love hiking.",
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"},
-                                body) for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    files = {
+        rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"}, body)
+        for day, (rel, body) in enumerate(bodies.items(), start=1)
+    }
     session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), vectors=False)
     fplan = session.plan("insights/forget-hiking.md")
     weekend = fplan.candidate("projects/weekend.md")
@@ -384,13 +442,15 @@ def test_a_list_items_sentence_opened_by_a_dash_begins_like_a_sentence(tmp_path)
     sentence opening on a number stays the reviewer's call."""
     bodies = {
         "projects/flat.md": "Diary.\n\n- The invoice is unpaid. - The bins moved to Tuesdays, and I build a model "
-                            "railway in the loft. The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
+        "railway in the loft. The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
         "projects/odd.md": "Diary.\n\n- The invoice is unpaid. 30, and I build a model railway in the loft. "
-                           "The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
+        "The van is booked.\n- Call the plumber.\n- Renew the permit.\n",
         "insights/forget-rail.md": "Please forget that I build a model railway in the loft.",
     }
-    files = {rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"},
-                                body) for day, (rel, body) in enumerate(bodies.items(), start=1)}
+    files = {
+        rel: palinode_file({"id": rel.replace("/", "-")[:-3], "created_at": f"2025-05-{day:02d}T10:00:00+00:00"}, body)
+        for day, (rel, body) in enumerate(bodies.items(), start=1)
+    }
     session = Session.open(make_git_store(tmp_path / "store", files), clock=Clock(), vectors=False)
     fplan = session.plan("insights/forget-rail.md")
     flat = fplan.candidate("projects/flat.md")

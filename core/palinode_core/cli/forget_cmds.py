@@ -118,9 +118,15 @@ def _requests(args: argparse.Namespace) -> dict[str, Any]:
 def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
     session = open_session(args, lexical=args.lexical)
     knobs = knobs_from(args, session)
-    return session, session.plan(
-        args.request, knobs, index=updated_index(session, args.lexical, args.wait_vectors), resolver=args.resolver
-    )
+    index = updated_index(session, args.lexical, args.wait_vectors)
+    progress = TerminalProgress()
+    try:
+        # apply --yes takes the same targets whether or not `index` has run: what is read is embedded first
+        return session, session.plan(
+            args.request, knobs, index=index, resolver=args.resolver, embed=not args.lexical, progress=progress
+        )
+    finally:
+        progress.close()
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:

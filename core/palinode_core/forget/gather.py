@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import EmbeddingUnavailable
 from ..search.index import SearchIndex
 from ..search.rank import similarities
 from ..search.unit_index import indexable
+from ..search.vectors import Progress
 from ..storage import safeio
 from ..storage.memory import Memory
 from ..storage.store import Store
@@ -22,26 +24,15 @@ from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.markdown import MARKER_RE
 from ..text.stem import counted_stems
 from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source
-from .evidence import (
-    P_FLOOR,
-    PREAPPROVE,
-    PROPOSE,
-    WEAK_NEAR,
-    WEAK_TOP,
-    Evidence,
-    fuse,
-    lexical_evidence,
-    names_someone_else,
-    partial_mention,
-    pref_entities,
-    unit_subject,
-)
+from .evidence import P_FLOOR, PROPOSE, WEAK_NEAR, WEAK_TOP, Evidence
+from .judgment import NO_WORDS, Judge, Words, lookup_stems
 from .resolve import SemanticCoverage
-from .subject import memory_is_other
+from .whose import Whose
 
 ANCHOR_SIM = 0.5  # a neighbour (anchor) sentence is at least this near the preference
 SEMANTIC_NEAR = 0.4  # a unit this near the preference or an anchor is read (below P_ZERO nothing is proposed)
-WEAK_READ = 4 * WEAK_TOP  # ... and these nearest below it, of which guards leave the WEAK_TOP nearest to propose
+RANK_TOP = 20  # below the cut, a unit must be among the store's RANK_TOP nearest to the preference to be proposed
+WEAK_READ = RANK_TOP  # ... so these nearest below it are read, of which guards leave the WEAK_TOP nearest to propose
 
 
 @dataclass(frozen=True)
@@ -70,14 +61,13 @@ def eligible(memory: Memory) -> bool:
 
 
 def _prefixes(stems: frozenset[str]) -> list[str]:
-    # "pony" is not a prefix of "ponies" (nor "spy" of "spied"): search the root without its y
-    return sorted({s[:-1] if s.endswith("y") and len(s) > 2 else s for s in stems})
+    # a Snowball stem is its words' prefix but for a last "i" or "e" ("poni": ponies, pony; "live": living)
+    return sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems})
 
 
 def candidate_paths(
     index: SearchIndex,
-    pref: str,
-    stems: frozenset[str],
+    judge: Judge,
     memories: Mapping[str, Memory],
     lexical: bool,
     *,
@@ -87,6 +77,10 @@ def candidate_paths(
     preference (any inflection: they stem alike) or, from every unit vector the
     cache holds, is near it or near one of the store's own sentences stating it;
     and any the index does not hold. A lookup: nothing is read or embedded here."""
+    pref, stems = (
+        judge.pref.text,
+        lookup_stems(judge.pref.specific),
+    )  # a unit sharing no specific word is found by meaning or not at all
 
     def wanted(rel: str) -> bool:  # asked only of the memories found: a few, not every one of a big store
         return eligible(memories[rel]) or not (eligible_only or memories[rel].is_history)
@@ -113,7 +107,7 @@ def candidate_paths(
             found.setdefault(rel, set()).add("lexical")
     coverage = None
     if not lexical:
-        coverage, near = _semantic_candidates(index, pref, stems, hits)
+        coverage, near = _semantic_candidates(index, judge, hits)
         for fp in near:
             for rel in by_fp.get(fp, ()):
                 found.setdefault(rel, set()).add("semantic")
@@ -121,14 +115,15 @@ def candidate_paths(
 
 
 def _semantic_candidates(
-    index: SearchIndex, pref: str, stems: frozenset[str], hits: list[tuple[str, str]]
+    index: SearchIndex, judge: Judge, hits: list[tuple[str, str]]
 ) -> tuple[SemanticCoverage, set[str]]:
+    pref = judge.pref.text
     embedded, units = index.units.coverage()
     qvec = index.cached_blobs([pref])[0]
     if not embedded or qvec is None:  # nothing to compare
         return SemanticCoverage(embedded, units, qvec is not None), set()
     # anchors: the store's sentences carrying every stem of the preference, nearest first
-    full = list(dict.fromkeys(t for _fp, t in hits if lexical_evidence(t, stems, pref)[2] >= 1.0))
+    full = list(dict.fromkeys(t for _fp, t in hits if judge.words(t).lexical >= 1.0))
     have = [v for v in index.cached_blobs(full) if v is not None]
     sims = [row[0] for row in similarities(have, [qvec])]
     near_enough = [j for j in range(len(have)) if sims[j] >= ANCHOR_SIM]  # a NaN is never near: filtered first
@@ -143,7 +138,9 @@ def _semantic_candidates(
         for h, row in zip(hashes, similarities(vecs, anchors), strict=True):
             nearness[h] = max(nearness[h], *row)
         keep |= {h for h, v in nearness.items() if v >= SEMANTIC_NEAR}
-    # the nearest few below the floor are read too, so that the nearest of them may be proposed (weak)
+    # the store's nearest units by rank: below the cut, only these may be proposed (weak), so they are read
+    ranked = sorted(near.values(), reverse=True)
+    rank_floor = ranked[RANK_TOP - 1] if len(ranked) >= RANK_TOP else 0.0
     weak = sorted(((v, h) for h, v in nearness.items() if WEAK_NEAR <= v < SEMANTIC_NEAR), reverse=True)
     picked: list[str] = []  # a unit's text: a list item's sentence is never proposed on its own
     for i in range(0, len(weak), 8 * WEAK_READ):
@@ -153,7 +150,7 @@ def _semantic_candidates(
         if len(picked) >= WEAK_READ:
             break
     keep |= set(picked[:WEAK_READ])
-    return SemanticCoverage(embedded, units, True), index.units.fingerprints_of(keep)
+    return SemanticCoverage(embedded, units, True, rank_floor), index.units.fingerprints_of(keep)
 
 
 _UNITS: dict[tuple[str, str], list[Unit]] = {}  # (path, fingerprint) -> units: warm plans do not re-segment
@@ -176,18 +173,25 @@ ANCHORS = 24  # neighbour sentences a paraphrase is compared with
 
 def read_memories(
     index: SearchIndex,
-    pref: str,
-    stems: frozenset[str],
+    judge: Judge,
     paths: Mapping[str, str],
     memories: Mapping[str, Memory],
     skip: set[str],
     lexical: bool,
     others: tuple[str, ...] = (),
+    rank_floor: float = 0.0,
+    embed: Progress | bool = False,
 ) -> tuple[list[Read], str | None]:
     """Every candidate's units with lexical and (when available) semantic
-    evidence. ``others`` are the store's other requests' preferences: a
-    paraphrase must be nearer this preference than any of them."""
-    staged: list[tuple[Memory, list[Unit], str, bool]] = []
+    evidence, as the judgment finds it. Below the cut for meaning, the WEAK_TOP
+    nearest units read that are also among the store's RANK_TOP nearest
+    (``rank_floor``: the RANK_TOP-th nearness) are proposed, labelled weak.
+    ``embed`` (True, or a progress callback): embed what the judgment of these
+    memories needs first (the preferences and every unit read), so a plan is the
+    same whether or not ``index`` has run; otherwise only cached vectors are read. ``others`` are the store's other
+    requests' preferences: a paraphrase must be nearer this preference than any of them."""
+    pref, stems = judge.pref.text, judge.pref.stems
+    staged: list[tuple[Memory, list[Unit], str, str | None]] = []
     texts: list[str] = []
     for rel in sorted(paths):
         if rel in skip:
@@ -199,14 +203,13 @@ def read_memories(
             continue
         if not units:
             continue
-        other = memory_is_other(memory.meta, memory.title, memory.category)
-        staged.append((memory, units, paths[rel], other))
+        staged.append((memory, units, paths[rel], judge.memory_about(memory)))
         texts.extend(u.text for u in units)
     # the sentences of a list item holding several, each with a vector of its own (search.unit_index)
     pieces = sorted(
         {p for _m, units, _v, _o in staged for u in units if u.kind == "list_item" for p in item_sentence_texts(u.text)}
     )
-    vecs, have, notice = _vectors(index, [pref, *others, *texts, *pieces], lexical)
+    vecs, have, notice = _vectors(index, [pref, *others, *texts, *pieces], lexical, embed)
     sims = near = contrast = None
     base = 1 + len(others)
     sentence_sims: dict[str, float] = {}
@@ -218,16 +221,18 @@ def read_memories(
         sims = np.where(unit_have, units_v @ vecs[0], np.nan)
         at = base + len(texts)
         sentence_sims = {p: float(vecs[at + i] @ vecs[0]) for i, p in enumerate(pieces) if have[at + i]}
-    probe = _probe(stems)
-    lex_rows = []
+    probe = _probe(lookup_stems(stems))
+    rows: list[tuple[Words, Whose | None]] = []
     cursor = 0
-    for _memory, units, _via, other in staged:
-        for unit in units:
-            if probe.search(unit.text) or (sims is not None and sims[cursor] >= P_FLOOR):
-                shared, names, lex = lexical_evidence(unit.text, stems, pref)
-                lex_rows.append((shared, names, lex, unit_subject(unit, other, stems, pref)))
-            else:  # none of the preference's stems and far in meaning: scores 0 whatever its subject
-                lex_rows.append(((), (), 0.0, "none"))
+    for _memory, units, _via, about in staged:
+        owner = judge.owners(units, about)
+        for k, unit in enumerate(units):
+            near_enough = sims is not None and sims[cursor] >= P_FLOOR
+            words = judge.words(unit.text) if probe.search(unit.text) else NO_WORDS
+            if words.shared or words.loose or words.name_use or near_enough:
+                rows.append((words, owner(k)))
+            else:  # none of the preference's words and far in meaning: scores 0 whoever states it
+                rows.append((NO_WORDS, None))
             cursor += 1
     anchor_texts: list[str] = []
     if vecs is not None:
@@ -238,8 +243,12 @@ def read_memories(
         # (one clause only: a compound's other half must not pull its neighbours in)
         strong = [
             i
-            for i, (sh, _n, lex, subj) in enumerate(lex_rows)
-            if lex >= 1.0 and subj == "user" and sims[i] >= ANCHOR_SIM and len(clauses(texts[i])) == 1
+            for i, (words, owned) in enumerate(rows)
+            if words.lexical >= 1.0
+            and owned is not None
+            and owned.who == "user"
+            and sims[i] >= ANCHOR_SIM
+            and len(clauses(texts[i])) == 1
         ]
         strong = sorted(strong, key=lambda i: -sims[i])[:ANCHORS]
         if strong:
@@ -249,50 +258,41 @@ def read_memories(
             anchor_texts = [texts[strong[j]] for j in which]
     evidence_of: list[list[Evidence]] = []
     weak: list[tuple[float, int, int]] = []  # (nearness, memory, unit): below P_ZERO, past every guard
-    entities = pref_entities(pref)
     cursor = 0
-    for memory, units, _via, _other in staged:
+    for memory, units, _via, _about in staged:
         evidence: list[Evidence] = []
         for unit in units:
-            shared, names, lex, subj = lex_rows[cursor]
+            words, owned = rows[cursor]
             sim = _value(sims, cursor)
             nsim = _value(near, cursor)
             con = None if contrast is None else float(contrast[cursor])
-            score = fuse(lex, sim, bool(names), nsim, con)
-            partial = partial_mention(shared, entities, score) if subj != "other" else ()
-            if partial:
-                score = PROPOSE
+            ev = judge.evidence(unit, words, owned, sim, nsim, con)
             # a sentence one could strike: a weak heading or living document would read as "unforgotten"
-            if lex == 0 and 0 < score < PROPOSE and subj != "other" and unit.strikeable and not memory.is_replace_doc:
+            if (
+                words.lexical == 0
+                and 0 < ev.score < PROPOSE
+                and ev.subject != "other"
+                and unit.strikeable
+                and not memory.is_replace_doc
+            ):
                 weak.append((max(sim or 0.0, nsim or 0.0), len(evidence_of), len(evidence)))
-            shown = anchor_texts[cursor] if anchor_texts and lex == 0 and anchor_texts[cursor] != unit.text else None
-            evidence.append(
-                Evidence(
-                    unit.kind,
-                    unit.line,
-                    unit.text,
-                    shared,
-                    names,
-                    lex,
-                    sim,
-                    subj,
-                    score,
-                    unit.field,
-                    shown,
-                    nsim if shown else None,
-                    partial,
-                    someone_named=lex > 0 and score >= PREAPPROVE and names_someone_else(unit.text, pref, lex >= 1.0),
-                )
+            shown = (
+                anchor_texts[cursor]
+                if anchor_texts and words.lexical == 0 and anchor_texts[cursor] != unit.text
+                else None
             )
+            if shown:
+                ev = replace(ev, neighbour=shown, neighbour_similarity=nsim)
+            evidence.append(ev)
             cursor += 1
         evidence_of.append(evidence)
     # the nearest few in meaning, however weak: proposed so a person sees them (never pre-approved)
-    nearest = sorted((w for w in weak if w[0] >= WEAK_NEAR), key=lambda w: -w[0])[:WEAK_TOP]
+    nearest = sorted((w for w in weak if w[0] >= max(WEAK_NEAR, rank_floor)), key=lambda w: -w[0])[:WEAK_TOP]
     for rank, (_v, m, u) in enumerate(nearest, start=1):
         evidence_of[m][u] = replace(evidence_of[m][u], score=PROPOSE, weak=rank)
     reads = [
         Read(memory, tuple(units), tuple(evidence), via, sentence_sims)
-        for (memory, units, via, _other), evidence in zip(staged, evidence_of, strict=True)
+        for (memory, units, via, _about), evidence in zip(staged, evidence_of, strict=True)
     ]
     return reads, notice
 
@@ -343,7 +343,9 @@ def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
         return True
     if any(word.startswith(p) for word in _YAML_WORDS for p in prefixes):
         return True
-    low = data.lower()  # ASCII letters only, as a word's stem is taken
+    if any(not p.isascii() for p in prefixes):
+        return True  # bytes fold only ASCII letters: a word in another script is read to tell
+    low = data.lower()
     for prefix in prefixes:
         needle = prefix.encode("ascii")
         at = low.find(needle)
@@ -357,7 +359,7 @@ def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:
     if not stems:
         return re.compile(r"(?!)")
-    return re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, _prefixes(stems))) + ")", re.IGNORECASE)
+    return re.compile(r"(?<![^\W\d_])(?:" + "|".join(map(re.escape, _prefixes(stems))) + ")", re.IGNORECASE)
 
 
 def _value(values: Any, i: int) -> float | None:
@@ -367,15 +369,31 @@ def _value(values: Any, i: int) -> float | None:
     return float(values[i])
 
 
-def _vectors(index: SearchIndex, every: list[str], lexical: bool) -> tuple[Any, Any, str | None]:
-    """The cached vectors of ``every`` text and which have one; never embeds."""
+def embed_first(index: SearchIndex, texts: list[str], embed: Progress | bool) -> str | None:
+    """Embed the texts with no vector yet (the model loads if it must); why not, when it cannot."""
+    if not index.embedder.installed:
+        return None
+    try:
+        index.embed_missing(texts, embed if callable(embed) else None)
+    except EmbeddingUnavailable as exc:  # the model would not load: the plan is what the cache allows
+        return str(exc)
+    return None
+
+
+def _vectors(
+    index: SearchIndex, every: list[str], lexical: bool, embed: Progress | bool = False
+) -> tuple[Any, Any, str | None]:
+    """The vectors of ``every`` text and which have one: embedded first when
+    ``embed`` asks (the model loads then), else only those cached."""
     if lexical:
         return None, None, "lexical only: no sentence vectors"
     import numpy as np
 
+    notice = embed_first(index, every, embed) if embed else None
+
     vecs, missing = index.vectors_for(every)
     if 0 in missing:  # the preference itself: no semantic arm at all
-        return None, None, None
+        return None, None, notice
     have = np.ones(len(every), dtype=bool)
     have[missing] = False
-    return np.asarray(vecs), have, None
+    return np.asarray(vecs), have, notice

@@ -22,13 +22,14 @@ from ..search.rank import similarities
 from ..storage.memory import Memory
 from ..storage.records import LedgerRecord
 from ..storage.store import Store
+from ..text.letters import fold
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from .evidence import PROPOSE, Evidence, fuse, lexical_evidence, pref_entities, pref_stems_of, unit_subject
+from .evidence import P_FLOOR
 from .gather import candidate_paths
+from .judgment import Judge, judge_for
 from .ledger import record
 from .requests import Request
-from .subject import memory_is_other
 
 LeakKind = Literal["live", "struck", "archived", "unforgettable"]
 
@@ -58,13 +59,12 @@ class Leak:
 def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIndex | None = None) -> list[Leak]:
     """Every surviving mention of the request's preference (semantic evidence
     only from sentence vectors already cached: a check never loads the model)."""
-    stems = pref_stems_of(request.pref)
-    source = index
-    readable = _worth_reading(request, stems, memories, index)
+    judge = judge_for(index, request.pref, memories)
+    readable = _worth_reading(request, judge, memories, index)
     out: list[Leak] = []
     for rel, memory in sorted(memories.items()):
         if rel in readable:
-            out += memory_leaks(rel, memory, request, stems, source)
+            out += memory_leaks(rel, memory, request, judge, index)
     return out
 
 
@@ -72,7 +72,7 @@ def memory_leaks(
     rel: str,
     memory: Memory,
     request: Request,
-    stems: frozenset[str],
+    judge: Judge,
     source: Any = None,
     may_share: Callable[[str], bool] | None = None,
 ) -> list[Leak]:
@@ -94,19 +94,17 @@ def memory_leaks(
     if not units:
         return out
     sims = _cached_similarities(source, request.pref, [u.text for u in units])
-    other = memory_is_other(meta, memory.title, memory.category)
+    about = judge.memory_about(memory)
+    owner = judge.owners(units, about)
     for i, unit in enumerate(units):
         if sims is None and may_share is not None and not may_share(unit.text):
             continue
-        shared, _names, lex = lexical_evidence(unit.text, stems, request.pref)
+        words = judge.words(unit.text)
         sim = None if sims is None else sims[i]
-        score = fuse(lex, sim, bool(_names))
-        labels = _labels_it(unit.field, shared, stems, request.pref, other)
-        if score < PROPOSE and not labels:
-            continue  # too weak whoever states it: whose fact it is need not be asked
-        ev = Evidence(
-            unit.kind, unit.line, unit.text, shared, (), lex, sim, unit_subject(unit, other, stems, request.pref), score
-        )
+        labels = _labels_it(unit.field, words.shared, judge, about)
+        if not (words.shared or labels) and (sim is None or sim < PROPOSE_FLOOR):
+            continue  # no word and far in meaning: whose fact it is need not be asked
+        ev = judge.evidence(unit, words, owner(i), sim)
         if not (ev.carries or labels):
             continue
         out.append(
@@ -116,29 +114,29 @@ def memory_leaks(
                 _kind(memory, unit.strikeable),
                 "replace_doc" if memory.is_replace_doc else unit.kind,
                 f"{unit.field}: {unit.text}" if unit.field else unit.text,
-                "lexical" if shared else "semantic",
+                "lexical" if words.shared else "semantic",
                 ev.score,
             )
         )
     return out
 
 
+PROPOSE_FLOOR = P_FLOOR  # below it a unit sharing no word scores 0 (evidence.fuse)
 LABEL_FIELDS = ("name", "title", "summary")  # frontmatter that says what a memory is about
 
 
-def _labels_it(field: str | None, shared: tuple[str, ...], stems: frozenset[str], pref: str, other: bool) -> bool:
+def _labels_it(field: str | None, shared: tuple[str, ...], judge: Judge, about: str | None) -> bool:
     """A label field naming the preference by Palinode's own span rule (an
     entity of the pref, or min(2, n) of its words), in a memory not about
     someone else: a mention whatever its similarity, since a label lists
     topics and reads far from any sentence (and its first word is no subject)."""
-    if field not in LABEL_FIELDS or other or not shared:
+    if field not in LABEL_FIELDS or about or not shared:
         return False
-    entities = pref_entities(pref)
-    return len(shared) >= min(2, len(stems)) or any(w.lower() in entities for w in shared)
+    return len(shared) >= min(2, len(judge.pref.specific)) or any(fold(w) in judge.pref.entities for w in shared)
 
 
 def _worth_reading(
-    request: Request, stems: frozenset[str], memories: Mapping[str, Memory], index: SearchIndex | None
+    request: Request, judge: Judge, memories: Mapping[str, Memory], index: SearchIndex | None
 ) -> set[str]:
     """The memories the unit index finds by stem prefix or cached vector (any
     status: an archived mention is residue too), those with strike markers, and
@@ -146,7 +144,7 @@ def _worth_reading(
     if index is None:
         return set(memories)
     index.units.sync(memories)  # only versions written since (the apply's own, say)
-    found = set(candidate_paths(index, request.pref, stems, memories, False, eligible_only=False)[0])
+    found = set(candidate_paths(index, judge, memories, False, eligible_only=False)[0])
     found |= {rel for rel, m in memories.items() if m.struck or m.superseded_by == request.path}
     return found
 

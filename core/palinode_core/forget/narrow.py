@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from ..storage.memory import Memory
 from ..text.markdown import Span
+from ..text.stem import stems
 from ..text.units import (
     Clause,
     Unit,
@@ -22,19 +23,9 @@ from ..text.units import (
     item_sentences,
     may_close_a_list,
 )
-from .evidence import (
-    PREAPPROVE,
-    PROPOSE,
-    Evidence,
-    fuse,
-    lexical_evidence,
-    names_someone_else,
-    partial_mention,
-    pref_entities,
-    pref_stems_of,
-)
+from .evidence import Evidence
+from .judgment import Judge
 from .requests import Request
-from .subject import memory_is_other, relation_of, subject_of
 
 
 @dataclass(frozen=True)
@@ -46,6 +37,7 @@ class Cut:
 
 
 def narrowest(
+    judge: Judge,
     unit: Unit,
     ev: Evidence,
     request: Request,
@@ -57,21 +49,21 @@ def narrowest(
     ``sentence_sims``: a list item's sentences' own similarity to the preference, where known."""
     span = unit.span
     assert span is not None
-    stems = pref_stems_of(request.pref)
     if span.kind == "list_item" and ev.shared:
         sentences = item_sentences(span.text)
-        carrying = [lexical_evidence(span.text[a:b], stems, request.pref)[2] > 0 for a, b in sentences]
+        carrying = [judge.words(span.text[a:b]).lexical > 0 for a, b in sentences]
         if not all(carrying):  # it holds other sentences: striking it whole would take them too
-            cuts = _item_sentences(unit, request, index, memory, sentences, carrying, sentence_sims or {})
+            cuts = _item_sentences(judge, unit, request, index, memory, sentences, carrying, sentence_sims or {})
             if cuts:
                 return cuts
             gone = " ".join(span.text[a:b] for (a, b), c in zip(sentences, carrying, strict=True) if not c)
             note = f"line {span.line + memory.body_line_offset}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
             return [Cut(replace(span, index=index, collateral=gone), note, False, ev)]
-    return [_clauses(span, ev, request, index, memory.body, memory.body_line_offset)]
+    return [_clauses(judge, span, ev, request, index, memory.body, memory.body_line_offset)]
 
 
 def _item_sentences(
+    judge: Judge,
     unit: Unit,
     request: Request,
     index: int,
@@ -91,31 +83,17 @@ def _item_sentences(
     pieces = inner_spans(body, span, [cut for cut, c in zip(sentences, carrying, strict=True) if c], index)
     if pieces is None:
         return []
-    other = memory_is_other(memory.meta, memory.title, memory.category)
-    stems = pref_stems_of(request.pref)
+    about = judge.memory_about(memory)
     cuts: list[Cut] = []
     for piece in pieces:
         text = piece.text
-        shared, names, lexical = lexical_evidence(text, stems, request.pref)
-        subject = subject_of(text, other, stems, relation_of(request.pref))
-        sim = sentence_sims.get(text)
-        score = fuse(lexical, sim, bool(names))
-        partial = partial_mention(shared, pref_entities(request.pref), score) if subject != "other" else ()
-        evidence = Evidence(
-            "sentence", piece.line, text, shared, names, lexical, sim, subject, PROPOSE if partial else score
-        )
-        evidence = replace(
-            evidence,
-            partial=partial,
-            someone_named=lexical > 0
-            and score >= PREAPPROVE
-            and names_someone_else(text, request.pref, lexical >= 1.0),
-        )
+        sentence = Unit("sentence", text, piece.line, span=piece)
+        evidence = judge.judge(sentence, about, sentence_sims.get(text))
         if not evidence.carries:
             continue
         at = index + len(cuts)
         cut = _clauses(
-            replace(piece, kind="sentence", index=at), evidence, request, at, body, memory.body_line_offset, True
+            judge, replace(piece, kind="sentence", index=at), evidence, request, at, body, memory.body_line_offset, True
         )
         if cut.span.kind == "sentence":  # the whole sentence: still a part of its unit
             cut = replace(cut, span=replace(cut.span, kind="clause"))
@@ -168,27 +146,56 @@ _BACK_REFERENCES = frozenset(
 _CLAUSE_WORD_RE = re.compile(r"[A-Za-z]+")
 
 
-def _leans_back(clause: str) -> bool:
+def related_clauses(judge: Judge, parts: list[str]) -> list[bool]:
+    """Which clauses of a sentence carry the preference: by its words, by pointing
+    back at nothing of their own ("and love it"), or, after one naming the
+    preference's person or thing, by a pronoun for it ("Met Wilhelmina Cragg at
+    the fair; she judges the Moonrise panel": both are about her)."""
+    out: list[bool] = []
+    for i, part in enumerate(parts):
+        named_before = i > 0 and out[i - 1] and bool(judge.pref.entities & judge.names_in(parts[i - 1]))
+        out.append(judge.words(part).lexical > 0 or leans_back(part) or (named_before and opens_with_pronoun(part)))
+    return out
+
+
+_PRONOUN_OPENING_RE = re.compile(r"\s*(?i:and\s+|but\s+)?(?i:she|he|they|her|his|their|hers|him|it|its)\b")
+
+
+def opens_with_pronoun(clause: str) -> bool:
+    return _PRONOUN_OPENING_RE.match(clause) is not None
+
+
+def leans_back(clause: str) -> bool:
     """A clause that cannot be told apart from the preference by its words:
     one with two content words or more states something of its own; with
     one, only when it points back at nothing ("and I am a carpenter", not
     "and I love it")."""
-    own = len(pref_stems_of(clause))
+    own = len(stems(clause))
     if own >= 2:
         return False
     return own == 0 or any(w.lower() in _BACK_REFERENCES for w in _CLAUSE_WORD_RE.findall(clause))
 
 
-def _unless_a_list(cut: Cut, sentence: str, before: Clause) -> Cut:
+def _unless_a_list(cut: Cut, sentence: str, before: Clause, kept: str) -> Cut:
     """A cut at a ", and" that may close a list ("I love hiking, camping, and fishing")
-    could part its items: never pre-approved, the reviewer chooses."""
+    could part its items, and one at a bare " and " keeping a single word ("I cook
+    and dance") may part one activity: never pre-approved, the reviewer chooses."""
+    if before.bare and len(stems(kept)) < 2:
+        return replace(cut, clean=False, note=f"{cut.note}; the ' and ' may join one thing: the reviewer chooses")
     if not may_close_a_list(sentence, before):
         return cut
     return replace(cut, clean=False, note=f"{cut.note}; the ', and' may close a list: the reviewer chooses")
 
 
 def _clauses(
-    span: Span, ev: Evidence, request: Request, index: int, body: str, offset: int, checked: bool = False
+    judge: Judge,
+    span: Span,
+    ev: Evidence,
+    request: Request,
+    index: int,
+    body: str,
+    offset: int,
+    checked: bool = False,
 ) -> Cut:
     """The span, cut to its leading or closing clauses when the rest of the
     sentence is about something else. Not clean when an unrelated clause
@@ -196,11 +203,10 @@ def _clauses(
     restorably): the reviewer chooses. ``offset``: the body's first line in
     the file, so a note names the line as the file numbers it."""
     parts = clauses(span.text)
-    stems = pref_stems_of(request.pref)
     whole = replace(span, index=index, collateral=None)
     if len(parts) < 2 or not ev.shared:
         return Cut(whole, None, True, ev)  # one clause, or a paraphrase: no words to tell the clauses apart by
-    related = [lexical_evidence(p.text, stems, request.pref)[2] > 0 or _leans_back(p.text) for p in parts]
+    related = related_clauses(judge, [p.text for p in parts])
     if all(related):
         return Cut(whole, None, True, ev)
     keep = len(related) - related[::-1].index(True)  # clauses up to the last related one
@@ -208,12 +214,12 @@ def _clauses(
     if all(related[:keep]) and not any(related[keep:]):
         cut = clause_span(span, parts[keep - 1].sep_end, index)
         note = f"line {span.line + offset}: clause strike keeps {parts[keep].text.strip()!r}"
-        return _unless_a_list(Cut(cut, note, True, ev), span.text, parts[keep - 1])
+        return _unless_a_list(Cut(cut, note, True, ev), span.text, parts[keep - 1], unrelated)
     opens = related.index(True)  # the related clauses close the sentence: strike its tail
     tail = clause_tail_span(body, span, parts[opens].start, index, checked) if all(related[opens:]) else None
     if tail is not None:
         cut_tail = Cut(tail, f"line {span.line + offset}: clause strike keeps {unrelated!r}", True, ev)
-        return _unless_a_list(cut_tail, span.text, parts[opens - 1]) if opens else cut_tail
+        return _unless_a_list(cut_tail, span.text, parts[opens - 1], unrelated) if opens else cut_tail
     return Cut(
         replace(whole, collateral=unrelated),
         f"line {span.line + offset}: the clause cannot be separated cleanly (it sits between others, spans a line "

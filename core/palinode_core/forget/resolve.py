@@ -112,6 +112,7 @@ class SemanticCoverage:
     embedded: int
     units: int
     query: bool  # the preference itself has a vector
+    rank_floor: float = 0.0  # how near the store's RANK_TOP-th nearest unit is (forget.gather): weak proposals reach it
 
     @property
     def share(self) -> float:

@@ -20,20 +20,56 @@ from collections.abc import Mapping
 from ..ops import backing, lifecycle
 from ..ops.plan import Plan
 from ..search.index import SearchIndex
+from ..search.vectors import Progress
 from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.markdown import Region, Span
-from ..text.units import Unit
+from ..text.units import Unit, clauses, item_sentences
 from ..text.words import normalize_pref
-from .evidence import Evidence, pref_stems_of
-from .gather import Read, candidate_paths, read_memories
-from .narrow import narrowest
+from .evidence import Evidence
+from .gather import Read, candidate_paths, embed_first, read_memories
+from .judgment import Judge, judge_for
+from .narrow import narrowest, opens_with_pronoun, related_clauses
 from .requests import Request
 from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 
-ARCHIVE_SHARE = 0.5  # share of a memory's strikeable units that carry it, to archive it whole
+# A memory is about the preference, and archived whole, when more than this share of its
+# clauses carry it ("I live in Leeds and work at Harwick." is not about Leeds: the employer
+# would retire with it), or when its own subject (name, title, first heading) carries it and
+# at least SUBJECT_SHARE of its clauses do.
+ARCHIVE_SHARE = 0.5
+SUBJECT_SHARE = 0.5
+ABOUT_SIM = 0.35  # a sentence this near the preference in meaning is about it, though not a mention of it
 _SUBJECT_FIELDS = ("name", "title")
+
+
+def _aboutness(judge: Judge, read: Read) -> tuple[int, int]:
+    """(clauses carrying the preference, clauses) over a memory's strikeable
+    units: a sentence carrying it by its words counts the clauses its words
+    (or a pointer back: "and love it") are in; one carrying it by meaning
+    alone, or near it in meaning (ABOUT_SIM), counts whole, as does one whose
+    pronoun stands for the preference's person named just before ("Lunch with
+    Wilhelmina Cragg was fun. She ordered the soup."); a partial or weak
+    mention counts for nothing."""
+    carried = total = 0
+    named_before = False
+    for unit, ev in zip(read.units, read.evidence, strict=True):
+        if not unit.strikeable:
+            continue
+        pieces = [unit.text[a:b] for a, b in item_sentences(unit.text)] if unit.kind == "list_item" else [unit.text]
+        parts = [c.text for piece in pieces for c in clauses(piece)] or [unit.text]
+        total += len(parts)
+        names = bool(judge.pref.entities & judge.names_in(unit.text))
+        if ev.subject == "other" or ev.partial or ev.weak:
+            named_before = False
+            continue
+        if ev.carries and ev.shared:
+            carried += sum(related_clauses(judge, parts))
+        elif ev.carries or (ev.similarity or 0.0) >= ABOUT_SIM or (named_before and opens_with_pronoun(unit.text)):
+            carried += len(parts)
+        named_before = names and ev.carries
+    return carried, total
 
 
 @backing.one_listing
@@ -44,7 +80,11 @@ def plan_thorough(
     memories: Mapping[str, Memory],
     knobs: ForgetKnobs | None = None,
     lexical: bool = False,
+    embed: Progress | bool = False,
 ) -> ForgetPlan:
+    """The thorough plan. ``embed`` (True or a progress callback): embed the
+    sentences its judgment reads first, so the plan is the same whether or not
+    ``index`` has run (the model loads once, for those sentences only)."""
     knobs = knobs or store.config.forget
     if not lexical and index.units.coverage()[0]:  # the sentences' vectors need numpy: the chunk search
         import numpy  # noqa: F401  # uses it too (5,000 dot products in plain Python took 60 ms at 1k)
@@ -54,9 +94,7 @@ def plan_thorough(
     # Palinode's archive of a memory is the very plan thorough makes: reused (each costs a git grep)
     archives = {c.path: c.plan for c in palinode.candidates if c.route == "archive" and c.plan is not None}
     request = palinode.request
-    stems = pref_stems_of(request.pref)
-    paths, semantic = candidate_paths(index, request.pref, stems, memories, lexical)
-    skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
+    judge = judge_for(index, request.pref, memories)
     others = tuple(
         sorted(
             {
@@ -66,11 +104,16 @@ def plan_thorough(
             }
         )
     )
-    reads, notice = read_memories(index, request.pref, stems, paths, memories, skip, lexical, others)
+    if embed and not lexical:  # the preferences first: the store's own vectors are then searched by meaning
+        embed_first(index, [request.pref, *others], embed)
+    paths, semantic = candidate_paths(index, judge, memories, lexical)
+    skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
+    floor = semantic.rank_floor if semantic is not None else 0.0
+    reads, notice = read_memories(index, judge, paths, memories, skip, lexical, others, floor, embed)
     trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
     by_path: dict[str, Candidate] = {}
     for read in reads:
-        cand = _decide(store, request, read, trailers, archives)
+        cand = _decide(store, request, read, trailers, archives, judge)
         if cand is not None:
             by_path[cand.path] = cand
     ordered = sorted(by_path.values(), key=lambda c: (-_best(c), c.path))
@@ -168,7 +211,12 @@ def _verb(route_name: str) -> str:
 
 
 def _decide(
-    store: Store, request: Request, read: Read, trailers: dict[str, str], archives: Mapping[str, Plan]
+    store: Store,
+    request: Request,
+    read: Read,
+    trailers: dict[str, str],
+    archives: Mapping[str, Plan],
+    judge: Judge,
 ) -> Candidate | None:
     memory = read.memory
     carrying = [(u, e) for u, e in zip(read.units, read.evidence, strict=True) if e.carries]
@@ -179,7 +227,8 @@ def _decide(
     # a partial mention (the entity alone) or a weak one (as near as noise) never makes a
     # memory about the preference: it is only ever a strike of its own, left unselected
     stating = [(u, e) for u, e in struck_units if not e.partial and not e.weak]
-    share = len(stating) / len(strikeable) if strikeable else 0.0
+    carried, clauses_in_all = _aboutness(judge, read)
+    share = carried / clauses_in_all if clauses_in_all else 0.0
     subject = [
         e
         for u, e in carrying
@@ -212,10 +261,10 @@ def _decide(
             evidence,
             False,
         )
-    if share >= ARCHIVE_SHARE or (subject and stating):
+    if share > ARCHIVE_SHARE or (subject and stating and share >= SUBJECT_SHARE):
         why = (
-            f"{len(stating)} of {len(strikeable)} sentence(s) carry it"
-            if share >= ARCHIVE_SHARE
+            f"{carried} of its {clauses_in_all} clause(s) carry it ({len(stating)} of {len(strikeable)} sentence(s))"
+            if share > ARCHIVE_SHARE
             else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
         )
         plan = archives.get(memory.rel) or lifecycle.plan_archive(
@@ -243,10 +292,11 @@ def _decide(
             evidence,
             pre,
         )
-    return _strike(store, request, memory, read, carrying, shared, cov, trailers, evidence)
+    return _strike(judge, store, request, memory, read, carrying, shared, cov, trailers, evidence)
 
 
 def _strike(
+    judge: Judge,
     store: Store,
     request: Request,
     memory: Memory,
@@ -276,7 +326,7 @@ def _strike(
                 f"line {unit.line + memory.body_line_offset}: weak: {_ORDINAL.get(ev.weak, f'number {ev.weak}')} "
                 "nearest in meaning of the sentences read, below the usual cut: proposed, a person decides"
             )
-        for cut in narrowest(unit, ev, request, len(spans), memory, read.sentence_sims):
+        for cut in narrowest(judge, unit, ev, request, len(spans), memory, read.sentence_sims):
             spans.append(cut.span)
             if cut.note:
                 notes.append(cut.note)

@@ -18,7 +18,7 @@ from ..search.index import SearchIndex
 from ..storage.memory import Memory, Summary
 from ..text.document import parse_document
 from ..text.words import content_words
-from .evidence import pref_stems_of
+from .judgment import judge_for
 from .leak import memory_leaks
 from .resolve import ForgetPlan
 
@@ -83,7 +83,8 @@ def would_surface(
             archived.add(cand.path)
         elif cand.route == "strike":
             struck[cand.path] = cand.plan.new_text
-    request, stems = fplan.request, pref_stems_of(fplan.request.pref)
+    request = fplan.request
+    judge = judge_for(index, request.pref, memories)
     # mentions by meaning for the thorough resolver's plan, whose evidence has them; Palinode's
     # plan is checked by its words, as its own resolver judges
     vectors = index if not lexical and fplan.resolver == "thorough" else None
@@ -101,7 +102,7 @@ def would_surface(
             if rank > RECALL_TOP:
                 break
             after = _after(memory, struck.get(hit.path))
-            for leak in memory_leaks(hit.path, after, request, stems, vectors):
+            for leak in memory_leaks(hit.path, after, request, judge, vectors):
                 if leak.kind in ("live", "unforgettable") and (hit.path, leak.line) not in seen:
                     seen.add((hit.path, leak.line))
                     out.append(Surfacing(query, kind, rank, hit.path, leak.line, leak.where, leak.text))

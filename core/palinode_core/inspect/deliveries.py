@@ -24,13 +24,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..forget.evidence import pref_stems_of
+from ..forget.judgment import Judge, StoreFacts, user_names
 from ..forget.leak import memory_leaks
 from ..forget.requests import Request, find_requests, request_states
 from ..ops.subjects import parse_subject
 from ..storage.memory import Memory
 from ..storage.snapshot import memory_from_bytes
 from ..storage.store import Store
+from ..text.letters import LETTER, fold
 from ..text.stem import stem
 from .delivery_records import (
     CLASSES,
@@ -60,6 +61,7 @@ def request_windows(store: Store, memories: Mapping[str, Memory], requests: list
     added = _first_added(store, rev, [r.path for r in requests]) if history else {}
     states = {s.path: s for s in request_states(store, memories)}
     prefix = store.config.commit_prefix
+    facts = StoreFacts(user_names(memories))  # history's versions: the user's names, every word at its role
     out = []
     for request in requests:
         filed_date = added[request.path].date if request.path in added else request.memory.created_at
@@ -86,7 +88,7 @@ def request_windows(store: Store, memories: Mapping[str, Memory], requests: list
                 applied[0] if applied else None,
                 applied[1] if applied else None,
                 applied[2] if applied else None,
-                pref_stems_of(request.pref),
+                Judge(request.pref, facts),
             )
         )
     return out
@@ -150,7 +152,7 @@ class DeliveryAudit:
         if versions.note:
             self.log.problem("git", versions.note)
         self._window_keys = [
-            window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.min_shared) for w in self.windows
+            window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.carrying) for w in self.windows
         ]
         try:
             for row in read_rows(self.store.root, self.log, self.since):
@@ -222,14 +224,10 @@ class DeliveryAudit:
         """(the judgments, whether the version's bytes were read)."""
         judged: dict[int, Mention] = {}
         data = versions.read(version.blob)
-        lowered = (data or b"").decode("utf-8", "replace").lower()
+        lowered = fold((data or b"").decode("utf-8", "replace"))
         words = self._words()
         present = {stem(m.group()) for m in words.finditer(lowered)}
-        relevant = [
-            i
-            for i, w in enumerate(self.windows)
-            if len(w.stems & present) >= w.min_shared or f"r:{w.request.rid}" in lowered
-        ]
+        relevant = [i for i, w in enumerate(self.windows) if w.carrying & present or f"r:{w.request.rid}" in lowered]
         memory = None
         if data is not None and relevant:
             try:
@@ -243,7 +241,7 @@ class DeliveryAudit:
                     version.path,
                     memory,
                     w.request,
-                    w.stems,
+                    w.judge,
                     may_share=functools.partial(_shares, words, w=w),
                 )
                 live = [lk for lk in leaks if lk.kind in ("live", "unforgettable")]
@@ -257,11 +255,13 @@ class DeliveryAudit:
         """The words that could stem to a stem of a request in scope: one scan
         per version finds them (a version sharing no stem carries no mention,
         lexically, so it is never segmented). A stem is a prefix of its word
-        except for a final "y" (parties -> party)."""
+        except for a last "i" or "e" (parties -> parti, living -> live)."""
         if self._pattern is None:
-            prefixes = {st[:-1] if st.endswith("y") else st for w in self.windows for st in w.stems}
+            prefixes = {
+                st[:-1] if st.endswith(("i", "e")) and len(st) > 3 else st for w in self.windows for st in w.carrying
+            }
             alternatives = "|".join(sorted((re.escape(p) for p in prefixes if p), key=len, reverse=True))
-            self._pattern = re.compile(f"(?<![a-z])(?:{alternatives})[a-z]*" if alternatives else r"(?!)")
+            self._pattern = re.compile(f"(?<!{LETTER})(?:{alternatives}){LETTER}*" if alternatives else r"(?!)")
         return self._pattern
 
     def summary(self) -> dict[str, Any]:
@@ -282,8 +282,8 @@ class DeliveryAudit:
 
 
 def _shares(words: re.Pattern[str], text: str, w: Window) -> bool:
-    """Can this unit carry the window's preference lexically (enough of its stems)?"""
-    return len({stem(m.group()) for m in words.finditer(text.lower())} & w.stems) >= w.min_shared
+    """Can this unit carry the window's preference by its words (one of its specific stems)?"""
+    return bool({stem(m.group()) for m in words.finditer(fold(text))} & w.carrying)
 
 
 def _locate(row: Row, versions: Versions) -> tuple[Version | None, str, str | None]:

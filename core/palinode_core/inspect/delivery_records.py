@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _ascii
 from typing import Any
 
-from ..forget.evidence import PROPOSE, fuse
+from ..forget.judgment import Judge, lookup_stems
 from ..forget.requests import Request
 from .delivery_versions import Version
 from .retrieval_log import Row
@@ -34,14 +34,17 @@ class Window:
     applied: float | None
     applied_date: str | None
     applied_commit: str | None
-    stems: frozenset[str]
+    judge: Judge  # what carries the preference (forget.judgment), as plans and leaks judge it
+
+    @property
+    def stems(self) -> frozenset[str]:
+        return self.judge.pref.stems
 
     @functools.cached_property  # asked once per unit of every version judged
-    def min_shared(self) -> int:
-        """How many of the preference's stems one unit must share to carry it
-        without vectors (fuse grows with the share); more than all: never."""
-        n = len(self.stems)
-        return next((k for k in range(1, n + 1) if fuse(k / n, None) >= PROPOSE), n + 1)
+    def carrying(self) -> frozenset[str]:
+        """The stems one of which a unit must hold to carry the preference by
+        its words (the specific ones, and their practitioners': "swimmer")."""
+        return lookup_stems(self.judge.pref.specific)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -17,14 +17,14 @@ from pathlib import Path
 
 NAME = "judgments.sqlite3"
 # bumped when what a judgment holds, or how it is made, changes: old rows are never read
-VERSION = 1
+VERSION = 2  # 2: one judgment (forget.judgment): whose words, specific words, Snowball stems
 _BATCH = 500
 
 Judgment = tuple[str, str, int] | None  # (live | retracted, the sentence, its line), or no mention
 
 
-def window_key(request_path: str, norm: str, rid: str, stems: frozenset[str], min_shared: int) -> str:
-    data = json.dumps([VERSION, request_path, norm, rid, sorted(stems), min_shared], ensure_ascii=False)
+def window_key(request_path: str, norm: str, rid: str, stems: frozenset[str], carrying: frozenset[str]) -> str:
+    data = json.dumps([VERSION, request_path, norm, rid, sorted(stems), sorted(carrying)], ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 

@@ -8,12 +8,11 @@ it sits in."""
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import PurePath
 from typing import Any
 
-from ..text.stem import stem
-from ..text.words import content_words
+from ..text.stem import counted_stems, stem
+from ..text.words import STOPWORDS
 
 TEXT_KEYS = frozenset(
     {"pref", "text", "sentence", "struck", "shared_words", "history_line", "diff", "query", "note", "flags", "reason"}
@@ -41,7 +40,6 @@ VOCABULARY_KEYS = frozenset(
         "mode",
     }
 )
-_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 def digest(text: str) -> str:
@@ -55,10 +53,10 @@ def redact(report: dict[str, Any]) -> dict[str, Any]:
     subject naming it), is hashed; the store is named, never located."""
     prefs = [str(r.get("pref") or "") for r in report.get("requests", [])]
     prefs.append(str((report.get("scope") or {}).get("pref") or ""))
-    stems = {stem(w) for pref in prefs for w in content_words(pref)}
+    own = {s for pref in prefs for s in counted_stems(pref)} - {stem(w) for w in STOPWORDS}
 
-    def carries(value: str) -> bool:
-        return any(stem(w) in stems for w in _WORD_RE.findall(value.lower()))
+    def carries(value: str) -> bool:  # any word of any script, in any inflection (forget.judgment's words)
+        return any(s in own for s in counted_stems(value))
 
     def scrub(value: Any, key: str | None) -> Any:
         if isinstance(value, dict):
