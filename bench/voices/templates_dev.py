@@ -1,0 +1,791 @@
+"""The voices DEV set (issue 39): twenty preferences written fresh, by someone who has not
+read the resolver, for tuning and developing the judgment of "does this sentence carry the
+preference, and is it the user's". Cuts and rules may be set on this set; never on
+templates_test.py.
+
+Every mention is written once, with placeholders, and planted.py renders it in a voice:
+  {S}       the subject: "I", "They", "The user"/"User", the user's name, nothing (a
+            subjectless note), "I" inside a "User:" transcript line
+  {a|b}     the verb: a after I/they, b after the user, a name, or no subject
+  {my}      my / their / their / her / the
+A heading or field voice renders the mention as a `summary:` value or a heading.
+
+Per preference:
+  pref        the request ("Please forget that <pref>.")
+  vp          the preference as a verb phrase; "{S} " + vp is the establishing clause and
+              the preference clause of both compounds
+  title       the `name:` of the memory about it (and its heading)
+  about       its sentences (the memory about it: archive whole)
+  full        a sentence carrying every word, plus a consequence (strike)
+  infl        an inflected or reworded mention sharing most words (strike)
+  para_title, para   a heading and two paraphrases sharing no content word (a memory; a
+              sentence in a busy memory): proposed, a person decides
+  partial     the preference's entity only (a person's call)
+  aside       a memory about something else; the sentence marked "*" carries a word of the
+              preference: only it may be proposed, the memory is never archived whole
+  neg         (why, text): never to be touched
+  unrelated   optional: the facts the two compounds join to the clause (else drawn from
+              UNRELATED)
+  topic, question   recall queries besides the preference itself
+"""
+
+from __future__ import annotations
+
+PROFILE = dict(
+    path="people/about-me.md",
+    name="Çağla Demirtaş",
+    first="Çağla",
+    possessive="her",
+    meta={"name": "Çağla Demirtaş", "type": "PersonMemory", "core": True},
+    body=(
+        "# Çağla Demirtaş\n\n"
+        "Çağla Demirtaş is the user these memories belong to. She was born in Ağrı and moved abroad "
+        "after her degree. She prefers short answers, metric units and dates written day first. "
+        "Her partner is Mehmet; they have no children. She is allergic to penicillin."
+    ),
+)
+
+T = [
+    dict(
+        key="lebkuchen",
+        pref="I bake Lebkuchen in Nürnberg every December",
+        vp="{bake|bakes} Lebkuchen in Nürnberg every December",
+        title="Lebkuchen in Nürnberg",
+        about=[
+            "{S} {bake|bakes} Lebkuchen in Nürnberg every December from an old Oblaten recipe.",
+            "{S} {buy|buys} the candied peel for the Lebkuchen at a stall near the Hauptmarkt.",
+            "The empty Lebkuchen tins travel back to Nürnberg each year.",
+        ],
+        full="{S} {bake|bakes} Lebkuchen in Nürnberg every December, so the oven there is booked for all of Advent.",
+        infl="{S} {have|has} been baking Lebkuchen in Nürnberg for six winters now.",
+        para_title="Spiced honey biscuits in Franconia",
+        para=[
+            "{S} {turn|turns} out spiced honey biscuits on wafer paper in a Franconian kitchen before Christmas.",
+            "{S} {spend|spends} Advent in Franconia cutting gingerbread rounds for friends.",
+        ],
+        partial="{S} {fly|flies} to Nürnberg on the ninth.",
+        aside=[
+            "Measure the hallway before ordering the shoe rack.",
+            "*Wrap the Lebkuchen tins in tea towels for the move.",
+            "The removal firm wants the deposit by Friday.",
+        ],
+        neg=[
+            ("third party", "Henrike Baumgartner bakes Lebkuchen in Nürnberg every December for the church stall."),
+            ("reported speech", "Lebkuchen from Nürnberg keeps for months in a tin, says Radek."),
+            ("frequency word", "Every December the office shuts between the holidays."),
+            ("frequency word", "The chimney inspection falls every December, oddly."),
+            ("inside a name", "Lebkuchenhaus Kessler GmbH sent the invoice for the stand."),
+        ],
+        topic="Lebkuchen baking",
+        question="what does the user bake in Germany before Christmas?",
+    ),
+    dict(
+        key="sauna",
+        pref="I go to the sauna in Tampere twice a week",
+        vp="{go|goes} to the sauna in Tampere twice a week",
+        title="Sauna visits in Tampere",
+        about=[
+            "{S} {go|goes} to the sauna in Tampere twice a week, usually the old public one at Rajaportti.",
+            "{S} {take|takes} a birch whisk to the sauna in early summer.",
+            "The Tampere sauna pass is a ten-visit card kept in the wallet.",
+        ],
+        full="{S} {go|goes} to the sauna in Tampere twice a week, so a towel lives permanently in the work bag.",
+        infl="Going to the Tampere sauna twice weekly keeps {my} back loose.",
+        para_title="Steam by the Pyhäjärvi",
+        para=[
+            "{S} {sit|sits} in the lakeside steam rooms by Pyhäjärvi on Mondays and Thursdays.",
+            "{S} {throw|throws} water on hot stones in a Finnish bathhouse a couple of times every seven days.",
+        ],
+        partial="The Tampere office moved to the Finlayson area.",
+        aside=[
+            "Return the library books before the fine doubles.",
+            "*Take the sauna towel out of the gym bag before washing it.",
+            "The landlord fixed the intercom at last.",
+        ],
+        neg=[
+            ("frequency word", "Twice a week the staging server ran out of disk space."),
+            ("frequency word", "The bins get collected twice a week now."),
+            ("light verb", "Go through the expense claims before the audit."),
+            ("quoted speaker", 'Mikko Rantanen said, "I go to the sauna in Tampere twice a week, minimum."'),
+            ("inside a name", "Sauna Bar Kivi sent the quote for the team dinner."),
+        ],
+        topic="sauna",
+        question="how does the user unwind in Finland?",
+    ),
+    dict(
+        key="maori",
+        pref="I learn Māori on Tuesday evenings",
+        vp="{learn|learns} Māori on Tuesday evenings",
+        title="Learning Māori",
+        about=[
+            "{S} {learn|learns} Māori on Tuesday evenings in an online class run from Rotorua.",
+            "{S} {practise|practises} Māori pronunciation with flashcards on the tram.",
+            "The Māori course ends with each student giving a short mihi.",
+        ],
+        full="{S} {learn|learns} Māori on Tuesday evenings, so nothing else goes in the calendar then.",
+        infl="{S} {have|has} been learning Māori since the autumn term.",
+        para_title="Te reo with a tutor in Aotearoa",
+        para=[
+            "{S} {study|studies} te reo over video with a teacher in Aotearoa.",
+            "{S} {drill|drills} the indigenous language of Aotearoa with an online tutor after work.",
+        ],
+        partial="The Māori dictionary is on the second shelf.",
+        aside=[
+            "The plumber is coming between eight and twelve.",
+            "*Pack the Māori flashcards in the hand luggage.",
+            "Ask the building manager about the bike shed.",
+        ],
+        neg=[
+            ("frequency word", "Tuesday evenings are when the cleaning crew does the stairwell."),
+            ("frequency word", "The evening shift at the warehouse starts at six."),
+            ("possessive owner", "Learning Māori is Hine Rāwiri's big project this year."),
+            ("reported speech", "Māori is easier than it looks, according to Rewi Tawhiri."),
+        ],
+        topic="Māori lessons",
+        question="which language is the user studying?",
+    ),
+    dict(
+        key="lodz",
+        pref="I live in Łódź",
+        vp="{live|lives} in Łódź",
+        title="Home in Łódź",
+        about=[
+            "Home is a rented flat in Łódź near Piotrkowska Street.",
+            "{S} {have|has} lived in Łódź for four years.",
+            "The Łódź flat has a balcony over the courtyard.",
+        ],
+        full="{S} {live|lives} in Łódź, so the train to Warsaw takes about ninety minutes.",
+        infl="Living in Łódź means the rent is half of what Warsaw charges.",
+        para_title="A flat in the old textile city",
+        para=[
+            "{S} {rent|rents} a flat in Poland's old textile city, a short train ride from Warsaw.",
+            "{S} {call|calls} the former mill town in central Poland home.",
+        ],
+        partial="The Łódź tram strike ended on Monday.",
+        aside=[
+            "Renew the passport before the trip.",
+            "*Forward the Łódź post to the office.",
+            "The bank wants a utility bill as proof.",
+        ],
+        neg=[
+            ("third party", "Zofia Kamińska lives in Łódź with her two cats."),
+            ("reported speech", "Łódź is cheaper than Kraków, says Bartek."),
+            ("inside a name", "Łódź Kaliska Café sent the catering menu."),
+            ("stem collision", "Liver function results came back normal at the check-up."),
+        ],
+        unrelated=["{work|works} at Optyka Zielińska", "{work|works} at Optyka Zielińska"],
+        topic="where the user lives",
+        question="which city is the user's home?",
+    ),
+    dict(
+        key="haeger",
+        pref="I work at Hæger Instruments",
+        vp="{work|works} at Hæger Instruments",
+        title="Job at Hæger Instruments",
+        about=[
+            "{S} {work|works} at Hæger Instruments as a calibration engineer.",
+            "Hæger Instruments pays salaries on the twenty-fifth.",
+            "{S} {have|has} a desk by the window at Hæger Instruments.",
+        ],
+        full="{S} {work|works} at Hæger Instruments, so the laptop is locked down and cannot install anything.",
+        infl="Working at Hæger Instruments means two weeks of shutdown in July.",
+        para_title="Calibrating gauges for a Norwegian firm",
+        para=[
+            "{S} {calibrate|calibrates} pressure gauges for a Norwegian maker of measuring equipment.",
+            "{S} {get|gets} payslips from a Stavanger company that builds test meters.",
+        ],
+        partial="The Hæger Christmas party is on a boat this year.",
+        aside=[
+            "Cancel the gym membership before it renews.",
+            "*Return the Hæger laptop charger to IT.",
+            "Water the balcony plants on Sunday.",
+        ],
+        neg=[
+            ("third party", "Siri Øvrebø works at Hæger Instruments in the test lab."),
+            ("reported speech", "Hæger Instruments is hiring again, according to Ingvild."),
+            ("quoted speaker", 'Arne Lunde said, "I work at Hæger Instruments, in the calibration lab."'),
+        ],
+        unrelated=["{live|lives} in Stavanger", "{live|lives} in Stavanger"],
+        topic="the user's employer",
+        question="where does the user have a job?",
+    ),
+    dict(
+        key="bandoneon",
+        pref="I play the bandoneón in a tango orchestra",
+        vp="{play|plays} the bandoneón in a tango orchestra",
+        title="Bandoneón in the tango orchestra",
+        about=[
+            "{S} {play|plays} the bandoneón in a tango orchestra that rehearses in a church hall.",
+            "The bandoneón was bought second-hand in Buenos Aires.",
+            "{S} {send|sends} the bandoneón to a specialist in Kraków for reed work.",
+        ],
+        full="{S} {play|plays} the bandoneón in a tango orchestra, so the left wrist needs a brace after long rehearsals.",
+        infl="Playing bandoneón with the tango orchestra takes up most Sundays.",
+        para_title="Squeezebox in a milonga band",
+        para=[
+            "{S} {squeeze|squeezes} a button accordion in a band that accompanies Argentine dancers.",
+            "{S} {bring|brings} the bellows instrument whenever the dance society holds a milonga.",
+        ],
+        partial="The bandoneón case has a broken clasp.",
+        aside=[
+            "Book the chimney sweep for September.",
+            "*Insure the bandoneón separately on the contents policy.",
+            "The council tax bill went up by four percent.",
+        ],
+        neg=[
+            ("possessive owner", "The bandoneón is Ezequiel Paz's instrument; he brought it from Rosario."),
+            ("third party", "Ewa Lis plays the bandoneón in a tango orchestra in Gdynia."),
+            ("light verb", "Play the voicemail from the landlord again to get the number."),
+            ("inside a name", "Tango Pizzeria on Zgierska has the long table for Friday."),
+        ],
+        topic="tango music",
+        question="what instrument does the user perform on?",
+    ),
+    dict(
+        key="badges",
+        pref="I collect Soviet-era enamel badges",
+        vp="{collect|collects} Soviet-era enamel badges",
+        title="Soviet enamel badges",
+        about=[
+            "{S} {collect|collects} Soviet-era enamel badges, mostly from the space programme.",
+            "The badge collection is pinned to felt boards in the spare room.",
+            "{S} {buy|buys} enamel badges at the flea market by the old tram depot.",
+        ],
+        full="{S} {collect|collects} Soviet-era enamel badges, so every flea market trip runs late.",
+        infl="Collecting the Soviet enamel badges has cost more than expected this year.",
+        para_title="Pins from the USSR",
+        para=[
+            "{S} {hunt|hunts} for little pin-back insignia made in the USSR.",
+            "{S} {fill|fills} felt frames with cosmonaut lapel pins from Moscow.",
+        ],
+        partial="The badge cabinet arrived with a cracked glass door.",
+        aside=[
+            "Defrost the freezer before the engineer comes.",
+            "*Move the enamel badges away from the damp wall.",
+            "Ring the pharmacy about the repeat prescription.",
+        ],
+        neg=[
+            ("third party", "Dmitri Volkov collects Soviet-era enamel badges and trades them online."),
+            ("inside a name", "Badge and Button Co. printed the conference lanyards."),
+            ("shared word, other topic", "The enamel on the bath is chipped near the tap."),
+            ("reported speech", "Soviet enamel badges are mostly fakes now, says Oksana."),
+        ],
+        topic="badge collecting",
+        question="what does the user hunt for at flea markets?",
+    ),
+    dict(
+        key="heirloomcorn",
+        pref="I grow heirloom corn in Ñuñoa",
+        vp="{grow|grows} heirloom corn in Ñuñoa",
+        title="Heirloom corn in Ñuñoa",
+        about=[
+            "{S} {grow|grows} heirloom corn in Ñuñoa in raised beds behind the house.",
+            "The heirloom corn seed came from a grower in Chillán.",
+            "{S} {save|saves} the best cobs as seed for the next year.",
+        ],
+        full="{S} {grow|grows} heirloom corn in Ñuñoa, so the garden hose has to reach the back beds.",
+        infl="The heirloom corn grown in Ñuñoa came up purple this year.",
+        para_title="Old maize varieties in a Chilean garden",
+        para=[
+            "{S} {raise|raises} traditional maize in a backyard plot in the Chilean capital.",
+            "{S} {dry|dries} purple and red cobs on the fence of a Chilean garden each March.",
+        ],
+        partial="The Ñuñoa house has a leaky gutter.",
+        aside=[
+            "Change the smoke alarm batteries.",
+            "*Ask the neighbour to water the corn while away.",
+            "Post the birthday card to Aunt Selin.",
+        ],
+        neg=[
+            ("stem collision", "Meet at the corner by the bus depot after work."),
+            ("stem collision", "The corner sofa in the lobby is being reupholstered."),
+            ("third party", "Pilar Ñancupil grows heirloom corn in Ñuñoa for the market."),
+            ("inside a name", "Corn Exchange Dental moved the check-up to the afternoon."),
+        ],
+        topic="vegetable growing",
+        question="what crop does the user grow in Chile?",
+    ),
+    dict(
+        key="news",
+        pref="I read the news in Danish over breakfast",
+        vp="{read|reads} the news in Danish over breakfast",
+        title="Danish news at breakfast",
+        about=[
+            "{S} {read|reads} the news in Danish over breakfast to keep the language up.",
+            "The Danish news app is the first thing opened every day.",
+            "{S} {skim|skims} the front page of Politiken before the coffee is ready.",
+        ],
+        full="{S} {read|reads} the news in Danish over breakfast, so the tablet stays on the kitchen table.",
+        infl="Reading the Danish news at breakfast has made the vocabulary stick.",
+        para_title="Copenhagen headlines with coffee",
+        para=[
+            "{S} {go|goes} through the Copenhagen papers with the first coffee of the day.",
+            "{S} {scroll|scrolls} headlines from DR, in the language of Copenhagen, while eating toast.",
+        ],
+        partial="The Danish grammar book is overdue at the library.",
+        aside=[
+            "The window cleaner comes on the fourth.",
+            "*Cancel the Danish news subscription on the expired card.",
+            "Pick up the dry cleaning on the way home.",
+        ],
+        neg=[
+            ("stem collision", "The new kettle leaks from the base."),
+            ("stem collision", "A new fire door is being fitted on the third floor."),
+            ("third party", "Mette Kjærgaard reads the news in Danish over breakfast too."),
+            ("frequency word", "Breakfast meetings with the auditors start at eight."),
+        ],
+        topic="reading the news",
+        question="how does the user keep up a foreign language at the start of the day?",
+    ),
+    dict(
+        key="catalan",
+        pref="I take night classes in Catalan at the university in València",
+        vp="{take|takes} night classes in Catalan at the university in València",
+        title="Catalan night classes in València",
+        about=[
+            "{S} {take|takes} night classes in Catalan at the university in València, at level B1.",
+            "The Catalan night classes finish with an oral exam in June.",
+            "{S} {share|shares} notes from the Catalan class with a classmate from Alzira.",
+        ],
+        full=(
+            "{S} {take|takes} night classes in Catalan at the university in València, so dinner is late on class days."
+        ),
+        infl="The Catalan night class at València's university moved to room 12.",
+        para_title="After-work Valencian lessons",
+        para=[
+            "{S} {attend|attends} after-work lessons in Valencian on the campus by the Turia.",
+            "{S} {conjugate|conjugates} verbs in the language of Barcelona after a full working day.",
+        ],
+        partial="The València campus parking permit expires soon.",
+        aside=[
+            "Email the landlord about the damp patch.",
+            "*Buy the Catalan workbook before the term starts.",
+            "The hairdresser moved to a shop on Colón.",
+        ],
+        neg=[
+            ("stem collision", "A documentary about the expanding universe airs on Sunday."),
+            ("stem collision", "The universal remote stopped pairing with the projector."),
+            ("frequency word", "The night bus timetable changes in October."),
+            ("reported speech", "Catalan is harder than Spanish, says Jordi Puigvert."),
+        ],
+        topic="Catalan classes",
+        question="what is the user studying after work?",
+    ),
+    dict(
+        key="generative",
+        pref="I compose generative music on a modular synth",
+        vp="{compose|composes} generative music on a modular synth",
+        title="Generative music on the modular synth",
+        about=[
+            "{S} {compose|composes} generative music on a modular synth in the box room.",
+            "The modular synth rack has grown to three rows of Eurorack modules.",
+            "{S} {post|posts} the generative pieces online under a pseudonym.",
+        ],
+        full="{S} {compose|composes} generative music on a modular synth, so the box room is full of patch cables.",
+        infl="Composing generative pieces on the modular synthesiser eats whole weekends.",
+        para_title="Self-playing patches",
+        para=[
+            "{S} {patch|patches} cables between oscillators so that sound pieces evolve by themselves.",
+            "{S} {record|records} algorithmic ambient tracks from a rack of oscillators.",
+        ],
+        partial="The synth power supply is humming again.",
+        aside=[
+            "Cancel the window-box delivery.",
+            "*Sell the spare synth keyboard before the move.",
+            "Clear the hallway for the electrician.",
+        ],
+        neg=[
+            ("stem collision", "The general election posters went up along the high street."),
+            ("stem collision", "The script will generate the invoices automatically at month end."),
+            ("third party", "Yusuf Aksoy composes generative music on a modular synth for galleries."),
+            ("inside a name", "Modular Office Systems delivered the wrong partition panels."),
+        ],
+        topic="electronic music",
+        question="what kind of pieces does the user make with electronics?",
+    ),
+    dict(
+        key="sorenga",
+        pref="I swim in the sea at Sørenga every morning",
+        vp="{swim|swims} in the sea at Sørenga every morning",
+        title="Sea swimming at Sørenga",
+        about=[
+            "{S} {swim|swims} in the sea at Sørenga every morning, even in January.",
+            "{S} {log|logs} the sea temperature at Sørenga with a thermometer on a string.",
+            "The swim at Sørenga lasts ten minutes in winter and half an hour in July.",
+        ],
+        full="{S} {swim|swims} in the sea at Sørenga every morning, so the first meeting can never be before nine.",
+        infl="Swimming in the morning sea at Sørenga has cured the winter blues.",
+        para_title="Dips in the Oslofjord",
+        para=[
+            "{S} {plunge|plunges} into the Oslofjord off the harbour promenade at sunrise daily.",
+            "{S} {start|starts} each day with a dip in the fjord by the opera house.",
+        ],
+        partial="The Sørenga changing huts are closed for repairs.",
+        aside=[
+            "Send the wedding gift before the fourteenth.",
+            "*Hang the wet swim towel in the bathroom, not the hall.",
+            "The gas reading is due.",
+        ],
+        neg=[
+            ("frequency word", "Every morning the lift in block C jams on the fourth floor."),
+            ("frequency word", "The morning stand-up moved to half past nine."),
+            ("frequency word", "The printer needs a restart every morning."),
+            ("quoted speaker", "Ingeborg: I swim in the sea at Sørenga every morning too."),
+            ("inside a name", "Seaside Morning Bakery changed its opening hours."),
+        ],
+        topic="sea swimming",
+        question="where does the user go into cold water?",
+    ),
+    dict(
+        key="kyudo",
+        pref="I practise kyūdō on Saturday mornings",
+        vp="{practise|practises} kyūdō on Saturday mornings",
+        title="Kyūdō practice",
+        about=[
+            "{S} {practise|practises} kyūdō on Saturday mornings at a dōjō in a school gym.",
+            "The kyūdō bow is over two metres long and travels in a cloth bag.",
+            "{S} {have|has} a kyūdō grading next autumn.",
+        ],
+        full="{S} {practise|practises} kyūdō on Saturday mornings, so Fridays end early.",
+        infl="Practising kyūdō on Saturdays has helped {my} posture.",
+        para_title="Japanese archery at the range",
+        para=[
+            "{S} {shoot|shoots} a long asymmetric bamboo bow at a Japanese-style range at the weekend.",
+            "{S} {draw|draws} a tall yumi in the Japanese archery hall before weekend lunches.",
+        ],
+        partial="The kyūdō glove needs relining.",
+        aside=[
+            "Renew the parking permit online.",
+            "*Store the kyūdō bow away from the radiator.",
+            "The accountant wants the bank statements.",
+        ],
+        neg=[
+            ("frequency word", "Saturday mornings the market blocks the street."),
+            ("frequency word", "The boiler timer switches off on Saturday mornings."),
+            ("possessive owner", "Kyūdō is Haruto Sato's passion; he travels two hours to his dōjō."),
+            ("reported speech", "Kyūdō takes ten years to get right, says Daisuke Ono."),
+        ],
+        topic="Japanese archery",
+        question="which martial art does the user train in?",
+    ),
+    dict(
+        key="tinnitus",
+        pref="I have tinnitus in my left ear",
+        vp="{have|has} tinnitus in {my} left ear",
+        title="Tinnitus, left ear",
+        about=[
+            "{S} {have|has} tinnitus in {my} left ear since a loud concert years ago.",
+            "The tinnitus gets worse with coffee and bad sleep.",
+            "{S} {use|uses} a white-noise app at bedtime for the tinnitus.",
+        ],
+        full="{S} {have|has} tinnitus in {my} left ear, so open-plan meetings are exhausting.",
+        infl="The tinnitus in the left ear flared up after the flight.",
+        para_title="Ringing on one side",
+        para=[
+            "{S} {hear|hears} a constant high whine on one side of the head.",
+            "{S} {got|got} an audiologist to confirm the steady whistling heard on one side.",
+        ],
+        partial="The ear drops are in the bathroom cabinet.",
+        aside=[
+            "Move the dentist appointment to after lunch.",
+            "*Bring the tinnitus letter to the occupational health appointment.",
+            "The printer is out of toner.",
+        ],
+        neg=[
+            ("light verb", "Have the invoices ready before the auditors arrive."),
+            ("light verb", "We have two spare chairs in the meeting room."),
+            ("third party", "Lukas Brunner has tinnitus in his left ear after years of drumming."),
+            ("shared word, other topic", "The left lane on the bridge closes for resurfacing."),
+        ],
+        topic="tinnitus",
+        question="what hearing problem does the user have?",
+    ),
+    dict(
+        key="pierogi",
+        pref="I make pierogi with my babcia in Białystok",
+        vp="{make|makes} pierogi with {my} babcia in Białystok",
+        title="Pierogi with babcia",
+        about=[
+            "{S} {make|makes} pierogi with {my} babcia in Białystok on visits home.",
+            "The pierogi dough in Białystok uses warm water and a splash of oil.",
+            "{S} {freeze|freezes} a tray of the Białystok pierogi to bring back.",
+        ],
+        full="{S} {make|makes} pierogi with {my} babcia in Białystok, so every visit ends with a full freezer bag.",
+        infl="Making pierogi in babcia's kitchen in Białystok took the whole afternoon.",
+        para_title="Dumplings with grandma in Podlasie",
+        para=[
+            "{S} {fold|folds} dumplings with {my} grandmother in north-east Poland.",
+            "{S} {pinch|pinches} stuffed dough parcels shut at grandma's table in Podlasie.",
+        ],
+        partial="The Białystok bus leaves at seven.",
+        aside=[
+            "Order more printer paper.",
+            "*Bring the pierogi cutter back from the old flat.",
+            "The window latch is broken again.",
+        ],
+        neg=[
+            ("light verb", "Make sure the invoices are sent by the fifth."),
+            ("light verb", "Make a copy of the lease for the bank."),
+            ("possessive owner", "Pierogi are Weronika Sadowska's speciality; she sells them at the fair."),
+            ("third party", "Kuba Wróbel makes pierogi with his babcia in Białystok every Easter."),
+        ],
+        topic="Polish cooking",
+        question="what does the user cook with family?",
+    ),
+    dict(
+        key="besiktas",
+        pref="I support Beşiktaş",
+        vp="{support|supports} Beşiktaş",
+        title="Beşiktaş",
+        about=[
+            "{S} {support|supports} Beşiktaş and never misses a derby.",
+            "The Beşiktaş scarf hangs by the front door.",
+            "{S} {have|has} been to a Beşiktaş home game once, with an uncle.",
+        ],
+        full="{S} {support|supports} Beşiktaş, so derby days mean no other plans.",
+        infl="Supporting Beşiktaş from abroad means streaming matches at odd hours.",
+        para_title="The Black Eagles",
+        para=[
+            "{S} {cheer|cheers} for the Black Eagles of Istanbul.",
+            "{S} {keep|keeps} a drawer of black-and-white shirts from the Bosphorus football club.",
+        ],
+        partial="The Beşiktaş match tickets went on sale.",
+        aside=[
+            "Clean the oven before the inspection.",
+            "*Frame the Beşiktaş scarf for the hallway.",
+            "The bank card expires next month.",
+        ],
+        neg=[
+            ("inside a name", "Beşiktaş Ferry Lines changed the timetable to Kadıköy."),
+            ("reported speech", "Beşiktaş will win the league, according to Emre Polat."),
+            ("third party", "Deniz Kaya supports Beşiktaş and goes to every home game."),
+        ],
+        topic="football",
+        question="which club does the user follow?",
+    ),
+    dict(
+        key="saopaulo",
+        pref="I visit my cousins in São Paulo every spring",
+        vp="{visit|visits} {my} cousins in São Paulo every spring",
+        title="Cousins in São Paulo",
+        about=[
+            "{S} {visit|visits} {my} cousins in São Paulo every spring for about three weeks.",
+            "The cousins in São Paulo live near Vila Madalena.",
+            "{S} {bring|brings} Turkish delight for the São Paulo cousins.",
+        ],
+        full="{S} {visit|visits} {my} cousins in São Paulo every spring, so April leave is always booked early.",
+        infl="Visiting the São Paulo cousins last spring was the best trip in years.",
+        para_title="Family in Brazil",
+        para=[
+            "{S} {fly|flies} to Brazil's biggest city each April to stay with relatives.",
+            "{S} {join|joins} the relatives in the Paulista metropolis for a yearly reunion.",
+        ],
+        partial="São Paulo traffic made the airport run take three hours.",
+        aside=[
+            "Renew the travel insurance.",
+            "*Copy the São Paulo addresses into the address book.",
+            "The boiler pressure is low.",
+        ],
+        neg=[
+            ("frequency word", "Every spring the roof gutters fill with seeds."),
+            ("frequency word", "The spring cleaning rota is on the fridge."),
+            ("third party", "Camila Souza visits her cousins in São Paulo every spring."),
+            ("inside a name", "Café São Paulo on Mickiewicza does the office lunches."),
+        ],
+        topic="family visits",
+        question="who does the user stay with in Brazil?",
+    ),
+    dict(
+        key="camino",
+        pref="I do a stage of the Camino de Santiago every summer",
+        vp="{do|does} a stage of the Camino de Santiago every summer",
+        title="Camino de Santiago stages",
+        about=[
+            "{S} {do|does} a stage of the Camino de Santiago every summer, about a week of walking.",
+            "The Camino de Santiago pilgrim passport has stamps from Pamplona to Burgos.",
+            "{S} {pack|packs} only seven kilos for the Camino.",
+        ],
+        full="{S} {do|does} a stage of the Camino de Santiago every summer, so July leave is booked in January.",
+        infl="Doing the Camino stage from León last summer wrecked {my} boots.",
+        para_title="Pilgrim walking in northern Spain",
+        para=[
+            "{S} {walk|walks} part of the pilgrims' way to Compostela in the hot months.",
+            "{S} {hang|hangs} a scallop shell from the rucksack for the yearly pilgrimage across northern Spain.",
+        ],
+        partial="The Camino guidebook is water-damaged.",
+        aside=[
+            "Reset the router password.",
+            "*Air out the Camino rucksack before storing it.",
+            "Cancel the milk delivery for August.",
+        ],
+        neg=[
+            ("light verb", "Do the gutters before the rain starts."),
+            ("shared word, other topic", "The stage lights at the school play failed."),
+            ("frequency word", "Every summer the office air conditioning breaks down."),
+            ("reported speech", "The Camino is overcrowded now, says Xabier."),
+        ],
+        topic="pilgrimage walking",
+        question="where does the user hike each year?",
+    ),
+    dict(
+        key="skoda",
+        pref="I drive an old Škoda Felicia",
+        vp="{drive|drives} an old Škoda Felicia",
+        title="The Škoda Felicia",
+        about=[
+            "{S} {drive|drives} an old Škoda Felicia with two hundred thousand kilometres on it.",
+            "The Škoda Felicia failed its inspection on rust last year.",
+            "{S} {get|gets} Felicia parts from a breaker's yard near Pabianice.",
+        ],
+        full="{S} {drive|drives} an old Škoda Felicia, so long motorway trips are out of the question.",
+        infl="Driving the old Felicia to the coast took nine hours.",
+        para_title="A rusty Czech hatchback",
+        para=[
+            "{S} {own|owns} a rattling Czech hatchback from the nineties.",
+            "{S} {park|parks} the green nineties hatchback from Mladá Boleslav on the street outside.",
+        ],
+        partial="The Škoda dealer on Rokicińska closed.",
+        aside=[
+            "Book the boiler service.",
+            "*Sell the Felicia roof box online.",
+            "The neighbours' party is on the twentieth.",
+        ],
+        neg=[
+            ("possessive owner", "The Škoda Felicia is Pavel Dvořák's pride; he polishes it weekly."),
+            ("inside a name", "Felicia's Flowers delivered the wrong bouquet."),
+            ("stem collision", "Drivers for the conference shuttle are booked."),
+            ("shared word, other topic", "Old invoices are archived in the grey cabinet."),
+        ],
+        topic="the user's car",
+        question="what vehicle does the user own?",
+    ),
+    dict(
+        key="psychotherapy",
+        pref="I see a psychotherapist on Wednesdays",
+        vp="{see|sees} a psychotherapist on Wednesdays",
+        title="Psychotherapy on Wednesdays",
+        about=[
+            "{S} {see|sees} a psychotherapist on Wednesdays, mostly about anxiety.",
+            "The psychotherapist's practice is above a pharmacy on Narutowicza.",
+            "{S} {pay|pays} for the psychotherapist privately.",
+        ],
+        full="{S} {see|sees} a psychotherapist on Wednesdays, so lunch meetings that day are declined.",
+        infl="Seeing the psychotherapist weekly has helped with the panic attacks.",
+        para_title="Talking therapy",
+        para=[
+            "{S} {go|goes} to talking therapy for anxiety once a week.",
+            "{S} {spend|spends} an hour in counselling for panic attacks in the middle of every week.",
+        ],
+        partial="The psychotherapist is away in August.",
+        aside=[
+            "Pay the water bill.",
+            "*Keep the psychotherapist's invoices for the tax return.",
+            "The hall light flickers.",
+        ],
+        neg=[
+            ("frequency word", "Wednesdays the canteen serves soup only."),
+            ("frequency word", "The fire alarm test is on Wednesdays at eleven."),
+            ("light verb", "See the attached schedule for the audit."),
+            ("reported speech", "A psychotherapist helped a lot, says Agnieszka."),
+        ],
+        topic="therapy",
+        question="what mental health support does the user get?",
+    ),
+]
+
+# facts about the user joined to a preference clause in the compounds (only the clause goes)
+UNRELATED = [
+    "{pay|pays} the water bill by standing order",
+    "{keep|keeps} the spare keys in a tin by the door",
+    "{owe|owes} the dentist for a crown",
+    "{sleep|sleeps} badly when the radiator ticks",
+    "{recycle|recycles} glass at the depot on the ring road",
+    "{use|uses} a paper diary for appointments",
+    "{hate|hates} the smell of burnt toast",
+    "{rent|rents} a storage unit for spare furniture",
+    "{wear|wears} reading glasses for small print",
+    "{keep|keeps} receipts in a shoebox for the accountant",
+    "{back|backs} up the laptop on the first of the month",
+    "{prefer|prefers} window seats on trains",
+    "{drink|drinks} rooibos after dinner",
+    "{lend|lends} the ladder to the neighbours",
+    "{carry|carries} a spare phone charger in the coat pocket",
+    "{own|owns} a dented kettle from a junk shop",
+    "{file|files} the tax return in January",
+    "{bank|banks} with a small cooperative",
+    "{sort|sorts} the post at the kitchen table",
+    "{avoid|avoids} lifts when the stairs are free",
+]
+
+# assistant replies after a transcript line (no content: they carry no mention)
+ASSISTANT = [
+    "Noted.",
+    "Got it, I will remember that.",
+    "Understood.",
+    "Thanks, saved.",
+    "Okay, noted for later.",
+]
+
+# everyday lines for busy memories and filler notes: nothing here is a preference
+DIARY = [
+    "The landlord replied about the leaking tap.",
+    "Invoice 2231 was paid twelve days late.",
+    "The quarterly report is due to the board by the tenth.",
+    "Bought stamps, bin bags and a lightbulb.",
+    "The lift inspection certificate is pinned by the mailboxes.",
+    "The courier handed the parcel with the neighbour downstairs.",
+    "Rain all afternoon, so the washing stayed inside.",
+    "The team agreed to move the retrospective to Thursday.",
+    "Two of the shelf brackets were the wrong size.",
+    "The electricity meter photo went to the supplier.",
+    "The vet reminded us about the cat's booster jab.",
+    "Found the warranty card for the fridge in the drawer.",
+    "The dentist's receptionist confirmed by text.",
+    "The pull request for the login page got two approvals.",
+    "The wifi dropped during the client call.",
+    "Paid the parking fine online.",
+    "The roof over the bike shelter needs sealing.",
+    "The photocopier on the second floor jams on A3.",
+    "Swapped the duvet cover for the lighter one.",
+    "The contract renewal letter asks for a signature.",
+    "The building's hot water is off on the seventh for maintenance.",
+    "Ordered a replacement handle for the kitchen cupboard.",
+    "The quarterly budget review slipped a week.",
+    "The post office queue went out of the door.",
+    "Got a reminder to update the emergency contacts.",
+    "The staircase light runs on a timer that is far too short.",
+    "The laptop battery now lasts about three hours.",
+    "The pharmacy changed its opening hours.",
+    "A letter from the tax office asked for a missing form.",
+    "The office kitchen fridge was cleared out on Friday.",
+    "The courtyard trees were pruned by the council.",
+    "Printed the boarding passes and the hotel booking.",
+    "The draught excluder for the balcony door arrived.",
+    "The shared folder ran out of space again.",
+    "Lost a glove somewhere between the bus and the office.",
+    "The intern starts on the third.",
+    "The neighbours are replacing their windows next month.",
+    "Two chapters of the audiobook were skipped by mistake.",
+    "The expense policy now needs receipts over twenty.",
+    "Moved the bookcase to the other wall.",
+    "The lease says the carpets must be professionally cleaned.",
+    "The heating engineer could not find the fault.",
+    "The conference lanyard came with the wrong surname.",
+    "Cleaned the extractor fan filter.",
+    "A dripping radiator valve was tightened.",
+    "The backup script failed silently on Sunday.",
+    "The shopping list is on the fridge door.",
+    "The supermarket delivery slot moved to after six.",
+    "The sofa cushions went to be re-covered.",
+    "The password manager flagged three weak passwords.",
+    "The bathroom extractor is louder than it should be.",
+    "The doorbell battery died.",
+    "Sent the signed form back to human resources.",
+    "The balcony door sticks when it is damp.",
+    "Renewed the domain name for another two years.",
+    "Someone parked across the garage entrance again.",
+    "The meeting notes were shared in the wrong channel.",
+    "The hall carpet has a stain by the coat rack.",
+    "The gas safety certificate runs out in the autumn.",
+    "The microwave clock is five minutes fast.",
+]
