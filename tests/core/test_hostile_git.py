@@ -681,3 +681,111 @@ def test_an_archive_under_autocrlf_commits_and_leaves_nothing_staged(tmp_path):
     assert "status: archived\n" in git(root, "show", "HEAD:people/ann.md")
     assert git(root, "status", "--porcelain") == "" and git(root, "log", "--format=%s", "-1").startswith(
         "palinode archive")
+
+
+# -- issue 38: what trust --show lists and what an untrusted store runs are one table ----------------------
+_ARMED_VALUES = {"receive.denycurrentbranch": "updateInstead", "protocol.allow": "always",
+                 "protocol.*.allow": "always", "push.recursesubmodules": "on-demand", "gpg.format": "ssh"}
+
+
+def _arm(program: trust.Program, root: Path, payload: Path, tmp_path: Path) -> str:
+    """Set, in the store's own config, a key ``program`` recognises to a value that runs something."""
+    key = program.key.replace("*", "https://evil.example" if program.key.startswith("http.") else "evil")
+    value = _ARMED_VALUES.get(program.key) or ("true" if program.harmless else str(payload))
+    if program.key.startswith("include"):  # the included file names a program of its own
+        driver = "inc" if program.key == "include.path" else "incif"
+        value = str(tmp_path / f"{driver}.cfg")
+        Path(value).write_text(f'[diff "{driver}"]\n\ttextconv = {payload}\n')
+        if program.key == "includeif.*.path":
+            key = f"includeif.gitdir:{os.path.realpath(root)}/.path"  # every repository under root
+    elif program.key == "core.worktree":
+        (tmp_path / "elsewhere").mkdir()
+        value = str(tmp_path / "elsewhere")
+    elif program.key == "remote.*.vcs":
+        git(root, "config", "remote.evil.url", str(tmp_path / "nowhere"))
+    git(root, "config", key, value)
+    return key
+
+
+def _effective(store: Store, key: str) -> str | None:
+    """The value git itself reads for ``key`` under the runner's overrides (None: unset)."""
+    argv, env = store.git.command("config", "--get", key, read=True)
+    proc = subprocess.run(argv, cwd=store.root, env=env, capture_output=True, text=True)
+    return proc.stdout[:-1] if proc.returncode == 0 else None
+
+
+def _included_setting_is_neutral(store: Store, driver: str) -> None:
+    assert f"diff.{driver}.textconv" in {f.setting for f in store.git.setup().findings}
+    assert _effective(store, f"diff.{driver}.textconv") == ""
+
+
+def _no_helper_transport(store: Store, tmp_path: Path, monkeypatch) -> None:
+    from palinode_core.storage.gitstore import GitCommandFailed
+    from palinode_core.team import _TRANSPORT
+
+    helper = tmp_path / "bin" / "git-remote-evil"
+    helper.parent.mkdir()
+    helper.write_text(f"#!/bin/sh\necho helper >> {tmp_path / 'payload-ran'}\n")
+    helper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{helper.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GitCommandFailed, match="not allowed"):
+        store.git.run(*_TRANSPORT, "fetch", "evil")
+
+
+def _git_ignores_it_in_a_repository(store: Store, tmp_path: Path) -> None:
+    """A plain clone from the store runs its upload-pack: git reads this hook only from protected config."""
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "clone", "-q", "--no-local", f"file://{store.root}",
+                    str(tmp_path / "copy")], check=True, capture_output=True)
+
+
+# How each setting the table neutralises by other means than an override is shown to run nothing
+_BY = {
+    "core.worktree": lambda store, tmp_path, mp: _is_root(store),
+    "remote.*.vcs": _no_helper_transport,
+    "uploadpack.packobjectshook": lambda store, tmp_path, mp: _git_ignores_it_in_a_repository(store, tmp_path),
+    "include.path": lambda store, tmp_path, mp: _included_setting_is_neutral(store, "inc"),
+    "includeif.*.path": lambda store, tmp_path, mp: _included_setting_is_neutral(store, "incif"),
+}
+
+
+def _is_root(store: Store) -> None:
+    assert store.git.run("rev-parse", "--show-toplevel", read=True).strip() == str(store.root)
+
+
+@pytest.mark.parametrize("program", trust.PROGRAMS, ids=lambda p: p.key)
+def test_every_setting_trust_lists_runs_nothing_untrusted(tmp_path, monkeypatch, program):
+    """For every setting `trust --show` recognises, a store that sets it lists it, and, untrusted, git
+    itself reads the value that runs nothing (or the table says, and this shows, what else stops it)."""
+    monkeypatch.delenv("GIT_PROXY_COMMAND", raising=False)
+    payload, marker = _payload(tmp_path)
+    root = make_git_store(tmp_path / "s", {})
+    key = _arm(program, root, payload, tmp_path)
+    store = Store(root)
+    profile = store.git.setup()
+    assert profile is not None and not profile.trusted
+    assert key in {f.setting for f in profile.findings}, "trust --show lists it"
+    assert trust.program_of(key) is program
+    if program.off is not None:
+        assert _effective(store, key) == program.off
+        section, _, rest = key.partition(".")
+        for var, value in program.also:
+            assert _effective(store, f"{section}.{rest.rpartition('.')[0]}.{var}") == value
+    elif program.env is not None:
+        name, value = program.env
+        assert store.git.command("status", read=True)[1][name] == value
+    else:
+        assert program.by, "a setting with no override says what else stops it"
+        _BY[program.key](store, tmp_path, monkeypatch)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_what_is_always_off_is_off_in_a_store_that_sets_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("GIT_PROXY_COMMAND", raising=False)
+    store = Store(make_git_store(tmp_path / "s", {}))
+    env = store.git.command("status", read=True)[1]
+    for program in trust.PROGRAMS:
+        if program.always and program.off is not None:
+            assert _effective(store, program.key) == program.off, program.key
+        elif program.always:
+            assert env[program.env[0]] == program.env[1], program.key
+    assert set(_BY) == {p.key for p in trust.PROGRAMS if p.off is None and p.env is None}, "each has its check"

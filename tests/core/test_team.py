@@ -333,3 +333,37 @@ def test_sync_says_what_it_did_in_words(team):
     assert lines[0] == "merged origin/main: already up to date, pushed" and lines[1] == "ok"
     chess = next(line for line in lines if "forget-chess.md" in line)
     assert chess.split()[0] == "dismissed" and chess.endswith("dismiss by A <a@example.org>")
+
+
+# -- issue 38: sync runs nothing an untrusted store or a remote on this machine names ------------------------
+def payload(tmp_path, exit_code: int = 0):
+    """A program that records each run (and its arguments) in a marker file."""
+    marker, script = tmp_path / "payload-ran", tmp_path / "payload.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\nexit {exit_code}\n')
+    script.chmod(0o755)
+    return script, marker
+
+
+def test_sync_never_runs_the_store_s_git_proxy(team, tmp_path):
+    """Finding 2: core.gitProxy runs for a git:// remote; git keeps the first one it reads (the store's),
+    so no override outranks it: GIT_PROXY_COMMAND does. The fetch then fails on its own, in one line."""
+    a, _b, _c = team
+    script, marker = payload(tmp_path, exit_code=1)
+    git(a, "config", "core.gitProxy", str(script))
+    git(a, "remote", "set-url", "origin", "git://127.0.0.1:1/remote.git")
+    proc = run_audit(a, "sync", "--yes")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1 and "git fetch failed" in proc.stderr
+    assert not marker.exists(), marker.read_text()
+
+
+def test_sync_never_runs_the_store_s_alternate_refs_command(team, tmp_path):
+    """Finding 3: a fetch runs core.alternateRefsCommand for each objects/info/alternates entry."""
+    a, b, _c = team
+    script, marker = payload(tmp_path)
+    (a / ".git/objects/info/alternates").write_text(f"{b}/.git/objects\n")
+    git(a, "config", "core.alternateRefsCommand", str(script))
+    audit(b, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    git(b, "push", "-q")
+    audit(a, "sync", "--yes")
+    assert not marker.exists(), marker.read_text()
+    assert "insights/forget-chess.md" in (a / ".palinode-audit/ledger.jsonl").read_text()

@@ -149,6 +149,8 @@ class GitStore:
         if self.on_command:
             self.on_command("git " + " ".join(args))
         env = self._env(self._profile.overrides(read_only=read or self.read_only), read)
+        for key, value in self._profile.environment():
+            env.setdefault(key, value)  # the person's own environment is theirs
         if patterns:
             del env["GIT_LITERAL_PATHSPECS"]
         return ["git", "--no-pager", *args], env

@@ -11,6 +11,7 @@ store untrusted again.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -49,45 +50,107 @@ SCRUBBED_ENV = (
 )
 
 
-# Always off when untrusted: each names or starts a program, or would sign.
-FIXED_OFF: list[tuple[str, str]] = [
-    ("core.hooksPath", "/dev/null"),
-    ("core.fsmonitor", "false"),
-    ("tag.gpgSign", "false"),
-    ("log.showSignature", "false"),
-    ("core.pager", "cat"),
-    ("core.editor", ":"),
-    ("sequence.editor", ":"),
-    ("diff.external", ""),
-    ("credential.helper", ""),
-    ("core.askPass", ""),
-    ("core.sshCommand", "ssh"),
-    ("submodule.recurse", "false"),
-    ("core.quotePath", "false"),
-    ("core.untrackedCache", "false"),
-    # a partial clone fetches a missing object on demand, running the remote's
-    # uploadpack program (or ssh to anywhere): no transport at all
-    ("protocol.allow", "never"),
-]
-# Per-name drivers: (section, variables to blank, extra (variable, value) pairs).
-_DRIVERS = {
-    "filter": (("clean", "smudge", "process"), (("required", "false"),)),
-    "diff": (("textconv", "command"), ()),
-    "merge": (("driver",), ()),
-    "trailer": (("command", "cmd"), ()),
-    "hook": (("command",), ()),
-}
-# Settings worth showing a person before they trust a store (lower-cased keys).
-_RUNS_RE = re.compile(
-    r"^(core\.(fsmonitor|hookspath|editor|pager|sshcommand|askpass|gitproxy|alternaterefscommand|worktree)"
-    r"|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)"
-    r"|merge\..+\.driver|gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand|gpg\.format"
-    r"|commit\.gpgsign|tag\.gpgsign|user\.signingkey|credential\.helper|credential\..+\.helper|pager\..+"
-    r"|trailer\..+\.(command|cmd)|hook\..+\.command|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)"
-    r"|include\.path|includeif\..+\.path|web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path))$"
+_FALSE = ("false", "no", "off", "0")
+_TRUE = ("true", "yes", "on", "1")
+
+
+@dataclass(frozen=True)
+class Program:
+    """A git setting that names or starts a program, or decides that one runs: what
+    ``trust --show`` lists, and what it is while the store is untrusted. One table
+    (``PROGRAMS``) makes both, so the list and the overrides cannot drift apart."""
+
+    key: str  # lower-cased as git prints it; "*" is a name the store chooses (a driver's, a remote's, a URL)
+    off: str | None  # the value that runs nothing, set over every scope; None: ``by`` says why none is needed
+    always: bool = False  # set even where the store does not set it (hooks run with no setting at all)
+    harmless: tuple[str, ...] = ()  # values that run nothing: not listed
+    also: tuple[tuple[str, str], ...] = ()  # more variables of the same name set with it
+    env: tuple[str, str] | None = None  # set in the environment instead (git takes the first value it meets)
+    by: str = ""
+
+
+PROGRAMS: tuple[Program, ...] = (
+    Program("core.hookspath", "/dev/null", always=True),
+    Program("core.fsmonitor", "false", always=True, harmless=_FALSE),
+    Program("core.pager", "cat", always=True),
+    Program("core.editor", ":", always=True),
+    Program("sequence.editor", ":", always=True),
+    Program("core.askpass", "", always=True),
+    Program("core.sshcommand", "ssh", always=True),
+    Program("credential.helper", "", always=True),
+    Program("diff.external", "", always=True),
+    Program("tag.gpgsign", "false", always=True, harmless=_FALSE),
+    Program("log.showsignature", "false", always=True, harmless=_FALSE),
+    Program("submodule.recurse", "false", always=True, harmless=_FALSE),
+    Program("fetch.recursesubmodules", "false", always=True, harmless=_FALSE),
+    Program("push.recursesubmodules", "no", always=True, harmless=_FALSE),
+    # a partial clone fetches a missing object on demand, running the remote's uploadpack
+    # program (or ssh to anywhere): no transport at all, unless sync opens one
+    Program("protocol.allow", "never", always=True, harmless=("never",)),
+    Program("protocol.*.allow", "never", harmless=("never",)),  # a protocol's own outranks protocol.allow
+    # git keeps the first core.gitProxy it reads (the store's, before any override), and none when
+    # GIT_PROXY_COMMAND is set: an empty one means no proxy
+    Program("core.gitproxy", None, always=True, env=("GIT_PROXY_COMMAND", "")),
+    # run on fetch (and by a local remote's receive-pack) for each objects/info/alternates entry
+    Program("core.alternaterefscommand", "", always=True),
+    Program("core.worktree", None, by="the runner names the work tree (GIT_WORK_TREE)"),
+    Program("pager.*", "false", harmless=_FALSE),
+    Program("diff.*.textconv", ""),
+    Program("diff.*.command", ""),
+    Program("filter.*.clean", "", also=(("required", "false"),)),
+    Program("filter.*.smudge", "", also=(("required", "false"),)),
+    Program("filter.*.process", "", also=(("required", "false"),)),
+    Program("merge.*.driver", ""),
+    Program("trailer.*.command", ""),
+    Program("trailer.*.cmd", ""),
+    Program("hook.*.command", ""),
+    Program("credential.*.helper", ""),
+    # a commit that would be signed, or a merge that would verify signatures, with any say of the store's
+    # config in it is refused while untrusted (signing_refusal, verify_refusal), never silently done
+    # without; a push is signed by no one (the server says whether it wants signed pushes)
+    Program("commit.gpgsign", "false", harmless=_FALSE),
+    Program("merge.verifysignatures", "false", harmless=_FALSE),
+    Program("push.gpgsign", "false", harmless=_FALSE),
+    Program("gpg.program", ""),
+    Program("gpg.*.program", ""),
+    Program("gpg.ssh.defaultkeycommand", ""),
+    Program("gpg.format", "openpgp"),
+    # sync names git's own pack programs; these keep any other fetch or push to git's too
+    Program("remote.*.uploadpack", "git-upload-pack"),
+    Program("remote.*.receivepack", "git-receive-pack"),
+    Program("remote.*.vcs", None, by="sync opens only the file, ssh, https and git transports"),
+    Program("uploadpack.packobjectshook", None, by="git reads it only from the person's own config"),
+    # a push into this repository would check out the pushed branch: filters and push-to-checkout
+    Program("receive.denycurrentbranch", "refuse", harmless=("refuse", "ignore", "warn", *_TRUE, *_FALSE)),
+    Program("http.savecookies", "false", harmless=_FALSE),  # writes http.cookieFile, wherever it is
+    Program("http.*.savecookies", "false", harmless=_FALSE),
+    Program("include.path", None, by="each setting it includes is listed and neutralised as the store's own"),
+    Program("includeif.*.path", None, by="each setting it includes is listed and neutralised as the store's own"),
+    Program("web.browser", ""),
+    Program("browser.*.cmd", ""),
+    Program("browser.*.path", ""),
+    Program("man.*.cmd", ""),
+    Program("man.*.path", ""),
+    Program("difftool.*.cmd", ""),
+    Program("difftool.*.path", ""),
+    Program("mergetool.*.cmd", ""),
+    Program("mergetool.*.path", ""),
 )
-_OFF_VALUES = {"core.fsmonitor": "false", "commit.gpgsign": "false", "tag.gpgsign": "false"}
+_PATTERNS = [(re.compile(fnmatch.translate(p.key)), p) for p in PROGRAMS]
+# Always set when untrusted, for our own parsing and to write nothing we did not ask for
+_PLAIN_FIXED = [("core.quotePath", "false"), ("core.untrackedCache", "false")]
+FIXED_OFF: list[tuple[str, str]] = [(p.key, p.off) for p in PROGRAMS if p.always and p.off is not None] + _PLAIN_FIXED
+UNTRUSTED_ENV: tuple[tuple[str, str], ...] = tuple(p.env for p in PROGRAMS if p.env)
 _SIGNING_RE = re.compile(r"^(commit\.gpgsign|gpg\..+|user\.signingkey)$")
+_VERIFY_RE = re.compile(r"^(merge\.verifysignatures|gpg\..+)$")
+
+
+def program_of(key: str) -> Program | None:
+    """The row of ``PROGRAMS`` a config key (as git prints it) falls under, or None."""
+    low = key.lower()
+    return next((p for pattern, p in _PATTERNS if pattern.match(low)), None)
+
+
 _LOCAL_SCOPES = ("local", "worktree")
 
 
@@ -115,6 +178,7 @@ class Profile:
     trusted: bool
     neutral: tuple[tuple[str, str], ...]  # the overrides while untrusted
     signing_refusal: str | None = None  # the store's own setting that asks to sign, when untrusted
+    verify_refusal: str | None = None  # the store's own setting that asks a merge to verify signatures, untrusted
     local_filters: tuple[str, ...] = ()  # filter drivers the store's own config defines
     changed_since_trust: bool = False  # trusted once, but its config or hooks changed since
     watched: tuple[Path, ...] = field(default=(), compare=False)  # files whose change means rebuild
@@ -218,30 +282,28 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
     findings = []
     neutral = list(FIXED_OFF)
     for _scope, origin, key, value in local:
-        low = key.lower()
-        if _RUNS_RE.match(low) and _OFF_VALUES.get(low) != value.lower():
-            findings.append(Finding(key, value, origin))
-        section, _, rest = key.partition(".")
-        name, _, var = rest.rpartition(".")
-        if section.lower() == "protocol" and name and var.lower() == "allow":
-            neutral.append((key, "never"))  # a per-protocol allowance outranks protocol.allow
-        if section.lower() in _DRIVERS and name and var.lower() in _DRIVERS[section.lower()][0]:
-            blank, extra = _DRIVERS[section.lower()]
-            neutral += [(f"{section}.{name}.{v}", "") for v in blank] + [(f"{section}.{name}.{k}", v) for k, v in extra]
+        program = program_of(key)
+        if program is None or value.lower() in program.harmless:
+            continue
+        findings.append(Finding(key, value, origin))
+        if program.off is not None and not program.always:
+            section, _, rest = key.partition(".")
+            name = rest.rpartition(".")[0]
+            neutral.append((key, program.off))
+            neutral += [(f"{section}.{name}.{var}", val) for var, val in program.also]
     hooks_dir = _hooks_dir(root, git_dir, entries)
     hooks = _hooks(hooks_dir)
     findings += [Finding(f"hook {name}", str(hooks_dir / name), "hooks") for name, _mode, _sha in hooks]
     digest = hashlib.sha256(json.dumps([[list(e) for e in local], str(hooks_dir), hooks]).encode()).hexdigest()
     record = read_records().get(str(root))
     trusted = isinstance(record, dict) and record.get("digest") == digest
-    refusal = None
+    signing = verify = None
     if not trusted:
-        signing = [e for e in entries if e[2].lower() == "commit.gpgsign"]
-        if signing and signing[-1][3].lower() in ("true", "yes", "on", "1"):
-            own = [e for e in local if _SIGNING_RE.match(e[2].lower())]
-            refusal = f"{own[0][2]}={own[0][3]}" if own else None
-            # signing set up by the person's own global config runs their own program
-        if not signing:
+        # signing or verifying the person's own (global) config asks for runs their own program; with any
+        # say of the store's in it, refused, never silently done without (it would pass for done)
+        signing = _asked(entries, local, "commit.gpgsign", _SIGNING_RE)
+        verify = _asked(entries, local, "merge.verifysignatures", _VERIFY_RE)
+        if not any(e[2].lower() == "commit.gpgsign" for e in entries):
             neutral.append(("commit.gpgSign", "false"))
     origins = sorted({o[len("file:") :] for _s, o, _k, _v in local if o.startswith("file:")})
     watched = tuple(
@@ -269,12 +331,25 @@ def build_profile(root: Path, git_dir: Path, run: Callable[[list[str]], subproce
         tuple(findings),
         trusted,
         tuple(neutral),
-        refusal,
-        filters,
-        changed,
-        watched,
-        tuple(_stamp(p) for p in watched),
+        signing_refusal=signing,
+        verify_refusal=verify,
+        local_filters=filters,
+        changed_since_trust=changed,
+        watched=watched,
+        stamps=tuple(_stamp(p) for p in watched),
     )
+
+
+def _asked(
+    entries: list[tuple[str, str, str, str]], local: list[tuple[str, str, str, str]], key: str, own_re: re.Pattern[str]
+) -> str | None:
+    """When ``key`` is true in the end: the store's own setting (one ``own_re`` matches, ``key`` itself
+    first) that has a say in what then runs, as ``setting=value``; else None."""
+    values = [e for e in entries if e[2].lower() == key]
+    if not values or values[-1][3].lower() not in _TRUE:
+        return None
+    own = sorted((e for e in local if own_re.match(e[2].lower())), key=lambda e: e[2].lower() != key)
+    return f"{own[0][2]}={own[0][3]}" if own else None
 
 
 def _include_targets(root: Path, entries: list[tuple[str, str, str, str]]) -> list[Path]:
@@ -314,6 +389,10 @@ class ProfileCache:
             # read-only never lets fsmonitor write under the store, even when trusted
             return [("core.fsmonitor", "false")] if read_only else []
         return list(profile.neutral)
+
+    def environment(self) -> tuple[tuple[str, str], ...]:
+        """Variables set while untrusted where git reads no override (``UNTRUSTED_ENV``)."""
+        return () if self.current().trusted else UNTRUSTED_ENV
 
     def invalidate(self) -> None:
         self._profile = None
