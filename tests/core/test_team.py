@@ -344,6 +344,78 @@ def payload(tmp_path, exit_code: int = 0):
     return script, marker
 
 
+REMOTE_HOOKS = ("pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction",
+                "push-to-checkout", "pre-auto-gc")
+
+
+def arm_hooks(folder, script) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in REMOTE_HOOKS:
+        (folder / name).write_text(f"#!/bin/sh\n{script} {name}\ncat >/dev/null\n")
+        (folder / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("url", ["path", "file://", "relative"])
+@pytest.mark.parametrize("setup", ["hooks", "hooksPath", "alternates"])
+def test_sync_runs_nothing_a_remote_on_this_machine_names(team, tmp_path, url, setup):
+    """Finding 1: a push to a remote on this machine runs that repository's receive-pack here, with
+    its hooks and config; a fetch runs its upload-pack. While the store is untrusted, none of them runs,
+    and the push still lands."""
+    a, b, _c = team
+    bare = tmp_path / "remote.git"
+    script, marker = payload(tmp_path)
+    if setup == "hooks":
+        arm_hooks(bare / "hooks", script)
+    elif setup == "hooksPath":
+        arm_hooks(tmp_path / "their-hooks", script)
+        git(bare, "config", "core.hooksPath", str(tmp_path / "their-hooks"))
+    else:  # receive-pack advertises the alternates' refs through this command
+        (bare / "objects/info/alternates").write_text(f"{b}/.git/objects\n")
+        git(bare, "config", "core.alternateRefsCommand", str(script))
+    git(bare, "config", "uploadpack.packObjectsHook", str(script))  # git itself ignores it here
+    git(a, "remote", "set-url", "origin", {"path": str(bare), "file://": f"file://{bare}",
+                                           "relative": os.path.relpath(bare, a)}[url])
+    audit(b, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    git(b, "push", "-q")
+    marker.unlink(missing_ok=True)  # b's plain git push ran them, as git does
+    audit(a, "apply", "insights/forget-tea.md", "--lexical", "--yes")
+    done = audit(a, "sync", "--yes")
+    assert not marker.exists(), marker.read_text()
+    assert done["pushed"] and git(bare, "rev-parse", "main") == git(a, "rev-parse", "HEAD")
+    assert "insights/forget-chess.md" in (a / ".palinode-audit/ledger.jsonl").read_text(), "fetched and merged"
+
+
+def test_a_trusted_store_s_local_remote_runs_its_hooks_as_git_would(team, tmp_path):
+    a, _b, _c = team
+    script, marker = payload(tmp_path)
+    arm_hooks(tmp_path / "remote.git/hooks", script)
+    audit(a, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    audit(a, "trust")
+    assert audit(a, "sync", "--yes")["pushed"]
+    assert {"pre-receive", "post-receive"} <= {line.split()[1] for line in marker.read_text().splitlines()}
+
+
+def test_a_remote_checked_out_here_is_never_checked_out_by_an_untrusted_push(tmp_path):
+    """A non-bare remote set to receive.denyCurrentBranch=updateInstead checks the pushed branch out,
+    running its smudge filters and push-to-checkout hook: refused, with git's own words, as git's default is."""
+    remote = make_git_store(tmp_path / "remote", FILES)
+    script, marker = payload(tmp_path)
+    arm_hooks(remote / ".git/hooks", script)
+    git(remote, "config", "receive.denyCurrentBranch", "updateInstead")
+    git(remote, "config", "filter.evil.smudge", f"sh -c '{script} smudge; cat'")
+    (remote / ".git/info/attributes").write_text("* filter=evil\n")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
+    git(clone, "config", "user.name", "A")
+    git(clone, "config", "user.email", "a@example.org")
+    marker.unlink(missing_ok=True)
+    audit(clone, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    proc = run_audit(clone, "sync", "--yes")
+    assert proc.returncode == 1 and "push was refused" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not marker.exists(), marker.read_text()
+    assert git(remote, "rev-parse", "main") != git(clone, "rev-parse", "HEAD")
+
+
 def test_sync_never_runs_the_store_s_git_proxy(team, tmp_path):
     """Finding 2: core.gitProxy runs for a git:// remote; git keeps the first one it reads (the store's),
     so no override outranks it: GIT_PROXY_COMMAND does. The fetch then fails on its own, in one line."""
@@ -367,3 +439,79 @@ def test_sync_never_runs_the_store_s_alternate_refs_command(team, tmp_path):
     audit(a, "sync", "--yes")
     assert not marker.exists(), marker.read_text()
     assert "insights/forget-chess.md" in (a / ".palinode-audit/ledger.jsonl").read_text()
+
+
+def push_a_signed_looking_commit(clone) -> None:
+    """A commit carrying a gpgsig header (any bytes: whoever can push can write one)."""
+    target = clone / "insights/pref-bees.md"
+    target.write_text(target.read_text() + "They swarmed in May.\n")
+    git(clone, "add", "-A")
+    raw = (f"tree {git(clone, 'write-tree').strip()}\nparent {git(clone, 'rev-parse', 'HEAD').strip()}\n"
+           "author B <b@example.org> 1748000000 +0000\ncommitter B <b@example.org> 1748000000 +0000\n"
+           "gpgsig -----BEGIN PGP SIGNATURE-----\n \n AAAA\n -----END PGP SIGNATURE-----\n\nsigned, it says\n")
+    sha = subprocess.run(["git", "-C", str(clone), "hash-object", "-t", "commit", "-w", "--stdin"], input=raw,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    git(clone, "update-ref", "refs/heads/main", sha)
+    git(clone, "reset", "-q", "--hard")
+    git(clone, "push", "-q")
+
+
+@pytest.mark.parametrize("asker", ["store", "person"])
+def test_a_merge_that_would_verify_with_the_store_s_program_is_refused_untrusted(team, tmp_path, asker):
+    """Finding 4: merge.verifySignatures runs gpg.program on every signed commit merged. Untrusted, the
+    store's program never runs: a merge that would verify with any say of the store's config (its own
+    merge.verifySignatures, or the person's with the store's gpg.program) is refused up front, never
+    silently left unverified; a rebase verifies nothing and syncs."""
+    a, b, _c = team
+    script, marker = payload(tmp_path)
+    if asker == "store":
+        git(a, "config", "merge.verifySignatures", "true")
+    else:  # the person's own global config
+        (tmp_path / "xdg-config/git").mkdir(parents=True)
+        (tmp_path / "xdg-config/git/config").write_text("[merge]\n\tverifySignatures = true\n")
+    git(a, "config", "gpg.program", str(script))
+    push_a_signed_looking_commit(b)
+    before = git(a, "rev-parse", "origin/main")
+    for args in (("sync", "--yes"), ("sync",)):
+        proc = run_audit(a, *args)
+        assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+        named = "merge.verifysignatures=true" if asker == "store" else f"gpg.program={script}"
+        assert named in proc.stderr and "palinode-audit trust" in proc.stderr and "nothing was fetched" in proc.stderr
+    assert git(a, "rev-parse", "origin/main") == before
+    assert audit(a, "sync", "--rebase", "--yes")["after"] == git(b, "rev-parse", "HEAD").strip()
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_signature_refusal_is_reported_as_one_not_as_a_conflict(team, tmp_path):
+    """Trusted, the store's gpg.program runs as git would; when it finds no good signature, git refuses
+    the merge before changing anything: that is what sync says, and the store is left as it was."""
+    a, b, _c = team
+    script, marker = payload(tmp_path, exit_code=1)
+    git(a, "config", "merge.verifySignatures", "true")
+    git(a, "config", "gpg.program", str(script))
+    audit(a, "trust")
+    push_a_signed_looking_commit(b)
+    head = git(a, "rev-parse", "HEAD")
+    proc = run_audit(a, "sync", "--yes")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "conflict" not in proc.stderr and "GPG signature" in proc.stderr and "fetched only" in proc.stderr
+    assert marker.exists(), "trusted: the store's program ran, as git runs it"
+    assert git(a, "rev-parse", "HEAD") == head and not (a / ".git/MERGE_HEAD").exists()
+
+
+def test_sync_looks_into_no_submodule(team, tmp_path):
+    """git status looks into each submodule with that repository's own config (its clean filter
+    runs on a file whose timestamp changed): sync's check for uncommitted changes does not."""
+    a, _b, _c = team
+    script, marker = payload(tmp_path)
+    sub = make_git_store(tmp_path / "sub", {"notes.md": "a note\n"})
+    subprocess.run(["git", "-C", str(a), "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub),
+                    "vendor/sub"], check=True, capture_output=True)
+    git(a, "commit", "-qm", "a submodule")
+    modules = a / ".git/modules/vendor/sub"
+    (modules / "info").mkdir(exist_ok=True)
+    (modules / "info/attributes").write_text("* filter=evil\n")
+    git(a / "vendor/sub", "config", "filter.evil.clean", f"sh -c '{script} clean; cat'")
+    os.utime(a / "vendor/sub/notes.md", (1_600_000_000, 1_600_000_000))  # stat changed: git must read it
+    audit(a, "sync", "--yes")
+    assert not marker.exists(), marker.read_text()

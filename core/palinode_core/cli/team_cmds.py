@@ -27,7 +27,7 @@ def _sync(args: argparse.Namespace) -> dict[str, Any]:
 
     store = open_session(args).store
     if not writes(args):
-        refusal = ready(store)
+        refusal = ready(store, "rebase" if args.rebase else "merge")
         if refusal:
             raise PalinodeError(f"{refusal}; nothing was fetched")
         upstream = upstream_of(store)

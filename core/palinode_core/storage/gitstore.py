@@ -5,21 +5,24 @@
   is discovered from a parent folder or redirected by ``core.worktree``;
 * reads every path as a literal (``GIT_LITERAL_PATHSPECS=1`` and ``--``), so a
   file named ``:!x.md`` or ``*.md`` is that file and nothing else;
-* runs nothing the store's own git setup names (hooks, ``core.fsmonitor``,
-  filter/textconv/diff/merge drivers, signing programs, pagers, editors)
-  unless the person trusts this store (see trust.py);
+* runs nothing the store's own git setup names (every setting trust.py's
+  ``PROGRAMS`` lists, and hooks) unless the person trusts this store, nor, in
+  a fetch or push, what a remote on this machine names (``pack_program``);
 * in reads, takes no optional lock and never refreshes the index.
 One pathspec commit per mutation: the user's other work stays as it was (spec §6)."""
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from ..errors import GitError
 from . import safeio
@@ -36,6 +39,8 @@ _UNFINISHED = (
     ("CHERRY_PICK_HEAD", "a cherry-pick"),
     ("REVERT_HEAD", "a revert"),
 )
+_URL_RE = re.compile(r"[A-Za-z0-9+.-]+://")  # git's is_url: scheme://...
+_HELPER_RE = re.compile(r"[A-Za-z0-9._~-]+::")  # <transport>::<address>: a remote helper
 
 
 class GitCommandFailed(GitError):
@@ -57,16 +62,66 @@ def find_git_dir(root: Path) -> Path | None:
     dot = root / ".git"
     if dot.is_dir():
         return Path(os.path.realpath(dot))
-    if dot.is_file():
-        try:
-            text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            return None
-        if text.startswith("gitdir:"):
-            target = Path(text[len("gitdir:") :].strip())
-            target = Path(os.path.realpath(target if target.is_absolute() else root / target))
-            return target if target.is_dir() else None
+    return _gitfile_target(dot) if dot.is_file() else None
+
+
+def _gitfile_target(gitfile: Path) -> Path | None:
+    """The folder a ``.git`` file (``gitdir: PATH``) names, or None."""
+    try:
+        text = gitfile.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:") :].strip())
+    target = Path(os.path.realpath(target if target.is_absolute() else gitfile.parent / target))
+    return target if target.is_dir() else None
+
+
+def local_path(url: str) -> str | None:
+    """The path of a remote git reaches by running its pack programs on this machine
+    (a path, ``file://``), as git tells them apart; None for a remote on a server
+    (``ssh://``, ``host:path``, ``https://``, ``git://``) or a helper (``x::addr``)."""
+    if url.startswith("file://"):
+        rest = unquote(url[len("file://") :])
+        return rest[rest.find("/") :] if "/" in rest else None  # file://host/path: the path
+    if _URL_RE.match(url) or _HELPER_RE.match(url):
+        return None
+    colon, slash = url.find(":"), url.find("/")
+    return url if colon < 0 or 0 <= slash < colon else None  # host:path is ssh
+
+
+def repository_at(path: Path) -> Path | None:
+    """The git directory git's pack programs enter for a local remote ``path``: the
+    first of ``path/.git``, ``path``, ``path.git/.git``, ``path.git`` that is one
+    (a ``.git`` file followed), as git's ``enter_repo`` tries them; None if none is."""
+    base = str(path).rstrip("/") or "/"
+    for suffix in ("/.git", "", ".git/.git", ".git"):
+        candidate = Path(base + suffix)
+        if candidate.is_file():
+            found = _gitfile_target(candidate)
+            return found if found is not None and _is_git_dir(found) else None
+        if candidate.is_dir() and _is_git_dir(candidate):
+            return Path(os.path.realpath(candidate))
     return None
+
+
+def _is_git_dir(folder: Path) -> bool:
+    common = trust_mod.common_dir(folder)
+    return (folder / "HEAD").is_file() and (common / "objects").is_dir() and (common / "refs").is_dir()
+
+
+def _config_reader(git_dir: Path) -> Callable[[list[str]], subprocess.CompletedProcess[bytes]]:
+    """``git config`` in another repository on this machine (a local remote), named explicitly."""
+    env = {k: v for k, v in os.environ.items() if k not in trust_mod.SCRUBBED_ENV}
+    env.update(GIT_DIR=str(git_dir), LC_ALL="C")
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            ["git", "--no-pager", *args], cwd=git_dir, env=env, capture_output=True, stdin=subprocess.DEVNULL
+        )
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -169,6 +224,44 @@ class GitStore:
     def run(self, *args: str, read: bool = False) -> str:
         """``run_bytes`` as text (undecodable bytes kept as surrogates)."""
         return self.run_bytes(*args, read=read).decode("utf-8", "surrogateescape")
+
+    # -- the remote side of a fetch or push -------------------------------------------
+    def pack_program(self, remote: str, program: str) -> str:
+        """What to run as the remote side of a fetch (``git-upload-pack``) or push
+        (``git-receive-pack``) with ``remote``. A network remote runs it on its server:
+        git's own program. A remote on this machine (a path, ``file://``) runs it here,
+        in that repository, with its config and hooks (``pre-receive``, ``post-receive``...):
+        while this store is untrusted, they are neutralised as ours are, by that
+        repository's own overrides set in the environment of the command git runs."""
+        if self.trusted:
+            return program
+        push = program == "git-receive-pack"
+        try:
+            urls = self.run("remote", "get-url", *(["--push", "--all"] if push else []), remote, read=True)
+        except GitCommandFailed:  # not a configured remote: git reads it as a URL
+            urls = self.run("ls-remote", "--get-url", remote, read=True)
+        found = [u for u in urls.split("\n") if u]
+        paths = [p for p in map(local_path, found) if p is not None]
+        if not paths:
+            return program
+        if len(paths) != len(found):
+            raise GitError(
+                f"remote {escape_control(remote)} has URLs both on this machine and elsewhere; "
+                "git would run one program for both, so nothing was done (give it one kind of URL)"
+            )
+        overrides: list[tuple[str, str]] = []
+        for path in paths:
+            where = Path(os.path.expanduser(path))
+            git_dir = repository_at(where if where.is_absolute() else self.root / where)
+            if git_dir is None:
+                raise GitError(f"remote {escape_control(remote)}: {escape_control(path)} is not a git repository")
+            root = git_dir.parent if git_dir.name == ".git" else git_dir
+            overrides += trust_mod.build_profile(root, git_dir, _config_reader(git_dir)).neutral
+        # git runs it through the shell with the repository path appended, GIT_CONFIG_COUNT cleared
+        env = [*trust_mod.UNTRUSTED_ENV, ("GIT_CONFIG_COUNT", str(len(overrides)))]
+        for i, (key, value) in enumerate(overrides):
+            env += [(f"GIT_CONFIG_KEY_{i}", key), (f"GIT_CONFIG_VALUE_{i}", value)]
+        return " ".join(f"{name}={shlex.quote(value)}" for name, value in env) + f" {program}"
 
     # -- trust --------------------------------------------------------------------
     @property
