@@ -515,3 +515,17 @@ def test_sync_looks_into_no_submodule(team, tmp_path):
     os.utime(a / "vendor/sub/notes.md", (1_600_000_000, 1_600_000_000))  # stat changed: git must read it
     audit(a, "sync", "--yes")
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_remote_both_here_and_elsewhere_is_refused_in_one_line(team, tmp_path):
+    """git runs one --receive-pack for every push URL: it cannot be neutralised here and plain on a server."""
+    a, _b, _c = team
+    script, marker = payload(tmp_path)
+    arm_hooks(tmp_path / "remote.git/hooks", script)
+    git(a, "remote", "set-url", "--add", "--push", "origin", str(tmp_path / "remote.git"))
+    git(a, "remote", "set-url", "--add", "--push", "origin", "ssh://git@example.invalid/remote.git")
+    audit(a, "dismiss", "insights/forget-chess.md", "--note", "kept", "--yes")
+    proc = run_audit(a, "sync", "--yes")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "both on this machine and elsewhere" in proc.stderr and "push was refused" in proc.stderr
+    assert not marker.exists()
