@@ -246,8 +246,8 @@ class GitStore:
             return program
         if len(paths) != len(found):
             raise GitError(
-                f"remote {escape_control(remote)} has URLs both on this machine and elsewhere; "
-                "git would run one program for both, so nothing was done (give it one kind of URL)"
+                f"remote {escape_control(remote)} has URLs both on this machine and elsewhere; git would run "
+                "one program for both, so none was used (give the remote one kind of URL)"
             )
         overrides: list[tuple[str, str]] = []
         for path in paths:
