@@ -329,6 +329,16 @@ class Session(InspectViews):
                 base = self.store.git.run("rev-parse", "--verify", "-q", "HEAD", read=True).strip() or None
         return replace(approved, base_commit=base)
 
+    def check_saved(self, approved: Approved) -> Approved:
+        """``approved`` when this store still holds what it was planned on (forget.saved), else
+        PalinodeError saying why: what ``apply_saved`` checks first, for a preview."""
+        from .forget import saved as forget_saved
+        from .ops.backing import listed_from
+
+        self._live_only("checking a saved plan")
+        with listed_from(self.store, self.refresh().memories):
+            return forget_saved.checked(self.store, approved, self.search_index())
+
     def apply_saved(self, approved: Approved, *, reopen: bool = False) -> ForgetApplied:
         """Apply a saved plan exactly as it was approved, after checking the
         store still holds what it was planned on (forget.saved); nothing is planned again."""
@@ -342,10 +352,10 @@ class Session(InspectViews):
 
         self.store.check_writable()
         self.store.git.preflight()
-        self.search_index()  # the leak check after the apply is then a lookup in the unit index, not a read of every memory
+        index = self.search_index()  # the leak check after the apply is then a lookup in the unit index
         with writer_lock(self.store):
             with listed_from(self.store, self.refresh().memories):  # the dependents as they are now: no git grep
-                checked = forget_saved.checked(self.store, approved)
+                checked = forget_saved.checked(self.store, approved, index)
             forget_review.refuse_decided(self.store, approved.request, reopen)
             written = checked.files
 

@@ -194,7 +194,7 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _apply_saved(args: argparse.Namespace) -> dict[str, Any]:
-    from ..forget.saved import checked, loads
+    from ..forget.saved import loads
 
     require(args.request is None and not args.only, "--plan applies the saved plan as it is: no request or --only")
     session = open_session(args)
@@ -209,7 +209,7 @@ def _apply_saved(args: argparse.Namespace) -> dict[str, Any]:
         approved = replace(approved, ledger={**approved.ledger, "note": args.note})
     steps = [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps]
     if not args.yes:
-        checked(session.store, approved)  # a stale or edited plan file says so now, not at --yes
+        session.check_saved(approved)  # a stale or edited plan file says so now, not at --yes
         return {
             "applied": False,
             "message": "nothing written; re-run with --yes to apply",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitError, PalinodeError, StalePlan, UncommittedEdits
+from ..errors import GitError, PalinodeError, PathError, StalePlan, UncommittedEdits, UnreadableMemory
 from ..storage import safeio
 from ..storage.gitparse import blob_id
 from ..storage.gitstore import GitCommandFailed
@@ -57,12 +57,13 @@ def apply(
         return Applied(plan, None, plan.history_rel)
     store.git.preflight()
     with writer_lock(store):
-        refuse_stale(store, [plan])
+        # what a failure puts back is what was read here, under the lock: never bytes a plan carries
+        (target_before,) = refuse_stale(store, [plan])
         refuse_uncommitted(store, [plan])  # again: the lock holds off our writers, not an editor or a script
         history_before, _ = read_or_refuse(store, plan.history_rel, plan.target)
         history_after = with_entry(history_before, plan.history_line or "")
         files: list[dict[str, Any]] = [
-            {"rel": plan.target, "before": plan.old_text, "after": plan.new_text},
+            {"rel": plan.target, "before": target_before, "after": plan.new_text},
             {"rel": plan.history_rel, "before": history_before, "after": history_after},
         ]
         meta = {
@@ -98,14 +99,34 @@ def read_or_refuse(store: Store, rel: str, target: str) -> tuple[str | None, str
         raise PalinodeError(
             f"cannot read {exc.filename or rel}: {exc.strerror or exc}; {target} was not changed"
         ) from None
+    except UnreadableMemory as exc:  # bytes that are no text file: say which file, and that nothing was written
+        raise PalinodeError(f"{rel} cannot be read as a memory ({exc}); {target} was not changed") from None
 
 
-def refuse_stale(store: Store, plans: list[Plan]) -> None:
-    """Refuse every plan whose file changed since it was made (nothing is written)."""
+def refuse_stale(store: Store, plans: list[Plan]) -> list[str]:
+    """Each plan's file as it is now, or a refusal when it changed since the plan
+    was made, or when the plan's own copy of it is not those bytes (nothing is written)."""
+    texts = []
     for plan in plans:
-        _, current_fp = read_or_refuse(store, plan.target, plan.target)
-        if current_fp != plan.fingerprint:
+        refuse_misspelled(store, plan.target)
+        current, current_fp = read_or_refuse(store, plan.target, plan.target)
+        if current is None or current_fp != plan.fingerprint:
             raise StalePlan(f"{plan.target} changed since this plan was made; re-plan before applying")
+        if current != plan.old_text:  # a plan made by hand: its text and its fingerprint disagree
+            raise PalinodeError(
+                f"the plan's text of {plan.target} is not the file its fingerprint names (made by hand?); "
+                "nothing was changed"
+            )
+        texts.append(current)
+    return texts
+
+
+def refuse_misspelled(store: Store, rel: str) -> None:
+    """A path as the store spells it, or a refusal: ``a/./b.md``, ``a//b.md`` or ``b.md/`` names
+    the same file, but git records, history lines and undo would each read it differently."""
+    canonical, _ = store.resolve(rel)
+    if canonical != rel:
+        raise PathError(f"{rel!r} is not spelled as the store names it ({canonical!r}); nothing was changed")
 
 
 def uncommitted_files(store: Store, plans: list[Plan]) -> list[str]:
@@ -170,12 +191,13 @@ def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     dependent changed since the plan is skipped; a failed commit puts the
     written flags back (index included), journaled like any commit."""
     try:
-        todo = [f for f in plan.flags if store.read_optional(f.rel)[1] == f.fingerprint]
+        # a dependent as read now, and only when the plan's copy is those very bytes (put back on failure)
+        todo = [f for f in plan.flags if store.read_optional(f.rel) == (f.old_text, f.fingerprint)]
         dirty = set(store.git.uncommitted([f.rel for f in todo]))  # a dependent with the user's edits is left alone
         todo = [f for f in todo if f.rel not in dirty]
     except OSError as exc:
         return None, f"dependents were not flagged: {exc.strerror or exc}"
-    except GitError as exc:
+    except PalinodeError as exc:  # git refused, or a dependent is no longer a readable memory
         return None, f"dependents were not flagged: {exc}"
     if not todo:
         return None, None
@@ -215,6 +237,8 @@ def commit_files(
     step = fault or _nothing
     rels = [f["rel"] for f in files]
     name = meta.get("target") or rels[0]
+    for rel in rels:
+        refuse_misspelled(store, rel)
     abs_paths = [store.resolve(rel)[1] for rel in rels]
     try:
         index_before, tags = store.git.index_state(rels)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path, PurePosixPath
 
 from ..errors import PathError
@@ -48,6 +49,24 @@ def resolve_in_store(root: Path, ref: str | os.PathLike[str]) -> tuple[str, Path
         raise PathError(f"path is inside git's own files, never a memory: {text!r}")
     rel = PurePosixPath(*parts).as_posix()
     return rel, candidate
+
+
+def spelled_on_disk(root: Path, rel: str) -> bool:
+    """False when a folder lists a segment of ``rel`` under another spelling only: on a
+    case-insensitive (or normalising) file system ``People/Me.md`` opens ``people/me.md``,
+    but git, history lines and undo name the file as it is listed. An absent path is
+    not misspelled (whoever reads it says it is missing)."""
+    folder = Path(root)
+    for segment in rel.split("/"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return True
+        if segment not in names:
+            folded = unicodedata.normalize("NFC", segment).casefold()
+            return not any(unicodedata.normalize("NFC", n).casefold() == folded for n in names)
+        folder = folder / segment
+    return True
 
 
 # The one git file this tool writes itself: its ledger's merge rule (forget/ledger.py).
