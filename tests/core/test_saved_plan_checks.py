@@ -368,3 +368,28 @@ def test_a_target_that_is_no_longer_utf8_is_named(store, tmp_path):
     (store / "people/ann.md").write_bytes(b"---\nid: ann\n---\n\nAnn \xff likes tea.\n")
     with pytest.raises(PalinodeError, match=r"people/ann\.md cannot be read as a memory \(not valid UTF-8"):
         apply(s, plan)
+
+
+# -- low: a choice of sentences the plan does not have; a step that changes nothing ---------------------
+
+
+def test_a_choice_of_sentences_the_plan_does_not_have_is_refused_not_dropped(store, tmp_path):
+    """A damaged or crafted review draft's span numbers: the apply had dropped the target
+    and the ledger called the apply complete."""
+    live = session(store, tmp_path)
+    fplan = live.plan(REQUEST)
+    selection = {c.path: Choice(spans=frozenset({99})) if c.route == "strike" else APPROVE_ALL for c in fplan.actionable}
+    assert any(c.route == "strike" for c in fplan.actionable)
+    with pytest.raises(PalinodeError, match="no proposed sentence numbered 99"):
+        live.apply_forget(fplan, selection)
+    assert subjects(store) == ["initial"] and not (store / ".palinode-audit/ledger.jsonl").exists()
+
+
+def test_a_step_that_changes_nothing_is_refused(store, tmp_path):
+    live = session(store, tmp_path)
+    approved = live.approve(live.plan(REQUEST))
+    plan, route = approved.steps[0]
+    idle: Approved = replace(approved, steps=((replace(plan, new_text=plan.old_text), route), *approved.steps[1:]))
+    with pytest.raises(PalinodeError, match="changes nothing"):
+        review.execute(live.store, idle)
+    assert subjects(store) == ["initial"]

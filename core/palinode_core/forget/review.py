@@ -133,6 +133,9 @@ def execute(
 ) -> ForgetApplied:
     """Run exactly ``approved`` as one transaction (the writer lock held)."""
     plans = list(approved.steps)
+    idle = [p.target for p, _ in plans if not p.changes]
+    if idle:  # it would commit nothing, and the ledger would call the apply complete without it
+        raise PalinodeError(f"the approved change to {idle[0]} changes nothing; nothing was changed")
     refuse_stale(store, [p for p, _ in plans])
     refuse_uncommitted(store, [p for p, _ in plans])
     out = ForgetApplied(

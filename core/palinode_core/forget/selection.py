@@ -38,6 +38,12 @@ def narrow(store: Store, plan: Plan, spans: frozenset[int] | None) -> Plan:
     any other plan, or the plan's own choice, is returned as it is."""
     if plan.op != "retract" or spans is None or frozenset(plan.selected) == spans:
         return plan
+    unknown = spans - {s.index for s in plan.spans}
+    if unknown:  # a damaged or crafted choice: striking nothing for it would drop the target silently
+        raise PalinodeError(
+            f"{plan.target} has no proposed sentence numbered {min(unknown)} "
+            f"(it has {len(plan.spans)}); choose its sentences again; nothing was changed"
+        )
     narrowed = lifecycle.plan_retract(
         store,
         plan.target,
@@ -50,6 +56,10 @@ def narrow(store: Store, plan: Plan, spans: frozenset[int] | None) -> Plan:
     )
     if narrowed.fingerprint != plan.fingerprint:
         raise StalePlan(f"{plan.target} changed since the plan was made; re-plan")
+    if not narrowed.changes:
+        raise PalinodeError(
+            f"the sentences chosen in {plan.target} strike nothing ({narrowed.status}); nothing was changed"
+        )
     return narrowed
 
 
