@@ -393,3 +393,32 @@ def test_a_step_that_changes_nothing_is_refused(store, tmp_path):
     with pytest.raises(PalinodeError, match="changes nothing"):
         review.execute(live.store, idle)
     assert subjects(store) == ["initial"]
+
+
+# -- finding 11: review-pack keeps requests that share a preference apart --------------------------
+
+
+def test_review_pack_keeps_two_requests_with_one_preference_apart(tmp_path):
+    twin = palinode_file({"id": "forget-bees-2"}, "Please forget that I keep bees.")
+    root = make_git_store(tmp_path / "s", {**FILES, "people/forget-bees-too.md": twin})
+    folder = tmp_path / "pack"
+    out = json.loads(audit("--json", "review-pack", str(root), "--out", str(folder), "--lexical").stdout)
+    entries = {e["request"]: e for e in out["requests"]}
+    assert set(entries) == {REQUEST, "people/forget-bees-too.md"}
+    assert len({e["rid"] for e in entries.values()}) == 1  # Palinode's id: the preference's
+    files = [e["plan"] for e in entries.values() if e["plan"]]
+    assert len(files) == 2 and len(set(files)) == 2
+    for request, entry in entries.items():
+        assert json.loads((folder / entry["plan"]).read_text())["request"]["path"] == request
+        assert (folder / f"{entry['id']}.md").is_file() and entry["id"] != entry["rid"]
+        assert all(c in "0123456789abcdef" for c in entry["id"])  # what the apply workflow accepts as a rid
+    comment = (folder / "comment.md").read_text()
+    assert all(f"rid `{e['id']}`" in comment for e in entries.values())
+    assert "people/forget-bees-too" not in comment and "forget-bees" not in comment
+
+
+def test_review_pack_names_a_lone_request_by_its_rid(store, tmp_path):
+    folder = tmp_path / "pack"
+    (entry,) = json.loads(audit("--json", "review-pack", str(store), "--out", str(folder), "--lexical").stdout)[
+        "requests"]
+    assert entry["id"] == entry["rid"] and entry["plan"] == f"{entry['rid']}.plan.json"

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..errors import PalinodeError
 from .args import NOTHING_WRITTEN, dry_run_arg, open_session, writes
 from .registry import Command
 
@@ -22,7 +24,6 @@ def _sync_args(p: argparse.ArgumentParser) -> None:
 
 
 def _sync(args: argparse.Namespace) -> dict[str, Any]:
-    from ..errors import PalinodeError
     from ..team import ready, sync, upstream_of
 
     store = open_session(args).store
@@ -49,7 +50,6 @@ def _review_pack_args(p: argparse.ArgumentParser) -> None:
 def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
     """For CI (docs/team.md): every pending request's saved plan, what a
     reviewer approves, and a redacted Markdown page to post on the forge."""
-    from ..errors import PalinodeError
     from ..forget.saved import dumps
     from ..inspect.report_out import render_report
     from ..storage.output import write_output
@@ -67,27 +67,32 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
     index = updated_index(session, args.lexical, False)
     entries: list[dict[str, Any]] = []
     comment = ["# Pending forget requests", ""]
-    for state in session.request_states():
-        if state.state != "pending":
-            continue
+    pending = [state for state in session.request_states() if state.state == "pending"]
+    names = pack_names([(state.path, state.rid) for state in pending])
+    for state in pending:
+        name = names[state.path]
+        heading = f"## r:{state.rid}" + ("" if name == state.rid else f" (another request shares it: files {name}.*)")
         fplan = session.plan(state.path, index=index)
         page = render_report(session.report(request=state.path, redacted=True), "md")
-        write_output(session.root, page, folder / f"{state.rid}.md")
+        write_output(session.root, page, folder / f"{name}.md")
         try:
             approved = session.approve(fplan)
         except PalinodeError as exc:  # nothing pre-approved: a person reviews it in the app or with plan --out --only
             why = "no target would change" if not fplan.actionable else "no target is pre-approved"
-            entries.append({"request": state.path, "rid": state.rid, "plan": None, "why": why, "detail": str(exc)})
-            comment += [f"## r:{state.rid}", "", f"- no plan to approve here: {why}", ""]
+            entries.append(
+                {"request": state.path, "rid": state.rid, "id": name, "plan": None, "why": why, "detail": str(exc)}
+            )
+            comment += [heading, "", f"- no plan to approve here: {why}", ""]
             continue
         text = dumps(approved)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        plan_file = write_output(session.root, text, folder / f"{state.rid}.plan.json")
+        plan_file = write_output(session.root, text, folder / f"{name}.plan.json")
         steps = [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps]
         entries.append(
             {
                 "request": state.path,
                 "rid": state.rid,
+                "id": name,
                 "plan": plan_file.name,
                 "plan_sha256": digest,
                 "steps": steps,
@@ -95,12 +100,12 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
             }
         )
         comment += [
-            f"## r:{state.rid}",
+            heading,
             "",
-            f"- plan `{state.rid}.plan.json`, sha256 `{digest}`",
+            f"- plan `{plan_file.name}`, sha256 `{digest}`",
             f"- {len(steps)} target(s) to change, {len(approved.ledger['deferred'])} awaiting review by hand",
             *(f"  - {s['route']} `{hashlib.sha256(s['path'].encode()).hexdigest()[:12]}`" for s in steps),
-            f"- approve: run the apply workflow with rid `{state.rid}` and plan_sha256 `{digest}`",
+            f"- approve: run the apply workflow with rid `{name}` and plan_sha256 `{digest}`",
             "",
         ]
     if not entries:
@@ -110,6 +115,21 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
         session.root, json.dumps({"requests": entries}, indent=1, sort_keys=True) + "\n", folder / "index.json"
     )
     return {"folder": str(folder), "requests": entries}
+
+
+def pack_names(requests: list[tuple[str, str]]) -> dict[str, str]:
+    """Each request's file name in a review pack: its rid, or, for requests that share
+    one (the same preference in two files: the rid is the preference's, as Palinode
+    writes it in r:<id> marks), the rid and its place among them in hex (``<rid>01``,
+    ``<rid>02``), so no plan file overwrites another's. Nothing of the path is in it
+    (the comment is posted redacted), and it is hex as the apply workflow takes a rid."""
+    count = Counter(rid for _path, rid in requests)
+    seen: Counter[str] = Counter()
+    names = {}
+    for path, rid in requests:
+        seen[rid] += 1
+        names[path] = rid if count[rid] == 1 else f"{rid}{seen[rid]:02x}"
+    return names
 
 
 COMMANDS = (
