@@ -35,12 +35,22 @@ LOG_REL = f"{LOG_DIR}/{LOG_NAME}"
 _BLOCK = 1 << 20  # bytes read at a time
 MAX_LINE_BYTES = 1 << 20  # a receipt envelope is capped at 256 KiB by Palinode; a delivery row is far smaller
 MAX_PROBLEMS = 200
+# A rotated .gz log is read up to this many times its size, plus 64 KiB, and never past GZ_MAX_BYTES:
+# Palinode's rows compress about 15x (27x the barest), deflate reaches 1032x.
+GZ_MAX_RATIO = 100
+GZ_SLACK = 1 << 16
+GZ_MAX_BYTES = 4 << 30
 _PLACES_KEPT = 100_000  # distinct logged paths remembered at once (memory stays bounded)
 _ROTATED_RE = re.compile(r"^retrievals\.jsonl(?:\.(\d+)|[-.]([0-9A-Za-z_-]+))?(\.gz)?$")
 _OPTIONAL = ("mode", "source", "query", "session_id", "bundle_id", "revision", "revision_basis")
 _TEXT_OR_NONE = frozenset((str, type(None)))
 _FIELDS = ("timestamp", "file_path", "chunk_id", *_OPTIONAL)
 _every_field = operator.itemgetter(*_FIELDS)
+_FILLED = re.compile(rb"[^ \t\n\r\f\v]")  # a byte that makes a line more than blank (bytes.strip's set)
+_VALUE_FIRST = frozenset(b'{["-0123456789tfnNI')  # a byte a JSON value can begin with (NaN, Infinity too)
+# JSON's blanks, a BOM's first byte or a NUL (json.loads reads UTF-16 or UTF-32 then): json.loads decides
+_LOADS_FIRST = frozenset(b" \t\r\xef\xfe\xff\x00")
+_QUOTE = json.JSONEncoder(ensure_ascii=True, default=str).encode  # json.dumps with options builds one a call
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
@@ -93,6 +103,8 @@ class LogReport:
                 f"no retrieval log at {LOG_REL}: never written (Palinode writes it on its first delivery), "
                 "or rotated or deleted since; no delivery can be shown"
             )
+        # a file read only in part is always said, however many problem lines came before
+        out += [f"{LOG_DIR}/{f['name']}: {f['stopped']}" for f in self.files if "stopped" in f]
         rotated = [f["name"] for f in self.files if f["name"] != LOG_NAME]
         if rotated:
             out.append(f"rotated logs read too (oldest first): {', '.join(rotated)}")
@@ -118,7 +130,7 @@ class LogReport:
 
 
 def _quoted(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=True, default=str)
+    text = _QUOTE(value)
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -165,37 +177,83 @@ def _log_files(dir_fd: int) -> list[str]:
     return [name for _key, name in sorted(found)]
 
 
-def _lines(handle: IO[bytes]) -> Iterator[bytes | None]:
-    """Each line, newline kept (None for one longer than MAX_LINE_BYTES, never
-    held whole). Read a block at a time: a readline per row cost 15 µs, four
-    times the JSON parse of the row."""
+def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, line) for each line holding more than blanks, newline
+    kept (None for one longer than MAX_LINE_BYTES, never held whole). Read a
+    block at a time (a readline per row cost 15 µs, four times the JSON parse
+    of the row); a run of blank lines is skipped and counted inside the regex
+    and ``bytes.count``, never a line at a time (a blank line had cost as much
+    as a row: 38 times a row's cost per byte)."""
+    ended = 0  # lines ended so far
     pending = bytearray()  # the start of the current line, never beyond the limit
-    too_long = False
+    too_long = False  # the current line is past the limit: dropped, only whether it holds more than blanks kept
+    filled = False  # the current line's dropped or pending part holds more than blanks
     while True:
         block = handle.read(_BLOCK)
         if not block:
-            if too_long:
-                yield None
-            elif pending:
-                yield bytes(pending)
+            if filled:  # the last line, without its newline
+                yield ended + 1, None if too_long else bytes(pending)
             return
-        pieces = block.split(b"\n")
-        for piece in pieces[:-1]:  # each of these ends a line
-            if too_long or len(pending) + len(piece) > MAX_LINE_BYTES:
-                yield None
-            elif pending:
-                yield bytes(pending) + piece + b"\n"
-            else:
-                yield piece + b"\n"
+        first = block.find(b"\n")
+        head = block if first < 0 else block[:first]
+        filled = filled or _FILLED.search(head) is not None
+        if too_long or len(pending) + len(head) > MAX_LINE_BYTES:
+            too_long = True
             pending.clear()
-            too_long = False
-        last = pieces[-1]
-        if not too_long:
-            if len(pending) + len(last) > MAX_LINE_BYTES:
-                too_long = True
-                pending.clear()
-            else:
-                pending += last
+        else:
+            pending += head
+        if first < 0:
+            continue
+        ended += 1
+        if filled:  # the line begun in an earlier block (or the block's first line) ends here
+            yield ended, None if too_long else bytes(pending) + b"\n"
+        pending.clear()
+        too_long = filled = False
+        last = block.rfind(b"\n")
+        pos = first + 1
+        while True:  # the block's whole lines after its first: only those holding more than blanks
+            hit = _FILLED.search(block, pos, last)
+            if hit is None:
+                break
+            start = block.rfind(b"\n", pos, hit.start()) + 1 or pos
+            stop = block.find(b"\n", hit.start())
+            ended += block.count(b"\n", pos, start) + 1
+            yield ended, None if stop - start > MAX_LINE_BYTES else block[start : stop + 1]
+            pos = stop + 1
+        ended += block.count(b"\n", pos, last + 1)
+        tail = block[last + 1 :]
+        filled = _FILLED.search(tail) is not None
+        if len(tail) > MAX_LINE_BYTES:
+            too_long = True
+        else:
+            pending += tail
+
+
+class _TooInflated(Exception):
+    pass
+
+
+class _Inflated:
+    """A rotated ``.gz`` log, read up to GZ_MAX_RATIO times its size (and
+    GZ_MAX_BYTES): a few KiB of gzip can hold millions of lines."""
+
+    def __init__(self, raw: IO[bytes], size: int) -> None:
+        self._gzip = gzip.GzipFile(fileobj=raw)
+        self._size = size
+        self._limit = min(GZ_MAX_BYTES, GZ_MAX_RATIO * size + GZ_SLACK)
+        self._read = 0
+
+    def read(self, n: int) -> bytes:
+        if self._read >= self._limit:  # its lines up to the limit are read; anything past it is said
+            if self._gzip.read(1):
+                raise _TooInflated(
+                    f"stopped reading after {self._limit:,} bytes, over {GZ_MAX_RATIO} times its {self._size:,} "
+                    "(a rotated log expands about 15 times, a gzip bomb far more); the rest was not read"
+                )
+            return b""
+        block = self._gzip.read(min(n, self._limit - self._read))
+        self._read += len(block)
+        return block
 
 
 def read_rows(root: str | os.PathLike[str], report: LogReport, since: float | None = None) -> Iterator[Row]:
@@ -221,11 +279,13 @@ def read_rows(root: str | os.PathLike[str], report: LogReport, since: float | No
                         continue
                     entry = {"name": name, "bytes": st.st_size}
                     report.files.append(entry)
-                    handle: Any = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
+                    handle: Any = _Inflated(raw, st.st_size) if name.endswith(".gz") else raw
                     try:
                         yield from _rows_of(handle, f"{LOG_DIR}/{name}", root_text, base, report, since)
+                    except _TooInflated as exc:  # what was read stands
+                        entry["stopped"] = str(exc)
                     except (OSError, EOFError) as exc:  # a damaged .gz: what was read stands
-                        report.problem(f"{LOG_DIR}/{name}", f"stopped reading: {exc}")
+                        entry["stopped"] = f"stopped reading: {exc}"
     except FileNotFoundError:
         report.missing = True
     except OSError as exc:
@@ -238,16 +298,25 @@ def read_rows(root: str | os.PathLike[str], report: LogReport, since: float | No
 def _json_line(line: bytes, scan: Any) -> Any:
     """The line's JSON value; ValueError or RecursionError when it holds none.
     The C scanner straight on the decoded text (a third of ``json.loads``'s
-    cost per row goes to sniffing the encoding and matching blanks); anything
-    it does not take as is (a BOM, leading blanks, a bad line) goes through
-    ``json.loads``, so both accept exactly the same lines."""
+    cost per row goes to sniffing the encoding and matching blanks), and a line
+    no JSON value can begin is refused without a parse; a line opening with a
+    BOM, blanks or a NUL, or one that is not UTF-8, goes through ``json.loads``,
+    so both accept exactly the same lines."""
+    first = line[0]
+    if first in _LOADS_FIRST or line[1:2] == b"\0":
+        return json.loads(line)
+    if first not in _VALUE_FIRST:
+        raise ValueError("no JSON value begins so")
     try:
         text = line.decode()
+    except UnicodeDecodeError:
+        return json.loads(line)  # it decodes with surrogatepass
+    try:
         value, end = scan(text, 0)
-    except (ValueError, StopIteration):
-        return json.loads(line)
+    except StopIteration:
+        raise ValueError("no JSON value") from None
     if text[end:].strip(" \t\n\r"):  # JSON's own blanks, no others
-        return json.loads(line)  # raises: extra data
+        raise ValueError("extra data")
     return value
 
 
@@ -257,15 +326,14 @@ def _rows_of(
     scan = cast(Any, json.JSONDecoder()).scan_once  # the C scanner json.loads itself uses
     # A log names the same few thousand files a million times: each is placed once.
     places: dict[str, tuple[str | None, str | None]] = {}
-    for number, line in enumerate(_lines(handle), start=1):
+    for number, line in _lines(handle):
         if line is None:
             report.problem(f"{where}:{number}", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
             continue
         try:
             data = _json_line(line, scan)
         except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
-            if line.strip():
-                report.problem(f"{where}:{number}", "not a JSON line; skipped")
+            report.problem(f"{where}:{number}", "not a JSON line; skipped")
             continue
         if data.__class__ is not dict:
             report.problem(f"{where}:{number}", f"a JSON {type(data).__name__}, not an object; skipped")
