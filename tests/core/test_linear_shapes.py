@@ -12,8 +12,10 @@ import time
 from collections.abc import Callable
 
 import pytest
-from helpers import make_git_store, palinode_file
+from helpers import Clock, make_git_store, palinode_file
 
+from palinode_core.search.unit_index import entity_words
+from palinode_core.session import Session
 from palinode_core.storage.store import Store
 from palinode_core.text.detect import detect_forget_request
 from palinode_core.text.markdown import Matcher, find_mentions
@@ -44,6 +46,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "semicolons in a space run": lambda n: (" " * 50 + ";") * (n // 51),
     "random": _random_text,
     "one list item of many sentences": lambda n: "- " + "I love Zanzibar coffee. " * (n // 24),
+    "a run of Titlecase words": lambda n: ("Mum Dad Bees Garden " * (n // 20 + 1))[:n],
 }
 READERS: dict[str, Callable[[str], object]] = {
     "palinode detector": detect_palinode_request,
@@ -54,6 +57,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "list item sentences": item_sentences,
     "strikes inside list items": lambda text: _item_strikes(text),
     "redo's places": lambda text: _inner_places([u.span for u in memory_units(text, {}) if u.span is not None]),
+    "the unit index's entity words": entity_words,
 }
 
 
@@ -104,3 +108,58 @@ def test_one_adversarial_memory_does_not_stall_a_scan(tmp_path):
 
     ratio = _best(scan(hostile)) / _best(scan(plain))
     assert ratio <= 2, f"a 621-byte memory made the scan {ratio:.1f}x slower"
+
+
+def _plan_cpu(root) -> float:
+    """CPU seconds of a first lexical plan of the store (its unit index built first, as `plan` does)."""
+    start = time.process_time()
+    session = Session.open(root, clock=Clock(), vectors=False)
+    index = session.search_index()
+    index.update_lexical(memories=session.memories)
+    session.plan("insights/forget-bees.md", index=index)
+    index.close()
+    return time.process_time() - start
+
+
+def test_a_run_of_titlecase_words_plans_at_most_five_times_prose_of_its_size(tmp_path):
+    """2 MB of Titlecase words took 52.6 s to plan against 2.9 s for prose: the unit index took
+    each name's entity word after copying all the text before it (quadratic, allocation-bound)."""
+    size = 2_000_000
+    rng = random.Random(15)
+    words = ["alpha", "bravo", "delta", "echo", "golf", "hotel", "kilo", "lima", "and", "the", "was", "in",
+             "keep", "bees", "garden"]
+    prose, n = [], 0
+    while n < size:
+        sentence = " ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
+        prose.append(sentence)
+        n += len(sentence) + 1
+    bodies = {
+        "prose": " ".join(prose)[:size],
+        "a name run": ("Mum Dad Ann Bob " * (size // 16 + 1))[:size],
+        "Titlecase words carrying the preference's": " ".join(w.title() for w in rng.choices(words, k=size // 6))[:size],
+    }
+    request = palinode_file({"id": "forget-bees"}, "Please forget that I keep bees in the garden.")
+    took = {}
+    for name, body in bodies.items():
+        root = make_git_store(tmp_path / name.replace(" ", "-").replace("'", ""),
+                              {"notes/big.md": palinode_file({"id": "big"}, body), "insights/forget-bees.md": request})
+        took[name] = _plan_cpu(root)
+    for name, cpu in took.items():
+        assert cpu <= 5 * took["prose"], f"{name}: {cpu:.1f} s of CPU, prose {took['prose']:.1f} s"
+
+
+def test_a_strike_plan_of_many_sentences_is_shown_in_linear_time():
+    """A memory of 333,000 one-sentence lines (2 MB) is one plan striking them all: each span
+    was looked up in the tuple of struck ones (quadratic: 20 s of a 2 MB plan's CPU)."""
+    from palinode_core.ops.plan import Plan
+    from palinode_core.text.markdown import Span
+
+    def plan(n: int) -> Plan:
+        spans = tuple(Span(i, "sentence", 6 * i, 6 * i + 5, 6 * i + 5, "Bees.", "", i + 1, False, None)
+                      for i in range(n))
+        return Plan("retract", "notes/big.md", "would_retract", "", "", "", "notes/big-history.md", spans=spans,
+                    selected=tuple(range(n)))
+
+    small, large = plan(5_000), plan(50_000)
+    ratio = (_best(large.to_dict) + 0.002) / (_best(small.to_dict) + 0.002)
+    assert ratio <= 12, f"10x the spans took {ratio:.1f}x the time"
