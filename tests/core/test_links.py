@@ -204,3 +204,18 @@ def test_folder_swap_race_writes_nothing_outside(tmp_path, outside):
     after = _tree(outside)
     assert after == before, sorted(set(after) ^ set(before)) or "outside bytes changed"
     assert succeeded > 0 and not os.path.islink(people) and os.path.islink(link)
+
+
+def test_reading_many_files_follows_no_link_and_waits_on_no_fifo(root, outside, tmp_path):
+    """The leak check reads every memory's bytes in one walk (safeio.read_files): a link, a
+    linked folder, a FIFO or a file over the limit is None, never the bytes elsewhere."""
+    (root / "notes").mkdir()
+    (root / "notes/a.md").write_text(ANN)
+    (root / "notes/linked.md").symlink_to(outside / "id_ed25519")
+    (root / "linked-folder").symlink_to(outside)
+    os.mkfifo(root / "notes/fifo.md")
+    (root / "notes/big.md").write_bytes(b"x" * 101)
+    wanted = ["notes/a.md", "notes/linked.md", "linked-folder/id_ed25519", "notes/fifo.md", "notes/big.md", "notes/gone.md"]
+    got = dict(safeio.read_files(root, wanted, 100))
+    assert got == {"notes/a.md": ANN.encode(), "notes/linked.md": None, "linked-folder/id_ed25519": None,
+                   "notes/fifo.md": None, "notes/big.md": None, "notes/gone.md": None}

@@ -289,3 +289,64 @@ def test_a_list_items_sentences_are_embedded_with_the_item_as_likely_evidence(tm
     # a plan made now says the item's memory may change once those vectors are in
     fplan = session.plan("insights/forget-bees.md", index=index)
     assert "projects/list.md" in fplan.provisional
+
+
+def _tamper(db, how: str, unit_ids: list[int]) -> None:
+    marks = ",".join("?" * len(unit_ids))
+    if how == "terms deleted":
+        db.execute(f"DELETE FROM unit_terms WHERE rowid IN ({marks})", unit_ids)
+    elif how == "terms altered":
+        db.executemany("UPDATE unit_terms SET stems = 'printer', entities = '' WHERE rowid = ?", [(i,) for i in unit_ids])
+    elif how == "unit rows deleted":
+        db.execute(f"DELETE FROM unit_terms WHERE rowid IN ({marks})", unit_ids)
+        db.execute(f"DELETE FROM units WHERE id IN ({marks})", unit_ids)
+    elif how == "unit rows moved to another version":
+        db.execute(f"UPDATE units SET fingerprint = '{'0' * 64}' WHERE id IN ({marks})", unit_ids)
+
+
+@pytest.mark.parametrize("how", ["terms deleted", "terms altered", "unit rows deleted",
+                                 "unit rows moved to another version"])
+def test_a_tampered_unit_index_hides_no_live_mention_from_plan_or_leaks(tmp_path, how):
+    """The unit index is a cache in the user's folder: a row it lacks or holds wrongly never
+    makes a live mention vanish. What a lookup leaves out is checked against the file's bytes;
+    rows that do not match them are rebuilt, and said once."""
+    import sqlite3
+
+    root = make_git_store(tmp_path / "s", _files(5))
+
+    def cli(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", args[0], str(root), *args[1:]],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def found() -> tuple[dict[str, str], set[str]]:
+        plan = cli("plan", "insights/forget-bees.md", "--lexical")
+        leaks = cli("leaks", "insights/forget-bees.md")
+        return ({c["path"]: c["route"] for c in plan["candidates"]},
+                {m["path"] for m in leaks["checks"][0]["mentions"] if m["kind"] == "live"})
+
+    expected = ({"insights/pref-bees.md": "archive", "projects/weekly.md": "strike"},
+                {"insights/pref-bees.md", "projects/weekly.md"})
+    assert found() == expected
+
+    def tamper() -> None:
+        db = sqlite3.connect(Store(root).cache_dir / "index.sqlite3")
+        ids = [i for (i,) in db.execute("SELECT id FROM units WHERE fingerprint IN (SELECT fingerprint FROM unit_versions)"
+                                        " AND text LIKE '%I keep bees in the back garden.%'")]
+        assert len(ids) == 2
+        _tamper(db, how, ids)
+        db.commit()
+        db.close()
+
+    tamper()
+    leaks = cli("leaks", "insights/forget-bees.md")
+    assert {m["path"] for m in leaks["checks"][0]["mentions"] if m["kind"] == "live"} == expected[1], how
+    assert "did not match the file" in leaks["notice"]
+    tamper()
+    plan = cli("plan", "insights/forget-bees.md", "--lexical")
+    assert {c["path"]: c["route"] for c in plan["candidates"]} == expected[0], how
+    assert "did not match the file" in plan["resolver_notice"]
+    assert found() == expected, how
+    leaks = cli("leaks", "insights/forget-bees.md")
+    assert leaks["notice"] is None  # the rows were rebuilt: nothing left to rebuild

@@ -245,8 +245,7 @@ def _leaks(args: argparse.Namespace) -> dict[str, Any]:
     from ..forget.leak import leak_counts
 
     session = open_session(args, lexical=args.lexical)
-    if not args.lexical:
-        updated_index(session, False)
+    index = None if args.lexical else updated_index(session, False)
     paths = [args.request] if args.request else [s.path for s in session.request_states()]
     checks = []
     for path in paths:
@@ -260,7 +259,7 @@ def _leaks(args: argparse.Namespace) -> dict[str, Any]:
                 "ledger_commit": commit,
             }
         )
-    return {"checks": checks}
+    return {"checks": checks, "notice": index.units.take_notice() if index else None}
 
 
 COMMANDS = (

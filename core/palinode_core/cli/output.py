@@ -279,6 +279,8 @@ def _integrity(out: Text, data: dict[str, Any]) -> None:
 
 
 def _leaks(out: Text, data: dict[str, Any]) -> None:
+    if data.get("notice"):
+        out.add(out.style(p(data["notice"]), "warn"))
     for check in data["checks"]:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(check["counts"].items())) or "no surviving mention"
         out.add(

@@ -7,6 +7,7 @@ vector yet has lexical evidence only, and the plan says how many had one."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ from ..storage.memory import Memory
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.markdown import MARKER_RE
-from ..text.stem import counted_stems
+from ..text.stem import counted_stems, stem
 from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source
 from .evidence import P_FLOOR, PROPOSE, WEAK_NEAR, WEAK_TOP, Evidence
 from .judgment import NO_WORDS, Judge, Words, lookup_stems
@@ -105,6 +106,9 @@ def candidate_paths(
     for fp, _text in hits:
         for rel in by_fp.get(fp, ()):
             found.setdefault(rel, set()).add("lexical")
+    unlisted = [rel for rel, m in memories.items() if rel not in found and m.fingerprint in indexed and wanted(rel)]
+    for rel, arm in _unlisted_mentions(index, stems, memories, unlisted).items():
+        found.setdefault(rel, set()).add(arm)
     coverage = None
     if not lexical:
         coverage, near = _semantic_candidates(index, judge, hits)
@@ -112,6 +116,33 @@ def candidate_paths(
             for rel in by_fp.get(fp, ()):
                 found.setdefault(rel, set()).add("semantic")
     return {rel: "+".join(sorted(arms)) for rel, arms in found.items() if wanted(rel)}, coverage
+
+
+def _unlisted_mentions(
+    index: SearchIndex, stems: frozenset[str], memories: Mapping[str, Memory], unlisted: list[str]
+) -> dict[str, str]:
+    """Of the memories the lookup left out, each whose file, as read now,
+    spells one of ``stems`` where the index would list it: the cache's rows
+    are never trusted to say a memory is clean. One whose bytes are the
+    version the scan saw has rows that do not match them (damaged or altered):
+    they are rebuilt and it is read ('lexical'); one changed since the scan is
+    read whole ('unindexed'). Every file's bytes are read: 10k memories ~0.3 s."""
+    if not stems:
+        return {}
+    out: dict[str, str] = {}
+    damaged: list[Memory] = []
+    for rel, data in safeio.read_files(index.store.root, unlisted, MAX_MEMORY_BYTES):
+        if data is None or not _may_spell(data, stems):  # unreadable now: no plan reads it either
+            continue
+        memory = memories[rel]
+        if fingerprint(data) != memory.fingerprint:
+            out[rel] = "unindexed"
+        elif _holds(memory, stems, index.store):
+            out[rel] = "lexical"
+            damaged.append(memory)
+    if damaged:
+        index.units.rebuild(damaged)
+    return out
 
 
 def _semantic_candidates(
@@ -337,23 +368,32 @@ def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
     field's value is spelled in the file at a word's start (ASCII letters: a
     word is a run of them, and UTF-8 spells them as themselves), except where
     YAML makes one (an escape, a boolean, an overflowing float) or a strike joins what it leaves:
-    maybe."""
-    prefixes = _prefixes(stems)
-    if b"\\" in data or b"[RETRACTED " in data:
+    maybe. A word spelled there counts when it stems as one of them ('team' is no 'tea')."""
+    needles, yaml_spells = _spelling(stems)
+    if yaml_spells or b"\\" in data or b"[RETRACTED " in data:
         return True
-    if any(word.startswith(p) for word in _YAML_WORDS for p in prefixes):
-        return True
-    if any(not p.isascii() for p in prefixes):
+    if any(not n.isascii() for n in needles):
         return True  # bytes fold only ASCII letters: a word in another script is read to tell
-    low = data.lower()
-    for prefix in prefixes:
-        needle = prefix.encode("ascii")
+    low = data.lower()  # ASCII letters only, as a word's stem is taken
+    for needle in needles:
         at = low.find(needle)
         while at >= 0:
-            if at == 0 or not 97 <= low[at - 1] <= 122:  # not inside a longer word
-                return True
+            if at == 0 or not 97 <= low[at - 1] <= 122:  # a word starts here: its stem decides
+                word = _LOWER_WORD.match(low, at)
+                if word and len(word.group()) > 2 and stem(word.group().decode("ascii")) in stems:
+                    return True
             at = low.find(needle, at + 1)
     return False
+
+
+_LOWER_WORD = re.compile(rb"[a-z]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _spelling(stems: frozenset[str]) -> tuple[tuple[bytes, ...], bool]:
+    """(each stem's prefix as bytes, whether YAML may make such a word): asked once per file of a store."""
+    prefixes = _prefixes(stems)
+    return tuple(p.encode("utf-8") for p in prefixes), any(w.startswith(p) for w in _YAML_WORDS for p in prefixes)
 
 
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:

@@ -110,6 +110,7 @@ def plan_thorough(
     skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
     floor = semantic.rank_floor if semantic is not None else 0.0
     reads, notice = read_memories(index, judge, paths, memories, skip, lexical, others, floor, embed)
+    notice = "; ".join(n for n in (index.units.take_notice(), notice) if n) or None
     trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
     by_path: dict[str, Candidate] = {}
     for read in reads:

@@ -121,12 +121,31 @@ class UnitStats:
     unreadable: int = 0
 
 
+class _Changed(Exception):
+    """The file no longer holds the version the scan saw."""
+
+
+def _version_units(memory: Memory) -> list[tuple[str, str | None, int, str, bool]]:
+    """(kind, field, line, text, strikeable) of each unit of the memory's
+    version, read now; _Changed when the file holds another version."""
+    # a memory from the scan cache is read here and not kept: memory stays flat
+    if memory.text_read or memory.reload is None:
+        doc = memory.doc
+    else:
+        fresh = memory.reload()
+        if fresh.fingerprint != memory.fingerprint:
+            raise _Changed(memory.rel)
+        doc = fresh.doc
+    return [(u.kind, u.field, u.line, u.text, u.strikeable) for u in memory_units(doc.body, doc.meta)]
+
+
 class UnitIndex:
     def __init__(self, db: sqlite3.Connection, lock: threading.RLock, cancel: threading.Event) -> None:
         self._db = db
         self._lock = lock
         self._cancel = cancel
         self.stats = UnitStats()
+        self.notice: str | None = None  # one line when rows that did not match their file were rebuilt
         self._known: tuple[int, frozenset[str]] | None = None
         with lock:
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
@@ -197,21 +216,15 @@ class UnitIndex:
                 self._write(batch)
                 raise Cancelled()
             try:
-                # a memory from the scan cache is read here and not kept: memory stays flat
-                if memory.text_read or memory.reload is None:
-                    doc = memory.doc
-                else:
-                    fresh = memory.reload()
-                    if fresh.fingerprint != memory.fingerprint:  # changed since the scan: read whole by
-                        self.stats.unreadable += 1  # plans until the next sync indexes it (gather.candidate_paths)
-                        skipped += 1
-                        continue
-                    doc = fresh.doc
-                units = memory_units(doc.body, doc.meta)
-            except Exception:  # unreadable or changed since the scan: retried by the next sync
+                units = _version_units(memory)
+            except _Changed:  # read whole by plans until the next sync indexes it (gather.candidate_paths)
+                self.stats.unreadable += 1
+                skipped += 1
+                continue
+            except Exception:  # unreadable: retried by the next sync
                 self.stats.unreadable += 1
                 continue
-            batch.append((memory, [(u.kind, u.field, u.line, u.text, u.strikeable) for u in units]))
+            batch.append((memory, units))
             if len(batch) >= COMMIT_EVERY:
                 self._write(batch)
                 batch = []
@@ -224,6 +237,28 @@ class UnitIndex:
             # each version records its count: a COUNT(*) of every unit row took 10 ms warm at 10k, 330 ms cold
             self.stats.units = int(self._db.execute("SELECT TOTAL(units) FROM unit_versions").fetchone()[0])
         return self.stats
+
+    def rebuild(self, memories: Iterable[Memory]) -> int:
+        """Segment these versions again and write their rows anew (rows found
+        not to match the file they were read from: gather.candidate_paths
+        checks what a lookup leaves out); how many were rewritten."""
+        batch = []
+        for memory in memories:
+            try:
+                batch.append((memory, _version_units(memory)))
+            except Exception:  # unreadable or changed now: the next sync decides
+                continue
+        self._write(batch)
+        self.notice = (
+            f"the unit index's rows for {len(batch)} memory version(s) did not match the file (damaged or altered);"
+            " rebuilt from the file"
+        )
+        return len(batch)
+
+    def take_notice(self) -> str | None:
+        """The line about rows rebuilt since it was last taken (each repair is said once)."""
+        notice, self.notice = self.notice, None
+        return notice
 
     def _drop(self, fingerprint: str) -> None:
         hashes = self._db.execute("SELECT hash FROM units WHERE fingerprint=?", (fingerprint,)).fetchall()

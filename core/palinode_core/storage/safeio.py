@@ -17,8 +17,8 @@ import errno
 import os
 import secrets
 import stat as stat_mod
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 
 from .paths import OWN_GIT_FILES, is_git_internal
 
@@ -122,6 +122,42 @@ def read_file(
     if max_bytes is not None and len(data) > max_bytes:
         raise ValueError("grew", len(data))
     return data, st
+
+
+def read_files(root: str | os.PathLike[str], rels: Iterable[str], max_bytes: int) -> Iterator[tuple[str, bytes | None]]:
+    """(rel, bytes) of each regular file of ``rels`` under ``root``, each
+    folder walked once and never through a link; None for one that cannot be
+    read so (missing, a link, not a regular file, over ``max_bytes``)."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in rels:
+        folder, _, name = rel.rpartition("/")
+        by_folder.setdefault(folder, []).append(name)
+    for folder, names in by_folder.items():
+        rels_here = [f"{folder}/{name}" if folder else name for name in names]
+        with ExitStack() as stack:
+            try:
+                dfd = stack.enter_context(open_dir(root, _anchor(rels_here[0], root)[1][:-1]))
+            except OSError:  # a link or no folder on the way: none of its files is read
+                yield from ((rel, None) for rel in rels_here)
+                continue
+            for rel, name in zip(rels_here, names, strict=True):
+                yield rel, _read_at(dfd, name, max_bytes)
+
+
+def _read_at(dfd: int, name: str, max_bytes: int) -> bytes | None:
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+    except OSError:
+        return None
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, max_bytes + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= max_bytes else None
 
 
 def read_bytes(
