@@ -7,7 +7,7 @@ second, explicit press."""
 
 from __future__ import annotations
 
-import hashlib
+import secrets
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 Export = tuple[str, str, bool, bool]  # (format, path, overwrite, redacted)
 
 
-def default_name(request: str, fmt: str, redacted: bool = False) -> str:
-    if redacted:  # the request's file name often names what is being forgotten
-        return f"request-{hashlib.sha256(request.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}-redacted.{fmt}"
+def default_name(request: str, fmt: str, redacted: bool = False, token: str = "") -> str:
+    if redacted:  # the request's file name often names what is being forgotten; a hash of it, a word list undoes
+        return f"request-{token}-redacted.{fmt}"
     return f"{PurePosixPath(request).stem}-report.{fmt}"
 
 
@@ -59,6 +59,7 @@ class ExportModal(ModalScreen["Export | None"]):
         self.request, self.when = request, when
         self.fmt = "md"
         self.redacted = False
+        self.token = secrets.token_hex(4)  # a redacted file's name: random, not a hash of the request's
         self.confirmed: Path | None = None  # the existing file a second press replaces
         self.mismatch_ok: Path | None = None  # a name whose extension names another format, confirmed
 
@@ -99,8 +100,8 @@ class ExportModal(ModalScreen["Export | None"]):
 
     def _rename(self, fmt: str, redacted: bool) -> None:
         field = self.query_one("#export-path", Input)
-        if field.value == default_name(self.request, self.fmt, self.redacted):  # an edited path is the user's: kept
-            field.value = default_name(self.request, fmt, redacted)
+        if field.value == default_name(self.request, self.fmt, self.redacted, self.token):  # an edited path: kept
+            field.value = default_name(self.request, fmt, redacted, self.token)
         self.fmt, self.redacted = fmt, redacted
 
     @on(Input.Changed, "#export-path")

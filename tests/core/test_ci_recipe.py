@@ -37,7 +37,9 @@ def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None
     for step in spec["jobs"][job]["steps"]:
         if "uses" in step or step.get("id", "").startswith(("forge-", "install")):
             continue  # the forge's own part: checkout, install, its API
-        step_env = {k: re.sub(r"\$\{\{\s*inputs\.(\w+)\s*\}\}", lambda m: (inputs or {}).get(m.group(1), ""), str(v))
+        # an input as given; a secret or variable as on a forge where none is set (empty)
+        step_env = {k: re.sub(r"\$\{\{\s*(inputs|secrets|vars)\.(\w+)\s*\}\}",
+                              lambda m: (inputs or {}).get(m.group(2), "") if m.group(1) == "inputs" else "", str(v))
                     for k, v in step.get("env", {}).items()}
         proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
                               cwd=workspace, env={**env, **step_env}, capture_output=True, text=True)

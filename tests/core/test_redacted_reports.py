@@ -77,7 +77,7 @@ def test_no_preference_word_survives_redaction(planted, fmt, tmp_path):
     # still proves what happened: the rule ids, and the same sentence as the same hash
     from palinode_core.text.words import retraction_id
     assert all(retraction_id(manifest.pref_of[r]) in texts["all"] for r in manifest.requests)
-    assert "sha256:" in texts["all"]
+    assert "hmac:" in texts["all"]
 
 
 def test_the_normal_report_still_tells_everything(planted):

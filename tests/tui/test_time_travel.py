@@ -350,12 +350,14 @@ async def test_export_redacted_carries_no_preference_text_nor_its_file_name(tmp_
         await settle(app, pilot)
         name = modal.query_one("#export-path").value
         assert name.endswith("-redacted.md") and "poker" not in name
+        import hashlib  # nor a hash of the request's path, which a word list undoes (issue 38)
+        assert hashlib.sha256(modal.request.encode()).hexdigest()[:8] not in name
         await pilot.click("#export")
         # the modal closes first; the file is written by a worker (renamed into place when whole)
         await wait_until(app, pilot, lambda: isinstance(app.screen, ReviewScreen) and (out / name).exists())
         text = (out / name).read_text()
         assert "poker" not in text.lower() and "friday" not in text.lower() and str(demo) not in text
-        assert "r:" in text and "sha256:" in text
+        assert "r:" in text and "hmac:" in text
         assert errors(app) == []
 
 

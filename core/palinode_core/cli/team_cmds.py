@@ -52,6 +52,8 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
     reviewer approves, and a redacted Markdown page to post on the forge."""
     from ..forget.saved import dumps
     from ..inspect.report_out import render_report
+    from ..inspect.report_redact import digest as keyed_hash
+    from ..inspect.report_redact import redaction_key
     from ..storage.output import write_output
     from .forget_cmds import updated_index
 
@@ -65,8 +67,14 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
     except OSError as exc:
         raise PalinodeError(f"cannot make {folder}: {exc.strerror or exc}") from None
     index = updated_index(session, args.lexical, False)
+    key = redaction_key(session.root)  # the pages' and the comment's: one key, so equal hashes mean equal paths
     entries: list[dict[str, Any]] = []
-    comment = ["# Pending forget requests", ""]
+    comment = [
+        "# Pending forget requests",
+        "",
+        f"Paths are keyed hashes, key `{key.id}`: {key.to_dict()['stable']}.",
+        "",
+    ]
     pending = [state for state in session.request_states() if state.state == "pending"]
     names = pack_names([(state.path, state.rid) for state in pending])
     for state in pending:
@@ -104,7 +112,7 @@ def _review_pack(args: argparse.Namespace) -> dict[str, Any]:
             "",
             f"- plan `{plan_file.name}`, sha256 `{digest}`",
             f"- {len(steps)} target(s) to change, {len(approved.ledger['deferred'])} awaiting review by hand",
-            *(f"  - {s['route']} `{hashlib.sha256(s['path'].encode()).hexdigest()[:12]}`" for s in steps),
+            *(f"  - {s['route']} `{keyed_hash(s['path'], key)}`" for s in steps),
             f"- approve: run the apply workflow with rid `{name}` and plan_sha256 `{digest}`",
             "",
         ]

@@ -257,6 +257,11 @@ def render_html(report: dict[str, Any]) -> str:
             ("scope", scope),
             ("as of", esc(f"{as_of['asked']} = {as_of['commit']} ({as_of['date']})") if as_of else "now"),
             ("requests", str(len(report["requests"]))),
+            *(
+                [("redacted", f"keyed hashes, key <code>{esc(k['key_id'])}</code>; {esc(k['stable'])}")]
+                if (k := report.get("redaction"))
+                else []
+            ),
         ]
     )
     body = "\n".join(_request(r) for r in report["requests"]) or '<p class="muted">No forget request in scope.</p>'

@@ -200,6 +200,11 @@ def render_md(report: dict[str, Any]) -> str:
         f"- scope: {scope}",
         f"- as of: {md(as_of['asked'])} = {as_of['commit']} ({md(as_of['date'])})" if as_of else "- as of: now",
         f"- requests: {len(report['requests'])}",
+        *(
+            [f"- redacted: keyed hashes, key `{md(k['key_id'])}`; {md(k['stable'])}"]
+            if (k := report.get("redaction"))
+            else []
+        ),
         "",
     ]
     if report["requests"]:

@@ -69,7 +69,7 @@ class InspectViews:
         review: UnderReview | None = None,
     ) -> dict[str, Any]:
         """The audit report, each request with its delivery record (retrieval
-        log joined with history); ``redacted``: hashes and rule ids, no preference text;
+        log joined with history); ``redacted``: keyed hashes and rule ids, no preference text;
         ``review``: a pending request's plan as the reviewer has it open."""
         from . import report as inspect_report
         from .deliveries import report_deliveries
@@ -82,9 +82,9 @@ class InspectViews:
             for row in report["requests"]:
                 row["deliveries"] = found.get(row["path"])
         if redacted:
-            from .report_redact import redact
+            from .report_redact import redact, redaction_key
 
-            report = redact(report)
+            report = redact(report, redaction_key(self.root))
         return report
 
     def write_report(
