@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..storage.memory import Memory
-from ..text.letters import fold, tokens
+from ..text.letters import fold, tokens, words
 from ..text.stem import LIGHT, UNSPECIFIC, WHEN, family, stem, stem_tokens, stems
 from ..text.units import Unit, item_sentences
 from .evidence import PREAPPROVE, PROPOSE, Evidence, fuse, partial_mention
@@ -335,7 +335,8 @@ _IS_USER_RE = re.compile(
     r"(?P<n>[A-Z\u00c0-\u024f][\w'\u2019-]*(?:[ \t]+[A-Z\u00c0-\u024f][\w'\u2019-]*){0,3})[ \t]+(?:is|,)[ \t]+the[ \t]+user\b"
 )
 _USER_IS_RE = re.compile(
-    r"\b(?i:the[ \t]+)?(?i:user)(?:'s[ \t]+name)?[ \t]+(?i:is)[ \t]+(?i:named[ \t]+|called[ \t]+)?"
+    r"\b(?:(?i:the[ \t]+)?(?i:user)(?:'s[ \t]+name)?|(?i:the[ \t]+person[ \t]+)?(?i:this[ \t]+)?(?i:assistant[ \t]+works[ \t]+for))"
+    r"[ \t]+(?i:is)?[ \t]*(?i:named[ \t]+|called[ \t]+)?"
     r"(?P<n>[A-Z\u00c0-\u024f][\w'\u2019-]*(?:[ \t]+[A-Z\u00c0-\u024f][\w'\u2019-]*){0,3})"
 )
 _MY_NAME_RE = re.compile(
@@ -345,11 +346,14 @@ _MY_NAME_RE = re.compile(
 
 
 def is_profile(memory: Memory) -> bool:
-    """A memory about the user themself (``people/me-profile.md``): by its folder, title and file name."""
+    """A memory about the user themself, by its folder, title and file name (``people/me-profile.md``)."""
     named = f"{memory.title} {memory.rel.rsplit('/', 1)[-1]}"
-    return memory.category in ("people", "person", "profile", "user") and bool(
-        {fold(m.group()) for m in tokens(named)} & _PROFILE_WORDS
-    )
+    return memory.category in _PROFILE_FOLDERS and bool({fold(m.group()) for m in words(named)} & _PROFILE_WORDS)
+
+
+_PROFILE_FOLDERS = ("people", "person", "profile", "user")
+# "The person this assistant works for is Ólafur", "... is the user these memories belong to"
+_DECLARES_RE = re.compile(r"(?i:\bis\s+the\s+user\b|\bthe\s+user\s+is\b|\bmy\s+name\s+is\b|assistant\s+works\s+for)")
 
 
 def user_names(memories: Mapping[str, Memory]) -> frozenset[str]:
@@ -358,13 +362,15 @@ def user_names(memories: Mapping[str, Memory]) -> frozenset[str]:
     Folded tokens ("ingrid", "solberg"): a sentence naming the user is the user's."""
     found: set[str] = set()
     for memory in memories.values():
-        if memory.forget_pref or memory.is_history or not is_profile(memory):
+        if memory.forget_pref or memory.is_history or memory.category not in _PROFILE_FOLDERS:
             continue
         try:
             meta, body = memory.meta, memory.body
         except Exception:
             continue
         head = body[:20000]  # a profile says who it is near the top; bounded: the rest is not read
+        if not is_profile(memory) and not _DECLARES_RE.search(head[:2000]):
+            continue  # a person memory about someone else
         candidates = []
         value = meta.get("name") if isinstance(meta.get("name"), str) else None
         if value and not {fold(m.group()) for m in tokens(value)} & _PROFILE_WORDS:

@@ -17,11 +17,23 @@ from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
+from ..text.letters import words as letter_words
 from ..text.markdown import MARKER_RE
 from ..text.words import content_words, normalize_pref
 from .requests import Request, request_at
 
 Route = Literal["archive", "strike", "unforgotten", "skipped", "not_taken"]
+
+
+def _as_written(pref: str, words: set[str]) -> tuple[str, ...]:
+    """Palinode's shared words as the preference writes them: it reads only ASCII
+    letters, so "Müller" is "ller" to it; a plan names the whole word it matched in."""
+    whole: dict[str, str] = {}
+    for m in letter_words(pref):
+        for piece in content_words(m.group()):
+            if piece != m.group().lower():
+                whole.setdefault(piece, m.group())
+    return tuple(sorted({whole.get(w, w) for w in words}))
 
 
 def coverage(pref: str, body: str) -> float:
@@ -250,7 +262,7 @@ def route(
         if hit.path == request.path or hit.path in seen:
             continue
         seen.add(hit.path)
-        shared = tuple(sorted(pref_words & content_words(hit.text)))
+        shared = _as_written(request.pref, pref_words & content_words(hit.text))
 
         def skip(
             reason: str,

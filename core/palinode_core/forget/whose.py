@@ -114,7 +114,8 @@ _SPEAKER_AFTER_RE = re.compile(rf"\b{_SAYS}\s+(?P<own>(?i:my|his|her|their|our)\
 _ACCORDING_RE = re.compile(r"\b(?i:according to)\s+(?P<own>(?i:my|his|her|their|our)\s+)?(?P<s>[^\W\d_][\w'\u2019-]*)")
 # "... is Tom's hobby", "was Ana’s job": the fact said to be someone's
 _OWNED_RE = re.compile(
-    r"\b(?i:is|was|are|were|remains|became|becomes)\s+(?P<o>[^\W\d_][\w-]*?)(?:['\u2019]s\b|(?<=s)['\u2019](?!\w))"
+    r"\b(?i:is|was|are|were|remains|became|becomes)\s+"
+    r"(?P<o>[^\W\d_][\w-]*?(?:[ \t]+[^\W\d_][\w-]*?){0,3}?)(?:['\u2019]s\b|(?<=s)['\u2019](?!\w))"
 )
 _FIRST_PERSON_OPENING_RE = re.compile(r"(?i:i|i'm|i've|i'd|my|we|our)\b")
 # a transcript's speaker label ("Tom: I keep bees.", "User: I play the cello.")
@@ -181,16 +182,8 @@ def _reported(text: str, ctx: Context) -> Whose | None:
                     return Whose("other", f"reported: {speaker} ({who}) says so", who)
                 continue  # "they said" with no one else named: the user, in the third person
             if _names_a_person(speaker, ctx):
-                # the "I" or "she" of a reported statement is the speaker's; otherwise it may be
-                # the speaker's word about the user: a person decides (``someone``, never pre-approved)
-                if _speaks_of_self(text):
-                    return Whose("other", f"reported: {speaker} says so", speaker)
-                return Whose("user", f"reported by {speaker}: a person decides", speaker)
+                return Whose("other", f"reported: {speaker} says so", speaker)
     return None
-
-
-def _speaks_of_self(text: str) -> bool:
-    return any(fold(m.group()) in FIRST_PERSON or fold(m.group()) in THIRD_PERSON for m in tokens(text))
 
 
 def _opening(text: str, found: list[tuple[str, int]], ctx: Context) -> Whose | None:
@@ -275,8 +268,8 @@ def _subject_is_a_person(found: list[tuple[str, int]], run: int, ctx: Context) -
 def _owner(text: str, ctx: Context) -> str | None:
     """The owner a possessive names ("... is Ana's hobby"), when another person."""
     for m in _OWNED_RE.finditer(text):
-        owner = m.group("o")
-        if owner[:1].isupper() and _names_a_person(owner, ctx):
+        owner = m.group("o")  # "Ana", "Hine Rāwiri"
+        if owner[:1].isupper() and all(_names_a_person(w, ctx) for w in owner.split()):
             return owner
     return None
 
