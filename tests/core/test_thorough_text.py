@@ -329,7 +329,7 @@ def test_a_sentence_naming_someone_else_or_reporting_their_words(text, complete,
     assert (ev.subject == "other" or ev.someone_named) is named, ev
 
 
-def test_someone_elses_words_are_never_pre_approved_even_carrying_every_word(tmp_path):
+def test_someone_elses_words_are_never_taken_even_carrying_every_word(tmp_path):
     """Lexical evidence only (no model): every word of "I keep bees" in each, but two report someone."""
     body = (
         "Notes.\n\nThe boiler is booked for March. Keeps bees there, says Tom. The gutter leaks. "
@@ -347,5 +347,7 @@ def test_someone_elses_words_are_never_pre_approved_even_carrying_every_word(tmp
     cand = next(c for c in plan.candidates if c.path == "notes/week.md")
     chosen = {s.text for s in cand.plan.spans if s.index in cand.plan.selected}
     assert chosen == {"Keeps bees on the roof."}
-    said = next(e for e in cand.evidence if e.text == "Keeps bees there, says Tom.")
-    assert said.someone_named and not said.preapproved and said.to_dict()["someone_named"]
+    # someone else's words (a reporting verb with another speaker): not the user's fact, never a target
+    assert not any(e.text == "Keeps bees there, says Tom." for e in cand.evidence)
+    judged_there = Judge("I keep bees").whose("Keeps bees there, says Tom.")
+    assert judged_there.who == "other" and "Tom" in judged_there.why
