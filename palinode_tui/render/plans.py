@@ -39,6 +39,7 @@ STATE_STYLE: dict[str, str] = {
     "partial": "yellow",
     "withdrawn": "dim",
     "dismissed": "dim italic",
+    "conflicted": "bold red",  # dismissed and applied apart: someone must decide again
 }
 
 

@@ -33,7 +33,7 @@ from .review_view import (
 )
 from .timeline import TimelineScreen
 
-StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
+StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "conflicted", "all"]
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 

@@ -69,7 +69,7 @@ class UndoScreen(ModeScreen):
     def _fill(self, result) -> None:
         every_state, ops = result
         self.request_paths = {st.path for st in every_state}
-        states = [st for st in every_state if st.state in ("applied", "partial")]
+        states = [st for st in every_state if st.state in ("applied", "partial", "conflicted")]  # what is in force
         table = self.query_one("#undo-ops", KeyedTable)
         self.by_key = {}
         cells: list[tuple[str, tuple]] = []

@@ -155,6 +155,7 @@ def test_every_problem_kind_has_a_test():
               "marker_without_record", "record_without_markers", "missing_history_line", "unanchored_marker",
               "multiline_strike", "temp_file", "ledger_conflict",
               "ledger_unbacked",  # tests/core/test_team.py, every forgery
+              "decision_conflict",  # tests/core/test_team.py, an apply and a dismissal made apart
               "unmerged_file"}  # tests/core/test_team.py, mid-merge reads
     assert found == tested
 

@@ -529,3 +529,84 @@ def test_a_remote_both_here_and_elsewhere_is_refused_in_one_line(team, tmp_path)
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert "both on this machine and elsewhere" in proc.stderr and "push was refused" in proc.stderr
     assert not marker.exists()
+
+
+TEA = "insights/forget-tea.md"
+
+
+def states_of(clone) -> dict[str, str]:
+    return {r["path"]: r["state"] for r in audit(clone, "requests")["requests"]}
+
+
+def commit_as_the_tool(clone, entry: dict, when: str | None = None) -> None:
+    """A teammate's decision written in this tool's exact form: the ledger commit's subject and
+    trailer, the line naming the commit's author as its decider (their own git identity)."""
+    folder = clone / ".palinode-audit"
+    folder.mkdir(exist_ok=True)
+    (folder / ".gitattributes").write_text("ledger.jsonl merge=union\n")
+    with (folder / "ledger.jsonl").open("a") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    env = {**reviewer_env(), **({"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {})}
+    subprocess.run(["git", "-C", str(clone), "add", ".palinode-audit"], check=True, env=env)
+    subprocess.run(["git", "-C", str(clone), "commit", "-qm",
+                    f"palinode-audit ledger: {entry['action']} {entry['request']}\n\nForget-Request: {entry['request']}"],
+                   check=True, env=env)
+
+
+@pytest.mark.parametrize("dated", ["9999, after its commit", "ahead, as its commit is"])
+def test_decisions_are_ordered_by_the_history_that_added_them_not_by_their_time(team, dated):
+    a, b, _c = team
+    # a teammate's dismissal, dated ahead of every later decision: written by hand (9999, a
+    # commit of today), or by a clone whose clock runs years ahead (its commit dated the same)
+    at, when = (("9999-01-01T00:00:00+00:00", None) if dated.startswith("9999")
+                else ("2040-01-01T00:00:00+00:00", "2040-01-01T00:00:05+00:00"))
+    commit_as_the_tool(a, {"action": "dismiss", "at": at, "decided_by": "A <a@example.org>", "note": "keep it",
+                           "request": TEA, "pref": "I drink oolong tea", "v": 1}, when)
+    git(a, "push", "-q")
+    audit(b, "sync", "--yes")
+    assert states_of(b)[TEA] == ("pending" if dated.startswith("9999") else "dismissed")
+    audit(b, "apply", TEA, "--lexical", "--yes", "--reopen")  # decided later, knowing of the dismissal
+    assert "status: archived" in (b / "insights/pref-tea.md").read_text()
+    assert states_of(b)[TEA] == "applied"
+    problems = audit(b, "integrity")["problems"]
+    if dated.startswith("9999"):  # a time its commit cannot back: reported, and it decides nothing
+        assert [p["kind"] for p in problems] == ["ledger_unbacked"], problems
+        assert "9999" in problems[0]["detail"] and "after its commit" in problems[0]["detail"]
+    else:
+        assert problems == []
+    audit(b, "sync", "--yes")
+    audit(a, "sync", "--yes")
+    assert states_of(a)[TEA] == "applied"
+
+
+@pytest.mark.parametrize("settle", ["apply --reopen", "withdraw"])
+@pytest.mark.parametrize("how", ["--merge", "--rebase"])
+def test_an_apply_and_a_dismissal_made_apart_are_a_conflict_until_someone_decides_again(team, how, settle):
+    a, b, _c = team
+    audit(a, "apply", TEA, "--lexical", "--yes")
+    audit(b, "dismiss", TEA, "--note", "the tea is work-related", "--yes")  # before B has A's apply
+    audit(a, "sync", how, "--yes")
+    second = audit(b, "sync", how, "--yes")
+    assert {s["path"]: s["state"] for s in second["states"]}[TEA] == "conflicted"
+    assert [p["kind"] for p in second["problems"]] == ["decision_conflict"], second["problems"]
+    audit(a, "sync", how, "--yes")
+    for clone in (a, b):
+        assert "status: archived" in (clone / "insights/pref-tea.md").read_text()
+        assert states_of(clone)[TEA] == "conflicted", "never 'dismissed' while its target is archived"
+        problems = audit(clone, "integrity")["problems"]
+        assert [(p["path"], p["kind"]) for p in problems] == [(TEA, "decision_conflict")]
+        assert "A <a@example.org>" in problems[0]["detail"] and "B <b@example.org>" in problems[0]["detail"]
+    # a dismissal stands while an apply's archive does; an apply asks for --reopen
+    assert "withdraw it first" in run_audit(b, "dismiss", TEA, "--note", "again", "--yes").stderr
+    assert "dismissed by B <b@example.org>" in run_audit(b, "apply", TEA, "--lexical", "--yes").stderr
+    # someone decides again, knowing of both: that settles it, in every clone once synced
+    if settle == "withdraw":
+        audit(b, "withdraw", TEA, "--yes")
+        assert "status: archived" not in (b / "insights/pref-tea.md").read_text()
+    else:
+        audit(b, "apply", TEA, "--lexical", "--yes", "--reopen")  # nothing left to change: the decision is recorded
+    audit(b, "sync", how, "--yes")
+    audit(a, "sync", how, "--yes")
+    for clone in (a, b):
+        assert states_of(clone)[TEA] == ("withdrawn" if settle == "withdraw" else "applied")
+        assert audit(clone, "integrity")["problems"] == []

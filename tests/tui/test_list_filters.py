@@ -18,7 +18,7 @@ from palinode_tui.widgets import KeyedTable, ListFilter
 SIZE = (120, 36)
 # screen: (keys from Browse, the list's id, a text some but not all of its rows contain)
 LISTS = {
-    "ReviewScreen": (("2", "s", "s", "s", "s", "s"), "requests", "pending"),  # s to "all" states
+    "ReviewScreen": (("2", "s", "s", "s", "s", "s", "s"), "requests", "pending"),  # s to "all" states
     "UndoScreen": (("3",), "undo-ops", "poker"),
     "ResidueScreen": (("4",), "mentions", "request"),
     "ActivityScreen": (("5",), "timeline", "poker"),

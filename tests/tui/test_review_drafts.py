@@ -145,7 +145,7 @@ async def test_past_decisions_show_on_reopen(tmp_path, spec_store, embedder):
         # the decision and its leak check in one ledger commit, after the strike's own
         assert subjects(spec_store)[:2] == [f"palinode-audit ledger: apply {W}",
                                             "palinode retract: projects/moonrise-closeout.md (2 mentions) <- " + W]
-        for _ in range(5):  # pending -> ... -> all
+        for _ in range(6):  # pending -> ... -> all
             await pilot.press("s")
         await settle(app, pilot)
         assert review.state_filter == "all"

@@ -15,7 +15,7 @@ from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.detect import detect_forget_request
 from ..text.words import normalize_pref, retraction_id
-from .ledger import believed, decisions_for, read_ledger
+from .ledger import Ledger, conflict_in, decisions_for, read
 
 RequestStateName = records.RequestStateName  # docs/records.md
 
@@ -100,15 +100,16 @@ class RequestState:
         }
 
 
-def request_states(store: Store, memories: Mapping[str, Memory]) -> list[RequestState]:
-    ledger = believed(store, read_ledger(store))  # a record history does not back decides nothing
+def request_states(store: Store, memories: Mapping[str, Memory], ledger: Ledger | None = None) -> list[RequestState]:
+    """``ledger``: the store's, when the caller has read it already (a record history does not back decides nothing)."""
+    ledger = read(store) if ledger is None else ledger
     states = []
     requests = find_requests(memories)
     by_hand, undone = _from_history(store) if requests else ({}, {})
     for request in requests:
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
-        decisions = [d for d in decisions_for(ledger, request.path) if d.get("action") in _DECIDING]
+        decisions = [d for d in decisions_for(ledger.believed, request.path) if d.get("action") in _DECIDING]
         live = set(archived) | set(struck)
         states.append(
             RequestState(
@@ -119,6 +120,7 @@ def request_states(store: Store, memories: Mapping[str, Memory]) -> list[Request
                     request,
                     live,
                     decisions,
+                    conflict_in(ledger.current(request.path)) is not None,
                     bool(by_hand.get(request.path, set()) & set(struck)),
                     bool((undone.get(request.path, set()) | undone.get(request.rid, set())) - live),
                 ),
@@ -175,7 +177,12 @@ _DECIDING = records.DECIDING_ACTIONS
 
 
 def _state(
-    request: Request, live: set[str], decisions: list[records.LedgerRecord], by_hand: bool, undone: bool
+    request: Request,
+    live: set[str],
+    decisions: list[records.LedgerRecord],
+    conflicted: bool,
+    by_hand: bool,
+    undone: bool,
 ) -> RequestStateName:
     """What the files say now, read with the reviewer's decisions: ``live`` is
     every memory archived under the request or struck for its preference.
@@ -186,9 +193,15 @@ def _state(
     make it partial. With no apply recorded, what is in force is Palinode's
     own apply of the whole request, or, partial, a sentence struck by hand
     (``by_hand``) or part of it undone since (``undone``: an operation of the
-    request undone and not in force now)."""
+    request undone and not in force now).
+
+    ``decisions`` are in the order history made them. A dismissal and an apply
+    made apart (``conflicted``: neither knew of the other) are neither state
+    until someone decides again."""
     if request.memory.archived:
         return "withdrawn"
+    if conflicted:
+        return "conflicted"
     if decisions and decisions[-1].get("action") == "dismiss":
         return "dismissed"
     if not live:

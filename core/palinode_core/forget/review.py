@@ -13,7 +13,7 @@ from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.records import CommitRef, LedgerRecord
 from ..storage.store import Store
-from .ledger import believed, read_ledger, record
+from .ledger import LEDGER_REL, conflict_in, parse_ledger, read, record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .saved import Approved
@@ -71,7 +71,8 @@ def apply_forget(
     store.git.preflight()
     with writer_lock(store):
         refuse_decided(store, fplan.request.path, reopen)
-        return execute(store, approve(store, fplan, selection, note), fault, leak_record)
+        settled = _settle(store, fplan, note) if reopen and not fplan.actionable else None
+        return settled or execute(store, approve(store, fplan, selection, note), fault, leak_record)
 
 
 def approve(store: Store, fplan: ForgetPlan, selection: Selection | None, note: str | None) -> Approved:
@@ -184,10 +185,12 @@ def execute(
 def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
     """A request someone dismissed (here, or in a clone this one synced with)
     is applied only when the reviewer says so (``reopen``): say who and why."""
-    if reopen or not any(d.get("request") == request_path and d.get("action") == "dismiss" for d in read_ledger(store)):
+    held = parse_ledger(store.read_text(LEDGER_REL) or "")
+    if reopen or not any(d.get("request") == request_path and d.get("action") == "dismiss" for d in held):
         return  # no dismissal on file: history (a git log) need not be asked which records it backs
-    last = last_decision(store, request_path)
-    if last is None or last.get("action") != "dismiss":
+    current = [line.entry for line in read(store).current(request_path)]
+    last = next((d for d in reversed(current) if d.get("action") == "dismiss"), None)
+    if last is None:
         return
     note = f" ({str(last.get('note'))[:120]!r})" if last.get("note") else ""
     raise UsageError(
@@ -197,13 +200,46 @@ def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
 
 
 def last_decision(store: Store, request_path: str) -> LedgerRecord | None:
-    """The newest apply, dismiss or withdraw history backs for the request."""
+    """The latest apply, dismiss or withdraw history backs for the request (in the order history made them)."""
     decisions = [
         d
-        for d in believed(store, read_ledger(store))
+        for d in read(store).believed
         if d.get("request") == request_path and d.get("action") in ("apply", "dismiss", "withdraw")
     ]
     return decisions[-1] if decisions else None
+
+
+def _settle(store: Store, fplan: ForgetPlan, note: str | None) -> ForgetApplied | None:
+    """``apply --reopen`` of a request dismissed and applied apart, with nothing
+    left to change: record the decision that it stays applied (no commit but the
+    ledger's, as a dismissal), which settles the conflict. None: no conflict."""
+    request = fplan.request
+    if conflict_in(read(store).current(request.path)) is None:
+        return None
+    sha = record(
+        store,
+        {
+            "action": "apply",
+            "request": request.path,
+            "pref": request.pref,
+            "rid": request.rid,
+            "knobs": fplan.to_dict()["knobs"],
+            "search_mode": fplan.resolution.mode,
+            "targets": [],
+            "approved": [],
+            "rejected": [],
+            "deferred": [],
+            "failed": [],
+            "note": note,
+            "complete": True,
+        },
+    )
+    return ForgetApplied(
+        request.path,
+        ledger_commit=sha,
+        message=f"nothing left to change: recorded that {request.path} stays applied, "
+        "settling the dismissal made apart from its apply",
+    )
 
 
 def _refuse_unknown(fplan: ForgetPlan, selection: Selection | None) -> None:
@@ -261,10 +297,11 @@ def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
 
 def dismiss(store: Store, request_path: str, note: str) -> str | None:
     request = request_at(store, request_path)
-    last = last_decision(store, request.path)
-    if last is not None and last.get("action") == "apply" and not last.get("deferred") and last.get("complete", True):
-        # applied in full: dismissing would call it undecided while its archives and strikes stand
-        # (a partial apply may be dismissed: the rest is not wanted)
+    current = [line.entry for line in read(store).current(request.path)]
+    last = next((d for d in reversed(current) if d.get("action") == "apply"), None)
+    if last is not None and not last.get("deferred") and last.get("complete", True):
+        # applied in full (also apart from a dismissal): dismissing would call it undecided while its
+        # archives and strikes stand (a partial apply may be dismissed: the rest is not wanted)
         raise UsageError(
             f"{request.path} was applied by {last.get('decided_by') or 'a reviewer'} at {last.get('at')}; "
             "withdraw it first (palinode-audit withdraw) to dismiss it; nothing was changed"

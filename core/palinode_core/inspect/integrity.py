@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL, parse_ledger, unbelieved, unmatched_commits
+from ..forget.ledger import CONFLICT_MARKERS, LEDGER_REL, parse_ledger, read, unmatched_commits
 from ..ops import journal
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.records import record_lines
+from ..storage.records import LedgerRecord, record_lines
 from ..storage.store import AUDIT_DIR, Store
 from ..text.history import parse_entries
 from ..text.markdown import MARKER_RE, struck_spans
@@ -65,7 +65,8 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
         )
     # mid-merge the conflict is the problem; an interrupted apply's own line is not committed yet
     checked = "" if conflicted else ledger if not items else store.git.blob_at(store.git.tip(), LEDGER_REL) or ""
-    for doubt in [*unbelieved(store, checked), *unmatched_commits(store, parse_ledger(checked))]:
+    decided = read(store, checked)
+    for doubt in [*decided.unbelieved, *unmatched_commits(store, parse_ledger(checked))]:
         what = doubt.entry.get("request") or doubt.entry.get("path") or "?"
         problems.append(
             Problem(
@@ -104,11 +105,27 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
                 )
             )
         problems += chain_problems(rel, memory, partial(_history_text, store, rel))
+    # reviewers' decisions that disagree: a symptom of no other problem, never explained by one
+    conflicts = [
+        Problem(request, "decision_conflict", _conflict_detail(dismissal, applied))
+        for request, (dismissal, applied) in decided.conflicts().items()
+    ]
     return [
         p
         for p in problems
         if p.path not in explained or p.kind.startswith(("interrupted_", "temp_", "ledger_", "unmerged_"))
-    ]
+    ] + conflicts
+
+
+def _conflict_detail(dismissal: LedgerRecord, applied: LedgerRecord) -> str:
+    def who(record: LedgerRecord) -> str:
+        return f"{record.get('decided_by') or 'a reviewer'} at {record.get('at')}"
+
+    return (
+        f"dismissed by {who(dismissal)} and applied by {who(applied)}, neither knowing of the other "
+        "(clones that had not synced): decide again: withdraw it (puts back what it changed), "
+        "or apply it with --reopen"
+    )
 
 
 def _history_text(store: Store, rel: str) -> str | None:

@@ -13,13 +13,12 @@ report lists."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import NotAForgetRequest, PalinodeError
-from ..forget.ledger import LEDGER_REL, read_ledger
+from ..forget.ledger import Ledger, read
 from ..forget.requests import Request, find_requests, request_states
 from ..forget.resolve import coverage
 from ..ops.subjects import actor_of, parse_subject
@@ -27,7 +26,6 @@ from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.records import record_lines
 from ..storage.snapshot import GitObjects, date_bound
 from ..storage.store import Store
 from ..text.document import parse_document
@@ -93,26 +91,18 @@ def _first_added(store: Store, rev: str, paths: list[str]) -> dict[str, Commit]:
     return found
 
 
-def _ledger_commits(store: Store, objects: GitObjects, commits: list[Commit]) -> dict[str, dict[str, str]]:
-    """Each ledger line as committed -> the ledger commit that added it (who
-    decided, when), by reading the ledger's blob at each of our ledger commits."""
-    found: dict[str, dict[str, str]] = {}
-    for commit in reversed(commits):
-        if not commit.subject.startswith("palinode-audit ledger"):
-            continue
-        data = objects.read(f"{commit.sha}:{LEDGER_REL}")
-        for line in record_lines((data or b"").decode("utf-8", "replace")):
-            found.setdefault(line, {"commit": commit.sha, "author": commit.author, "date": commit.date})
-    return found
-
-
-def _decisions(store: Store, objects: GitObjects, commits: list[Commit]) -> list[dict[str, Any]]:
-    """Every ledger entry with the commit, author and date that recorded it."""
-    found = _ledger_commits(store, objects, commits)
+def _decisions(ledger: Ledger) -> list[dict[str, Any]]:
+    """Every ledger entry, in the order history added them, with the commit,
+    author and date that added it."""
     out = []
-    for entry in read_ledger(store):
-        line = json.dumps(entry, ensure_ascii=False, sort_keys=True)
-        out.append({**entry, "recorded": found.get(line)})
+    for line in ledger.lines:
+        source = line.source
+        recorded = (
+            {"commit": source.commit, "author": source.author.rsplit(" <", 1)[0], "date": source.date}
+            if source is not None
+            else None
+        )
+        out.append({**line.entry, "recorded": recorded})
     return out
 
 
@@ -419,10 +409,11 @@ def build_report(
             and (start is None or _parse_when(filed[r.path].date) >= start)
             and (end is None or _parse_when(filed[r.path].date) <= end)
         ]
-    states = {s.path: s.to_dict() for s in request_states(store, memories)}
+    ledger = read(store)
+    states = {s.path: s.to_dict() for s in request_states(store, memories, ledger)}
     objects = GitObjects(store.git)
     try:
-        decisions = _decisions(store, objects, history)
+        decisions = _decisions(ledger)
         rows = [
             _one(store, objects, r, states[r.path], history, filed.get(r.path), decisions, memories, review)
             for r in requests

@@ -19,7 +19,8 @@ RECORD_VERSION = 1
 OpKind = Literal["archive", "supersede", "retract", "unretract", "restore"]
 PlanOp = Literal["archive", "restore", "retract", "unretract"]
 # Where a forget request stands.
-RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed"]
+# conflicted: a dismissal and an apply made apart (in clones that had not synced), until someone decides again
+RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed", "conflicted"]
 # What a ledger record records: a decision (apply, dismiss, withdraw), a residue line marked
 # for later (flag), or a leak check (residue).
 LedgerAction = Literal["apply", "dismiss", "withdraw", "flag", "residue"]
@@ -53,6 +54,9 @@ class LedgerRecord(TypedDict, total=False):
     rid: str  # the retraction id, r:<rid> in strike markers
     note: str | None
     txn: str  # the journal transaction that wrote it
+    # apply, dismiss, withdraw: the ids of the request's decisions the deciding clone held
+    # (sha256 of each one's line, 16 hex digits), less those another of them names
+    after: list[str]
     # apply
     approved: list[CommitRef]
     rejected: list[str]
