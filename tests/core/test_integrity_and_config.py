@@ -373,3 +373,27 @@ def test_a_broken_config_in_history_stops_no_read_as_of_that_commit(tmp_path):
         assert proc.returncode == 0, (command, proc.stderr)
         warnings = [line for line in proc.stderr.splitlines() if "palinode.config.yaml" in line]
         assert len(warnings) == 1 and "Palinode's defaults" in warnings[0], (command, proc.stderr)
+
+
+# -- an operation is what its commit changed (issue 38, item 14) ----------------
+@pytest.mark.parametrize("forged", ["empty", "another file", "no unstrike"])
+def test_a_forged_undo_commit_neither_undoes_nor_blocks_a_real_strike(retracted, forged):
+    """A commit in this tool's unretract form naming the real strike as undone, that
+    unstrikes nothing: undo and redo of the strike go on as if it were not there."""
+    store = Store(retracted, clock=Clock())
+    strike = next(o for o in Session(store).operations() if o.op == "retract")
+    message = (f"palinode unretract: people/ann.md (1 mentions)\n\nUndoes: {strike.commit}\n"
+               f"Undoes-Operation: {strike.op_id}\nRetraction-Id: {RID}\n")
+    if forged == "another file":
+        edit(retracted / "people/bob.md", "Bob.", "Bob, again.")
+    elif forged == "no unstrike":
+        edit(retracted / "people/ann.md", "She runs on Sundays.", "She runs on Sundays and Mondays.")
+    git(retracted, "commit", "-qa", "--allow-empty", "-m", message)
+    strike = next(o for o in Session(Store(retracted)).operations() if o.commit == strike.commit)
+    assert strike.undone_by is None, "a commit that took nothing back undid nothing"
+    session = Session(Store(retracted, clock=Clock()))
+    apply(session.store, session.plan_undo(strike))
+    assert "[RETRACTED" not in (retracted / "people/ann.md").read_text()
+    session = Session(Store(retracted, clock=Clock()))
+    apply(session.store, session.plan_redo(session.operation(strike.commit)))
+    assert "~~Ann Lee likes tea.~~ [RETRACTED" in (retracted / "people/ann.md").read_text()

@@ -155,8 +155,8 @@ def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]
     by_ref.update({c.trailers[OP_ID_TRAILER]: c for c in reversed(commits) if c.trailers.get(OP_ID_TRAILER)})
     for commit in commits:
         op = parse_subject(commit.subject, prefix)
-        if op is None:
-            continue
+        if op is None or op.path not in commit.files:
+            continue  # a commit that left the file it names as it was operated on nothing
         undoes, redoes = commit.trailers.get("Undoes"), "Redoes" in commit.trailers
         # by sha, or by the operation's id when a rebase rewrote the sha
         undid = by_ref.get(undoes or "") or by_ref.get(commit.trailers.get(UNDOES_OP_TRAILER) or "")

@@ -12,8 +12,10 @@ from ..errors import PalinodeError, UsageError
 from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, SUBJECT_RE, UNDOES_OP_TRAILER
+from ..storage.memory import Memory
 from ..storage.paths import history_rel_for, parse_subject_path
 from ..storage.records import OpKind
+from ..storage.snapshot import GitObjects, memory_from_bytes
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.markdown import struck_spans
@@ -86,7 +88,9 @@ _TAKES_BACK = {"archive": "restore", "restore": "archive", "retract": "unretract
 def operations(store: Store, limit: int = 500) -> list[Operation]:
     """Every lifecycle commit, newest first, each marked with what undid or
     redid it. A trailer counts only on a commit of the inverse operation on
-    the same file (the redo of an operation is the inverse of its undo)."""
+    the same file (the redo of an operation is the inverse of its undo) that
+    made that change to it: a subject and trailers are words, the change is
+    what happened."""
     found = _read(store, limit)
     by_sha = {o.commit: o for o in found}
     by_id = {o.op_id: o for o in reversed(found) if o.op_id}  # an id seen twice: the newest commit
@@ -97,13 +101,29 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
 
     undone: dict[str, Operation] = {}
     redone: dict[str, str] = {}
-    for o in found:
-        target = named(o, "Undoes", UNDOES_OP_TRAILER)
-        if target is not None and target.path == o.path and _TAKES_BACK[_KIND[target.op]] == _KIND[o.op]:
-            undone.setdefault(target.commit, o)  # newest first: the latest undo wins
-        original = named(o, "Redoes", REDOES_OP_TRAILER)
-        if original is not None and original.path == o.path and _KIND[original.op] == _KIND[o.op]:
-            redone.setdefault(original.commit, o.commit)
+    changes = _Changes(store)
+    try:
+        for o in found:
+            target = named(o, "Undoes", UNDOES_OP_TRAILER)
+            if (
+                target is not None
+                and target.commit not in undone  # newest first: the latest undo wins
+                and target.path == o.path
+                and _TAKES_BACK[_KIND[target.op]] == _KIND[o.op]
+                and changes.made(o)
+            ):
+                undone[target.commit] = o
+            original = named(o, "Redoes", REDOES_OP_TRAILER)
+            if (
+                original is not None
+                and original.commit not in redone
+                and original.path == o.path
+                and _KIND[original.op] == _KIND[o.op]
+                and changes.made(o)
+            ):
+                redone[original.commit] = o.commit
+    finally:
+        changes.close()
     return [
         replace(
             o,
@@ -122,6 +142,9 @@ def _read(store: Store, limit: int) -> list[Operation]:
         match = _SUBJECT_RE.match(commit.subject)
         if not match or match.group("prefix") != store.config.commit_prefix:
             continue
+        path = parse_subject_path(match.group("path"))
+        if path not in commit.files:
+            continue  # a commit that left the file it names as it was operated on nothing
         op = cast(OperationName, match.group("op"))  # the pattern admits only these names
         counterpart = match.group("succ") or match.group("src")
         out.append(
@@ -129,13 +152,58 @@ def _read(store: Store, limit: int) -> list[Operation]:
                 commit.sha,
                 commit.date,
                 op,
-                parse_subject_path(match.group("path")),
+                path,
                 parse_subject_path(counterpart) if counterpart else None,
                 commit.subject,
                 commit.trailers,
             )
         )
     return out
+
+
+class _Changes:
+    """Did an undo or redo commit change its file as its operation does (strike
+    more, strike less, archive, restore)? Read from the file before and after
+    it, through one ``git cat-file`` process, started only when asked."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.objects: GitObjects | None = None
+        self.seen: dict[str, bool] = {}
+
+    def made(self, operation: Operation) -> bool:
+        if operation.commit not in self.seen:  # a redo is asked twice: as a redo and as an undo's undo
+            self.seen[operation.commit] = self._made(operation)
+        return self.seen[operation.commit]
+
+    def _made(self, operation: Operation) -> bool:
+        if self.objects is None:
+            self.objects = GitObjects(self.store.git)
+        before = self._memory(f"{operation.commit}^", operation.path)
+        after = self._memory(operation.commit, operation.path)
+        if after is None:
+            return False
+        kind = _KIND[operation.op]
+        if kind in ("archive", "restore"):
+            return after.archived == (kind == "archive") and (before is None or before.archived != after.archived)
+        rid = operation.trailers.get("Retraction-Id") or None
+        struck = len(struck_spans(after.body, rid))
+        was = len(struck_spans(before.body, rid)) if before is not None else 0
+        return struck > was if kind == "retract" else struck < was
+
+    def _memory(self, rev: str, path: str) -> Memory | None:
+        assert self.objects is not None
+        data = self.objects.read(f"{rev}:{path}")
+        if data is None:
+            return None
+        try:
+            return memory_from_bytes(path, data)
+        except PalinodeError:  # unreadable there: no change of a memory to speak of
+            return None
+
+    def close(self) -> None:
+        if self.objects is not None:
+            self.objects.close()
 
 
 def pref_for(store: Store, path: str, rid: str | None = None, op: str = "retract") -> str | None:
