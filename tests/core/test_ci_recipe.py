@@ -130,3 +130,22 @@ def test_review_pack_writes_nothing_inside_the_store(forge, tmp_path):
                            str(clone / "review"), "--lexical"], capture_output=True, text=True, env=runner_env())
     assert proc.returncode != 0 and "inside the store" in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert not (clone / "review").exists() and git(clone, "status", "--porcelain") == ""
+
+
+def test_the_rid_is_taken_as_the_review_comment_writes_it(forge, tmp_path):
+    """The comment heads each request `## r:<rid>` and the input asks for the
+    retraction id (r:…): that form is applied, as the bare hex digits are."""
+    run_job("plan", checkout(forge, tmp_path / "ci-plan"), tmp_path / "t1")
+    tea = next(e for e in review_comment(forge, tmp_path)["requests"] if e["request"] == "insights/forget-tea.md")
+    comment = subprocess.run(["git", "-C", str(forge), "show", "palinode-review:comment.md"],
+                             capture_output=True, text=True, check=True).stdout
+    assert f"r:{tea['rid']}" in comment
+    triggers = yaml.safe_load(WORKFLOW.read_text())[True]  # YAML 1.1 reads the key `on` as true
+    assert "r:" in triggers["workflow_dispatch"]["inputs"]["rid"]["description"]
+    with pytest.raises(StepFailed, match="hex"):  # still only a retraction id: nothing else gets through
+        run_job("apply", checkout(forge, tmp_path / "ci-a"), tmp_path / "t2",
+                {"rid": "r:../../x", "plan_sha256": tea["plan_sha256"]})
+    ran = run_job("apply", checkout(forge, tmp_path / "ci-b"), tmp_path / "t3",
+                  {"rid": f"r:{tea['rid']}", "plan_sha256": tea["plan_sha256"]})
+    assert ran == ["apply"]
+    assert "status: archived" in (checkout(forge, tmp_path / "reviewer") / "insights/pref-tea.md").read_text()
