@@ -230,6 +230,54 @@ def test_killed_inside_git_commit(store_root, tmp_path, then, how):
     assert request_consistent(store_root) == ""
 
 
+def _killed_holding_the_index_lock(store_root: Path, tmp_path: Path) -> None:
+    """Our process and the git it runs are killed inside `git commit`, after git took
+    .git/index.lock (a kill of the whole group): git never removes it."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bindir / "git").write_text(GIT_WRAPPER.format(then=": > .git/index.lock; exit 1", git=real))
+    (bindir / "git").chmod(0o755)
+    assert run_worker(store_root, "apply", "never", env={"PATH": f"{bindir}:{os.environ['PATH']}"}) in (9, -9)
+    assert (store_root / ".git/index.lock").exists()
+
+
+def recover_cli(root: Path, how: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "palinode_core", "--json", "recover", str(root), f"--{how}", "--yes"],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("how", ["complete", "rollback"])
+def test_recover_clears_the_index_lock_a_git_killed_inside_our_commit_left(store_root, tmp_path, how):
+    _killed_holding_the_index_lock(store_root, tmp_path)
+    proc = recover_cli(store_root, how)
+    assert proc.returncode == 0, proc.stderr
+    removed = [r for r in json.loads(proc.stdout)["recovered"] if r.get("kind") == "git_locks"]
+    assert removed and removed[0]["paths"] == [".git/index.lock"], proc.stdout
+    assert not (store_root / ".git/index.lock").exists()
+    assert_consistent(store_root)
+
+
+def test_recover_says_how_to_go_on_when_the_index_lock_may_be_a_running_gits(store_root, tmp_path):
+    _killed_holding_the_index_lock(store_root, tmp_path)
+    # a git at work in the store (reading, as a user's `git log` would): the lock may be its
+    reader = subprocess.Popen(["git", "cat-file", "--batch"], cwd=store_root, stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    try:
+        proc = recover_cli(store_root, "complete")
+    finally:
+        reader.stdin.close()
+        reader.wait()
+    lock = store_root / ".git/index.lock"
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert f"git (process {reader.pid}) is running in the store" in proc.stderr, proc.stderr
+    assert f"rm -- {lock}" in proc.stderr and "recover again" in proc.stderr and "nothing was changed" in proc.stderr
+    assert lock.exists() and [i.kind for i in journal.pending(Store(store_root))] == ["forget"]
+    lock.unlink()  # as the message says, once no git is running
+    assert recover_cli(store_root, "complete").returncode == 0
+    assert_consistent(store_root)
+
+
 # -- item 5: recovery reads the real state, never git's wording -----------------------------
 
 def test_recover_when_someone_else_committed_our_change(store_root):

@@ -24,7 +24,7 @@ from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
 from .journal import in_head
-from .lock import writer_lock
+from .lock import git_locks, writer_lock
 from .plan import Applied, Plan
 from .subjects import OP_ID_TRAILER
 
@@ -346,17 +346,8 @@ def _reason(exc: BaseException, name: str) -> str:
 
 def _held_git_lock(store: Store) -> str | None:
     """The lock file a rival git holds (index, HEAD or the branch ref), read from disk, not from git's wording."""
-    if store.git.repo is None:
-        return None
-    git_dir = Path(store.git.repo.git_dir)
-    names = ["index.lock", "HEAD.lock"]
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
-        if head.startswith("ref: "):
-            names.append(head[5:].strip() + ".lock")
-    except OSError:
-        pass
-    return next((f".git/{n}" for n in names if (git_dir / n).exists()), None)
+    locks = git_locks(store)
+    return f".git/{locks[0].relative_to(Path(str(store.git.git_dir))).as_posix()}" if locks else None
 
 
 def put_back(

@@ -128,3 +128,72 @@ def busy_elsewhere(store: Store) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def git_locks(store: Store) -> list[Path]:
+    """The lock files git holds while it commits, present now in the store's git
+    folder: the index's, HEAD's and the current branch's. A git stopped inside
+    ``git commit`` (killed with the process that ran it) leaves them behind."""
+    if store.git.repo is None:
+        return []
+    git_dir = Path(store.git.repo.git_dir)
+    names = ["index.lock", "HEAD.lock"]
+    try:
+        head = safeio.read_bytes(git_dir / "HEAD", max_bytes=4096).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        head = ""
+    ref = head[5:].strip() if head.startswith("ref: ") else ""
+    if ref.startswith("refs/heads/") and ".." not in ref.split("/"):  # a branch, never a path out of .git
+        names.append(ref + ".lock")
+    inside = os.path.realpath(git_dir) + os.sep
+    return [
+        git_dir / name
+        for name in names
+        if os.path.lexists(git_dir / name) and (os.path.realpath((git_dir / name).parent) + os.sep).startswith(inside)
+    ]
+
+
+def why_not_stale(store: Store, locks: list[Path], since: float) -> str | None:
+    """Why ``locks`` cannot be shown to be left by a git that is gone, or None
+    when they are: each a plain file made no earlier than ``since`` (when the
+    interrupted operation that was committing began), no git process is at work
+    in the store (nor one whose folder we may not see) and no process holds one
+    open. Read from /proc (Linux); elsewhere it is not told."""
+    for lock in locks:
+        info = os.lstat(lock)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{lock.name} is not a plain file"
+        if info.st_mtime < since - 2:  # a second of clock granularity either side
+            return f"{lock.name} is older than the interrupted operation, so not left by it"
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return "this system does not show which processes hold a file"
+    git_dir = Path(str(store.git.git_dir))
+    held = {str(lock) for lock in locks} | {os.path.realpath(lock) for lock in locks}
+    places = {os.path.realpath(store.root), os.path.realpath(git_dir)}
+    for pid in (p for p in os.listdir(proc) if p.isdigit() and int(p) != os.getpid()):
+        try:
+            comm = (proc / pid / "comm").read_text().strip()
+        except OSError:
+            continue  # gone since listed
+        if comm == "git" or comm.startswith("git-"):  # only git takes git's locks
+            try:
+                cwd = os.readlink(proc / pid / "cwd")
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return f"git (process {pid}) is running as another user, and where it works cannot be seen"
+            if any(cwd == place or cwd.startswith(place + os.sep) for place in places):
+                return f"git (process {pid}) is running in the store"
+        try:
+            fds = os.listdir(proc / pid / "fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(proc / pid / "fd" / fd)
+            except OSError:
+                continue
+            if target in held:
+                return f"process {pid} ({comm}) holds {os.path.basename(target)} open"
+    return None

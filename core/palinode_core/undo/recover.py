@@ -1,17 +1,22 @@
 """Repair what a stop interrupted: complete or roll back each journaled
 operation (a whole forget apply or withdraw as one), from what HEAD, the
-index and the worktree really hold; remove the temp files a stop left."""
+index and the worktree really hold; remove the temp files a stop left, and
+git's lock files when a kill inside our commit provably left them."""
 
 from __future__ import annotations
 
+import os
+import shlex
+from pathlib import Path
 from typing import Any
 
 from ..errors import PalinodeError
 from ..forget import review, txn
 from ..ops import apply as ops_apply
 from ..ops import journal
-from ..ops.lock import writer_lock
+from ..ops.lock import git_locks, why_not_stale, writer_lock
 from ..storage import safeio
+from ..storage.commits import escape_control
 from ..storage.store import AUDIT_DIR, Store
 from . import withdraw
 
@@ -33,10 +38,20 @@ def leftover_folders(store: Store, items: list[journal.Interrupted] | None = Non
 def recover(store: Store, how: str) -> list[dict[str, Any]]:
     """Complete or roll back every interrupted operation ("complete" | "rollback")."""
     store.check_writable()
-    store.git.preflight()
     results: list[dict[str, Any]] = []
-    with writer_lock(store):
+    with writer_lock(store):  # held: no writer of ours is at work, so every journal entry is a stop's
         items = journal.pending(store)
+        cleared = _clear_git_locks(store, items)
+        store.git.preflight()
+        if cleared:
+            results.append(
+                {
+                    "kind": "git_locks",
+                    "result": "removed",
+                    "paths": cleared,
+                    "summary": f"removed {', '.join(cleared)}, left by a git stopped inside an interrupted commit",
+                }
+            )
         for item in items:
             if item.kind in LEDGERS:
                 results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
@@ -61,3 +76,34 @@ def recover(store: Store, how: str) -> list[dict[str, Any]]:
                 }
             )
     return results
+
+
+def _clear_git_locks(store: Store, items: list[journal.Interrupted]) -> list[str]:
+    """git's lock files a kill inside one of our commits left (git never removes
+    them after a SIGKILL), removed when they are provably that: else refused
+    with why, and exactly how to go on."""
+    locks = git_locks(store)
+    if not locks:
+        return []
+    git_dir = Path(str(store.git.git_dir))
+    names = [f".git/{lock.relative_to(git_dir).as_posix()}" for lock in locks]
+    seen = {lock: os.lstat(lock) for lock in locks}
+    if not items:
+        why: str | None = "no interrupted operation of this tool is on record, so none of its commits left it"
+    else:  # the earliest write of the interrupted operations: a lock left by their commit is no older
+        since = min(path.stat().st_mtime for item in items for path in [item.path, *(p for p, _ in item.children)])
+        why = why_not_stale(store, locks, since)
+    if why is not None:
+        command = " ".join(shlex.quote(str(lock)) for lock in locks)
+        raise PalinodeError(
+            escape_control(
+                f"git's {', '.join(names)} is still there, and whether a git stopped inside a commit left it "
+                f"cannot be told ({why}): once no git command is running in this store, remove it "
+                f"(rm -- {command}) and run recover again; nothing was changed"
+            )
+        )
+    for lock in locks:
+        now = os.lstat(lock)
+        if (now.st_ino, now.st_mtime_ns) == (seen[lock].st_ino, seen[lock].st_mtime_ns):
+            os.unlink(lock)  # a new git cannot have taken it meanwhile: git creates a lock only where none is
+    return names
