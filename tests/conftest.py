@@ -23,6 +23,8 @@ def _isolated_session_env(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(base / "xdg-cache"))
         patch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+        # the embedder's 90 MB weights copy, made once per session, not in every test's cache
+        patch.setenv("PALINODE_AUDIT_MODEL_CACHE", str(base / "model-cache"))
         yield
 
 

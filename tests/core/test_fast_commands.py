@@ -20,7 +20,8 @@ FILES = {
     "insights/pref-sneakers.md": "I collect vintage sneakers and track new sneaker drops every week.",
     "insights/forget-w.md": "Please forget that I know Wilhelmina Cragg.",
 }
-HEAVY = ("whoosh", "numpy", "torch", "sentence_transformers", "transformers", "git")
+HEAVY = ("whoosh", "numpy", "onnxruntime", "tokenizers", "torch", "sentence_transformers", "transformers", "git")
+MODEL = {"onnxruntime", "tokenizers", "torch", "sentence_transformers", "transformers"}  # what embedding may import
 LOADING = "loading the embedding model"
 
 # Runs the CLI in this process, then reports which heavy modules it imported.
@@ -73,7 +74,7 @@ def test_warm_plan_reads_cached_vectors_and_never_loads_the_model(store, embedde
     assert result["search_mode"] == "hybrid"
     # the cached preference vector ranks the same (plans differ only in their history lines' minute)
     assert _routes(result) == _routes(expected) and _routes(result)
-    assert not {"sentence_transformers", "torch", "transformers"} & set(modules), modules
+    assert not MODEL & set(modules), modules
     # Palinode's resolver on a small store computes similarities in plain Python (index.NUMPY_ABOVE)
     _, palinode_modules, _ = run_cli("plan", str(store), "insights/forget-w.md", "--resolver", "palinode")
     assert "numpy" not in palinode_modules
@@ -82,7 +83,7 @@ def test_warm_plan_reads_cached_vectors_and_never_loads_the_model(store, embedde
     for args in (["apply", str(store), "insights/forget-w.md"],
                  ["residue", str(store), "--pref", "I know Wilhelmina Cragg"]):
         shown, modules, err = run_cli(*args)
-        assert not {"sentence_transformers", "torch", "transformers"} & set(modules), (args, modules)
+        assert not MODEL & set(modules), (args, modules)
         assert LOADING not in err
     assert shown["counts"]
 
@@ -112,12 +113,12 @@ def test_a_typed_query_never_embedded_loads_the_model_and_says_so(store, embedde
     query = "judges at the autumn fair"
     result, modules, err = run_cli("search", str(store), query)
     assert result["mode"] == "hybrid" and result["hits"]
-    assert "sentence_transformers" in modules
+    assert "onnxruntime" in modules and not {"torch", "sentence_transformers", "transformers"} & set(modules)
     assert [line for line in err.splitlines() if LOADING in line] == [err.strip()]  # one line, nothing else
 
     again, modules, err = run_cli("search", str(store), query)  # now cached by its text
     assert again["hits"] == result["hits"]
-    assert "sentence_transformers" not in modules and LOADING not in err
+    assert not MODEL & set(modules) and LOADING not in err
 
 
 # trace and history read `git log`: they may import GitPython only while GitStore runs git through it

@@ -122,7 +122,7 @@ def test_a_lexical_plan_never_imports_numpy_or_torch(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     probe = ("import runpy, sys\nsys.argv = ['palinode-audit', '--json', 'plan', sys.argv[1], "
              "'insights/forget-bees.md', '--lexical']\ntry:\n    runpy.run_module('palinode_core', run_name='__main__')\n"
-             "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'torch', 'sentence_transformers') "
+             "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'torch', 'sentence_transformers', 'onnxruntime') "
              "if m in sys.modules), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, env=env,
                           check=True)
