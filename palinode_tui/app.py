@@ -319,6 +319,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             "lexical": "indexing",
             "segmenting": "segmenting sentences",
             "sentences": "embedding sentences",
+            "model": "loading the embedding model",
         }.get(message.phase, "embedding")
         self.set_status(f"{label} {message.done}/{message.total}", (message.done, message.total))
 

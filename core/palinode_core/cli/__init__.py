@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"palinode-audit: {args.command} took {time.monotonic() - started:.2f} s", file=sys.stderr)
 
 
+# What an interrupted command keeps: `index` commits as it goes (vectors every 256 texts).
+_RESUMES = {"index": "; what it indexed and embedded is kept: run it again to resume where it stopped"}
+
 # Commands that judge the whole store (a plan's recall check, leaks, residue, a report):
 # a file they could not read is one they cannot vouch for.
 _CHECKS_THE_STORE = frozenset({"plan", "apply", "leaks", "residue", "report", "deliveries", "requests"})
@@ -213,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
         print(error_line(str(exc) or exc.__class__.__name__), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("palinode-audit: interrupted", file=sys.stderr)
+        print(f"palinode-audit: interrupted{_RESUMES.get(args.command, '')}", file=sys.stderr)
         return 130
     # what was read is not what it seems: said even under -q, which silences only notes and progress
     if getattr(args, "not_git", None) is not None:

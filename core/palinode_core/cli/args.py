@@ -35,7 +35,7 @@ def _say_loading() -> None:
     if VERBOSITY < 0:
         return
     print(
-        "palinode-audit: loading the embedding model: some text has no cached vector (this takes seconds)",
+        "palinode-audit: loading the embedding model: some text has no cached vector",
         file=sys.stderr,
         flush=True,
     )
@@ -43,12 +43,16 @@ def _say_loading() -> None:
 
 class TerminalProgress:
     """Progress on stderr, one updating line per phase with its rate and ETA,
-    when stderr is a terminal (never in a pipe or a log)."""
+    when stderr is a terminal (never in a pipe or a log). The rate is measured
+    from the phase's first report (its work left to do), so the ETA is the work
+    left at the rate measured so far; loading the model is a step of its own
+    ("model"), its seconds in no rate."""
 
     def __init__(self) -> None:
         self.enabled = sys.stderr.isatty() and VERBOSITY >= 0
         self._phase: str | None = None
         self._start = 0.0
+        self._first = 0
         self._last = 0.0
 
     def __call__(self, phase: str, done: int, total: int) -> None:
@@ -58,22 +62,28 @@ class TerminalProgress:
         if phase != self._phase:
             if self._phase is not None:
                 print(file=sys.stderr)
-            self._phase, self._start, self._last = phase, now, 0.0
+            self._phase, self._start, self._first, self._last = phase, now, done, 0.0
+        if phase == "model":  # a step: said when done (the line above is closed first, for on_load's note)
+            if done >= total:
+                print(f"\rmodel: loaded in {now - self._start:.1f} s", end="", file=sys.stderr, flush=True)
+            return
         if now - self._last < 0.2 and done < total:
             return
         self._last = now
-        rate = done / (now - self._start) if now > self._start else 0.0
-        eta = (
-            f"{int((total - done) / rate) // 60}:{int((total - done) / rate) % 60:02d}"
-            if rate and done < total
-            else "-"
-        )
+        rate = (done - self._first) / (now - self._start) if now > self._start else 0.0
+        eta = _clock((total - done) / rate) if rate and done < total else "-"
         print(f"\r{phase}: {done:,}/{total:,}  {rate:,.0f}/s  ETA {eta}   ", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.enabled and self._phase is not None:
             print(file=sys.stderr)
             self._phase = None
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    hours, minutes = divmod(whole // 60, 60)
+    return f"{hours}:{minutes:02d}:{whole % 60:02d}" if hours else f"{minutes}:{whole % 60:02d}"
 
 
 def embedder() -> Embedder:

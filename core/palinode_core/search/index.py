@@ -234,18 +234,15 @@ class SearchIndex:
         missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
         try:
             embedded = self._vectors.embed_pairs(missing, progress)
-            if limit is None:  # then every unit, those sharing a stem with a request first
+            if limit is None:  # then every unit, those sharing a stem with a request first (one phase)
                 from ..text.stem import stems
 
-                def sentences(_phase: str, done: int, total: int) -> None:
-                    if progress:
-                        progress("sentences", done, total)
-
                 likely, rest = self.units.texts_missing_vectors({s for pref in self._prefs for s in stems(pref)})
-                embedded += self._vectors.embed_pairs(likely, sentences)
+                total = len(likely) + len(rest)
+                embedded += self._vectors.embed_pairs(likely, progress, "sentences", 0, total)
                 if on_likely is not None and likely:
                     on_likely()
-                embedded += self._vectors.embed_pairs(rest, sentences)
+                embedded += self._vectors.embed_pairs(rest, progress, "sentences", len(likely), total)
                 self._scan_prefs()
         except EmbeddingUnavailable:
             self.vectors_ready = False
