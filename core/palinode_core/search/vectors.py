@@ -65,8 +65,8 @@ def spread_order(count: int) -> list[int]:
     evenly from the whole range. The calls of a window are sorted by length
     (little padding) but run in this order, so the rate measured so far is the
     rate of what is left and an ETA from it holds: run longest first, the
-    1k store's chunk ETA was 2-17x the time it took; in this order, on the
-    same calls, 1.0-1.4x after the first call (bench/README.md)."""
+    1k store's chunk ETA was 1.8-17x the time left; in this order, on the
+    same calls, 1.0-1.55x from the second call on (bench/README.md)."""
     bits = max(1, (count - 1).bit_length())
     return [i for i in sorted(range(1 << bits), key=lambda i: int(f"{i:0{bits}b}"[::-1], 2)) if i < count]
 
