@@ -140,8 +140,6 @@ def prepared(model_dir: Path, cache: Path) -> Path:
     target = cache / _key(source, raw, graph)
     if not _complete(target, graph):
         cache.mkdir(parents=True, exist_ok=True)
-        if target.exists() or target.is_symlink():  # damaged or partial: set aside, then made anew
-            _remove(target)
         work = Path(tempfile.mkdtemp(prefix=".building-", dir=cache))
         try:
             _write(source, spans, work)
@@ -149,9 +147,10 @@ def prepared(model_dir: Path, cache: Path) -> Path:
             (work / "source.json").write_text(json.dumps({"path": str(source.resolve()), "key": target.name}))
             try:
                 os.rename(work, target)
-            except OSError:  # another process made it first
+            except OSError:  # taken: by another process's whole copy (kept) or a damaged one (replaced)
                 if not _complete(target, graph):
-                    raise
+                    _remove(target)
+                    os.rename(work, target)
         finally:
             if work.exists():
                 _remove(work)
