@@ -32,6 +32,7 @@ PARTIAL_WORDS_SIM = 0.5  # ... and, carrying some of its words, this near: costs
 # Below P_ZERO a sentence sharing no word is as near as noise, store-wide; only the WEAK_TOP nearest
 # of the sentences read (at least WEAK_NEAR, and the guards above) are proposed, labelled weak.
 WEAK_NEAR, WEAK_TOP = 0.33, 4
+WEAK_CAP = 0.49  # the score of a paraphrase not clearly nearer this preference than another's: below PROPOSE
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,13 @@ def fuse(
         if similarity is None or name_use or similarity < P_FLOOR:
             return 0.0  # no vector, its only link is a word inside a name, or far from the preference itself
         near = max(similarity, neighbour or 0.0)
-        if contrast is not None and near - contrast < CONTRAST:
-            return 0.0  # as near to another request's preference: not this one's
-        return _sigmoid(P_SCALE * (near - P_ZERO))
+        score = _sigmoid(P_SCALE * (near - P_ZERO))
+        if contrast is None or near - contrast >= CONTRAST:
+            return score
+        if near <= contrast:
+            return 0.0  # nearer another request's preference: not this one's
+        # nearer this one, but not clearly: as weak as noise, so it is proposed only by rank
+        return min(score, WEAK_CAP)
     sem = 0.45 if similarity is None else similarity
     return _sigmoid(A_LEX * lexical + B_SEM * sem + D_BIAS)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import EmbeddingUnavailable
+from ..search.chunks import text_hash
 from ..search.index import SearchIndex
 from ..search.rank import similarities
 from ..search.unit_index import indexable
@@ -169,8 +170,10 @@ def _semantic_candidates(
         for h, row in zip(hashes, similarities(vecs, anchors), strict=True):
             nearness[h] = max(nearness[h], *row)
         keep |= {h for h, v in nearness.items() if v >= SEMANTIC_NEAR}
-    # the store's nearest units by rank: below the cut, only these may be proposed (weak), so they are read
-    ranked = sorted(near.values(), reverse=True)
+    # the store's nearest units by rank, of those sharing no specific word (what meaning alone must find):
+    # below the cut, only these may be proposed (weak), so they are read
+    worded = {text_hash(t) for _fp, t in hits}
+    ranked = sorted((v for h, v in near.items() if h not in worded), reverse=True)
     rank_floor = ranked[RANK_TOP - 1] if len(ranked) >= RANK_TOP else 0.0
     weak = sorted(((v, h) for h, v in nearness.items() if WEAK_NEAR <= v < SEMANTIC_NEAR), reverse=True)
     picked: list[str] = []  # a unit's text: a list item's sentence is never proposed on its own
@@ -279,7 +282,7 @@ def read_memories(
             and owned is not None
             and owned.who == "user"
             and sims[i] >= ANCHOR_SIM
-            and len(clauses(texts[i])) == 1
+            and len(clauses(texts[i], unsure=False)) == 1
         ]
         strong = sorted(strong, key=lambda i: -sims[i])[:ANCHORS]
         if strong:

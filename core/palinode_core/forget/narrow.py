@@ -180,7 +180,7 @@ def _unless_a_list(cut: Cut, sentence: str, before: Clause, kept: str) -> Cut:
     """A cut at a ", and" that may close a list ("I love hiking, camping, and fishing")
     could part its items, and one at a bare " and " keeping a single word ("I cook
     and dance") may part one activity: never pre-approved, the reviewer chooses."""
-    if before.bare and len(stems(kept)) < 2:
+    if before.unsure or (before.bare and len(stems(kept)) < 2):
         return replace(cut, clean=False, note=f"{cut.note}; the ' and ' may join one thing: the reviewer chooses")
     if not may_close_a_list(sentence, before):
         return cut

@@ -58,7 +58,7 @@ def _aboutness(judge: Judge, read: Read) -> tuple[int, int]:
         if not unit.strikeable:
             continue
         pieces = [unit.text[a:b] for a, b in item_sentences(unit.text)] if unit.kind == "list_item" else [unit.text]
-        parts = [c.text for piece in pieces for c in clauses(piece)] or [unit.text]
+        parts = [c.text for piece in pieces for c in clauses(piece, unsure=False)] or [unit.text]
         total += len(parts)
         names = bool(judge.pref.entities & judge.names_in(unit.text))
         if ev.subject == "other" or ev.partial or ev.weak:

@@ -243,17 +243,17 @@ def _name_run(text: str, found: list[tuple[str, int]]) -> int:
 
 
 def _subject_is_a_person(found: list[tuple[str, int]], run: int, ctx: Context) -> bool:
-    """The opening Titlecase run stands like a person doing something: not a
-    word the store writes in lower case, not the preference's own name, not a
-    verb opening a subjectless note; then a verb, or a possessive."""
+    """The opening Titlecase run stands like a person doing something, not like
+    a verb opening a subjectless note ("Scrolls headlines from DR", "Plays the
+    violin"): a name the store writes as one, or a word followed by the
+    preference's own verb ("Tomás swims ..."), or by a verb after a word that
+    is no verb itself; never a word the store writes in lower case, the
+    preference's own name, or an activity ("Cooking relaxes them")."""
     head = found[0][0]
     first = fold(head)
     bare = first.removesuffix("'s").removesuffix("\u2019s")
-    if bare in ctx.entities or ctx.common(bare) or bare in VERBS or stem(bare) in ctx.stems:
-        return False
-    if run == 1 and (first.endswith("ed") or first.endswith("ing")) and not ctx.named(bare):
-        # "Cooking relaxes them", "Hosting rotates monthly", "Moved to Leeds in 2019": an activity, a
-        # subjectless note; unless the store writes it as a name elsewhere ("met Manning at the pub")
+    named = ctx.named(bare)
+    if bare in ctx.entities or (ctx.common(bare) and not named) or bare in VERBS or stem(bare) in ctx.stems:
         return False
     if any(fold(w).removesuffix("'s") in ctx.entities for w, _ in found[:run]):
         return False  # "Hyde Park is close": the preference's own place
@@ -261,8 +261,18 @@ def _subject_is_a_person(found: list[tuple[str, int]], run: int, ctx: Context) -
         return True  # "Priya's allotment"
     if run >= 2:
         return run < len(found) and found[run][0][:1].islower()  # "Ana Sousa keeps bees"
-    nxt = fold(found[1][0]) if len(found) > 1 else ""
-    return bool(nxt) and found[1][0][:1].islower() and (nxt in VERBS or nxt.endswith(("s", "ed")))
+    if len(found) < 2 or not found[1][0][:1].islower():
+        return False
+    nxt = fold(found[1][0])
+    if named:
+        return True  # "Manning keeps bees" where the store writes Manning as a name
+    if first.endswith(("ed", "ing")):
+        return False  # "Moved to Leeds", "Hosting rotates monthly": an activity, a subjectless note
+    if stem(nxt) in ctx.stems:
+        return True  # "Jonas swims twice a week": a word, then the preference's own verb
+    if first.endswith("s") and not first.endswith(("ss", "us", "is")):
+        return False  # "Scrolls headlines from DR": a verb opening a subjectless note
+    return nxt in VERBS or nxt.endswith(("s", "ed"))
 
 
 def _owner(text: str, ctx: Context) -> str | None:

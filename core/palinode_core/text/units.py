@@ -21,7 +21,7 @@ FRONTMATTER_FIELDS = ("name", "title", "summary", "description", "tags", "entiti
 # by walking back (a leading \s* retried from every position of a long run was quadratic).
 _CLAUSE_SEP_RE = re.compile(
     r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+|(?P<splice>,\s+)(?=[Ii](?:'m|'ve|'d|'ll)?\s)"
-    r"|(?P<bare> and )(?=(?P<next>[A-Za-z]+)\b)"
+    r"|(?P<bare> and )(?=(?P<next>[^\W\d_]+))"
 )
 # A bare " and " joins two clauses only before a subject or a verb of its own ("I live in Berlin
 # and work at Stripe", "... and I cook"); "cats and dogs" or "music and dance" are one clause.
@@ -30,7 +30,10 @@ _CLAUSE_VERBS = frozenset(
     for base in """work live play keep run own teach ride drive cook bake read write grow collect volunteer train
     walk sing paint draw learn spend visit attend support follow prefer enjoy avoid need want care help speak watch
     listen travel commute rent share sell buy eat drink go take make use have love like hate moved started stopped
-    joined quit left""".split()
+    joined quit left lend borrow owe pay send call email text meet clean wash fix mend book order pick drop feed
+    return renew check sort print sign post cancel deliver repair bring file back save spend visit host hire
+    manage lead run organise organize coach mentor answer reply plan fly sleep wake shop bike cycle row sail
+    hike climb knit sew brew grow plant water mow weed tidy cover keep""".split()
     for ending in ("", "s", "es", "ed", "d")
 ) | frozenset(
     """studies studied swims swam swim goes went takes took makes made has had does did ran runs is was are were
@@ -109,11 +112,16 @@ class Clause:
     end: int  # end of the clause's own text
     sep_end: int  # end of the separator after it (== end for the last clause)
     text: str
-    bare: bool = False  # the separator after it is a bare " and " (before a verb or subject of its own)
+    bare: bool = False  # the separator after it is a bare " and "
+    unsure: bool = False  # ... before a word that may not open a clause ("cats and dogs"): a person decides
 
 
-def clauses(sentence: str) -> list[Clause]:
-    """The sentence cut at clause boundaries; one clause when there are none."""
+def clauses(sentence: str, unsure: bool = True) -> list[Clause]:
+    """The sentence cut at clause boundaries; one clause when there are none. A bare
+    " and " before a subject or a verb of its own separates surely ("I live in Berlin
+    and work at Stripe", "... and Çağla practises"); before any other word it may
+    ("I go to the sauna and lend the ladder", or "cats and dogs"): cut too, marked
+    ``unsure``, unless ``unsure`` is False."""
     out: list[Clause] = []
     cursor = 0
     done = 0  # where the previous separator ended: a separator never starts before it
@@ -121,14 +129,18 @@ def clauses(sentence: str) -> list[Clause]:
         start = m.start()
         if m.group("splice") and not _FIRST_PERSON_START_RE.match(sentence, cursor):
             continue
-        if m.group("bare") and m.group("next").lower() not in _CLAUSE_VERBS:
-            continue
+        doubt = False
+        if m.group("bare"):
+            nxt = m.group("next")
+            doubt = nxt.lower() not in _CLAUSE_VERBS and not nxt[:1].isupper()
+            if doubt and not unsure:
+                continue
         if sentence[start] == ";":
             while start > done and sentence[start - 1].isspace():
                 start -= 1
         done = m.end()
         if start > cursor:
-            out.append(Clause(cursor, start, m.end(), sentence[cursor:start], bool(m.group("bare"))))
+            out.append(Clause(cursor, start, m.end(), sentence[cursor:start], bool(m.group("bare")), doubt))
             cursor = m.end()
     out.append(Clause(cursor, len(sentence), len(sentence), sentence[cursor:]))
     return out
