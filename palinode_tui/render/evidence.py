@@ -55,6 +55,9 @@ def matched_words(ev: Evidence, pref: str) -> Text:
     if ev.name_use:
         text.append("; inside a name, not counted: ", style="dim")
         text.append_text(plain(", ".join(ev.name_use), "dim"))
+    if ev.loose:
+        text.append("; says nothing alone (how often, when): ", style="dim")
+        text.append_text(plain(", ".join(ev.loose), "dim"))
     return text
 
 
@@ -85,6 +88,10 @@ def evidence_text(cand: Candidate, pref: str) -> Text:
             )
         if ev.someone_named:
             text.append("    names someone else or reports their words: it may be their fact\n", style="dim")
+        if ev.why:
+            text.append("    whose: ", style="dim")
+            text.append_text(plain(ev.why, "dim"))
+            text.append("\n")
         if ev.neighbour:
             near = "" if ev.neighbour_similarity is None else f" ({ev.neighbour_similarity:.2f})"
             text.append(f"    nearest sentence that states it{near}: ", style="dim")

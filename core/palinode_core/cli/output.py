@@ -62,6 +62,9 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
             near = f" near {p(ev['neighbour'])!r} ({ev['neighbour_similarity']:.2f})" if ev.get("neighbour") else ""
             near += " (weak: among the nearest in meaning, below the usual cut)" if ev.get("weak") else ""
             near += " (names someone else: a person decides)" if ev.get("someone_named") else ""
+            loose = ev.get("loose_words") or []
+            near += f" (not counted alone: {', '.join(p(w) for w in loose)})" if loose else ""
+            near += f" [{p(ev['whose'])}]" if ev.get("whose") else ""
             out.add(
                 f"    {ev['kind']} line {ev['line']}: score {ev['score']:.2f}{sim}, words "
                 f"{', '.join(p(w) for w in ev['shared_words']) or 'none'}{near}: {p(ev['text'])}"
