@@ -262,11 +262,18 @@ def _decide(
             evidence,
             False,
         )
-    if share > ARCHIVE_SHARE or (subject and stating and share >= SUBJECT_SHARE):
+    # a memory with nothing to strike, whose heading or labels carry it ("# Beşiktaş" under
+    # summary: supports Beşiktaş), is about it whole
+    labelled = not strikeable and any(
+        not e.partial and not e.weak and (u.kind == "heading" or u.kind == "frontmatter") for u, e in carrying
+    )
+    if share > ARCHIVE_SHARE or (subject and stating and share >= SUBJECT_SHARE) or labelled:
         why = (
             f"{carried} of its {clauses_in_all} clause(s) carry it ({len(stating)} of {len(strikeable)} sentence(s))"
             if share > ARCHIVE_SHARE
             else f"its own subject carries it ({subject[0].kind}: {subject[0].text!r})"
+            if subject
+            else "it holds no sentence, and its heading or labels carry it"
         )
         plan = archives.get(memory.rel) or lifecycle.plan_archive(
             store, memory.rel, superseded_by=request.path, reason=f'forget request: "{request.pref}"', trailers=trailers
@@ -276,8 +283,8 @@ def _decide(
         # the memory that establishes it (a unit carrying every word) is pre-approved
         # whatever its other sentences; otherwise every sentence must be strong (a weak
         # proposal neither helps nor hinders)
-        pre = any(e.complete and e.preapproved for e in evidence) or all(
-            e.preapproved for _, e in struck_units if not e.weak
+        pre = any(e.complete and e.preapproved for e in evidence) or (
+            bool(struck_units) and all(e.preapproved for _, e in struck_units if not e.weak)
         )
         return Candidate(
             memory.rel,

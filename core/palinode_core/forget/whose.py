@@ -10,8 +10,11 @@ else's, and ``Whose.why`` names that evidence:
 - a reporting verb gives it another speaker ("..., says Kwame", "according to Ilse"),
 - a transcript label gives its "I" to someone ("Tom: I keep bees."),
 - a possessive names another owner ("... is Ana's hobby"),
-- a pronoun whose person the memory named just before ("Met Tom. He plays ..."),
-  or a memory that is itself about someone else (``people/tom.md``).
+- a memory that is itself about someone else (``people/tom.md``).
+
+A pronoun after a sentence naming someone ("Met Tom. He plays ...") may be
+theirs or the user's: it is the user's, but never acted on without a person
+(``Whose.someone`` is set).
 
 A name is a person's only where it stands like one: Titlecase, not the user's,
 not a word the store writes in lower case ("Home is a rented flat ..."), not
@@ -200,9 +203,14 @@ def _opening(text: str, found: list[tuple[str, int]], ctx: Context) -> Whose | N
     if first in THIRD_PERSON:
         if first in ("his", "her", "their") and nxt in RELATIONS:
             return _relative(nxt, low, ctx, f"{found[0][0]} {found[1][0]}")
-        who = ctx.antecedent or ctx.memory_other
-        if who:
-            return Whose("other", f'"{found[0][0]}" is {who}, named before it', who)
+        if ctx.memory_other:
+            return Whose("other", f'"{found[0][0]}" is {ctx.memory_other}: a memory about them', ctx.memory_other)
+        if ctx.antecedent:
+            # many stores call the user "they" (or "she", "he") throughout: someone named just before
+            # makes it uncertain, not theirs; a person decides
+            return Whose(
+                "user", f'"{found[0][0]}" may be {ctx.antecedent}, named before it: a person decides', ctx.antecedent
+            )
         return Whose("user", f'"{found[0][0]}" with no one else named before: the user')
     if first in ("the", "a", "an") and nxt in RELATIONS:
         return _relative(nxt, low, ctx, f"{found[0][0]} {found[1][0]}")
