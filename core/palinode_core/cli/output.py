@@ -291,13 +291,18 @@ def _leaks(out: Text, data: dict[str, Any]) -> None:
             + f"  {counts}"
             + (f"  (recorded: {check['ledger_commit'][:10]})" if check.get("ledger_commit") else "")
         )
+        found = [m for m in check["mentions"] if m["kind"] != "possible"]
         out.table(
             ["kind", "where", "in", "match", "text"],
-            [
-                [m["kind"], f"{p(m['path'])}:{m['line']}", m["where"], m["match"], p(m["text"])[:90]]
-                for m in check["mentions"]
-            ],
+            [[m["kind"], f"{p(m['path'])}:{m['line']}", m["where"], m["match"], p(m["text"])[:90]] for m in found],
         )
+        maybe = [m for m in check["mentions"] if m["kind"] == "possible"]
+        if maybe:
+            out.add("  read as possibly a mention, and not taken for one:")
+            out.table(
+                ["where", "why", "text"],
+                [[f"{p(m['path'])}:{m['line']}", p(m.get("why") or "")[:70], p(m["text"])[:70]] for m in maybe],
+            )
 
 
 def _plan(out: Text, data: dict[str, Any]) -> None:

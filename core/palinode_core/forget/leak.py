@@ -25,13 +25,15 @@ from ..storage.store import Store
 from ..text.letters import fold
 from ..text.markdown import struck_spans
 from ..text.units import memory_units
-from .evidence import P_FLOOR
+from .evidence import P_FLOOR, WEAK_NEAR, Evidence
 from .gather import candidate_paths
 from .judgment import Judge, judge_for
 from .ledger import record
 from .requests import Request
 
-LeakKind = Literal["live", "struck", "archived", "unforgettable"]
+# possible: a unit the judgment read as maybe carrying it and did not take (someone else's, only
+# words that say nothing alone, a word inside a name, too far in meaning), with why
+LeakKind = Literal["live", "struck", "archived", "unforgettable", "possible"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Leak:
     text: str
     match: str  # lexical | semantic
     score: float
+    why: str = ""  # whose it is, or (possible) why it is not taken for a mention
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,18 +56,20 @@ class Leak:
             "text": self.text,
             "match": self.match,
             "score": round(self.score, 3),
+            "why": self.why,
         }
 
 
 def leak_check(request: Request, memories: Mapping[str, Memory], index: SearchIndex | None = None) -> list[Leak]:
     """Every surviving mention of the request's preference (semantic evidence
-    only from sentence vectors already cached: a check never loads the model)."""
+    only from sentence vectors already cached: a check never loads the model),
+    and every unit read as possibly one and not taken (kind ``possible``, with why)."""
     judge = judge_for(index, request.pref, memories)
     readable = _worth_reading(request, judge, memories, index)
     out: list[Leak] = []
     for rel, memory in sorted(memories.items()):
         if rel in readable:
-            out += memory_leaks(rel, memory, request, judge, index)
+            out += memory_leaks(rel, memory, request, judge, index, possibles=True)
     return out
 
 
@@ -75,11 +80,13 @@ def memory_leaks(
     judge: Judge,
     source: Any = None,
     may_share: Callable[[str], bool] | None = None,
+    possibles: bool = False,
 ) -> list[Leak]:
     """Every mention of the request's preference in one memory (or one version
     of it from history): the evidence the leak check and the delivery audit share.
     ``may_share`` (without vectors only): a cheap test that a unit has a word of
-    the preference's stems; a unit failing it has no lexical evidence, so none at all."""
+    the preference's stems; a unit failing it has no lexical evidence, so none at all.
+    ``possibles``: also every unit read as maybe carrying it and not taken, with why."""
     if memory.is_history or memory.forget_pref:
         return []
     rid = request.rid
@@ -102,10 +109,25 @@ def memory_leaks(
         words = judge.words(unit.text)
         sim = None if sims is None else sims[i]
         labels = _labels_it(unit.field, words.shared, judge, about)
-        if not (words.shared or labels) and (sim is None or sim < PROPOSE_FLOOR):
+        worded = bool(words.shared or words.loose or words.name_use)
+        if not (worded or labels) and (sim is None or sim < PROPOSE_FLOOR):
             continue  # no word and far in meaning: whose fact it is need not be asked
         ev = judge.evidence(unit, words, owner(i), sim)
         if not (ev.carries or labels):
+            near = sim is not None and sim >= WEAK_NEAR
+            if possibles and (worded or near) and not memory.archived and not memory.retired_reason:
+                out.append(
+                    Leak(
+                        rel,
+                        _file_line(memory, unit.line, unit.field),
+                        "possible",
+                        unit.kind,
+                        f"{unit.field}: {unit.text}" if unit.field else unit.text,
+                        "lexical" if worded else "semantic",
+                        ev.score,
+                        _not_taken(ev),
+                    )
+                )
             continue
         out.append(
             Leak(
@@ -116,9 +138,23 @@ def memory_leaks(
                 f"{unit.field}: {unit.text}" if unit.field else unit.text,
                 "lexical" if words.shared else "semantic",
                 ev.score,
+                ev.why,
             )
         )
     return out
+
+
+def _not_taken(ev: Evidence) -> str:
+    """Why a unit the judgment read is not taken for a mention."""
+    if ev.subject == "other":
+        return f"someone else's: {ev.why}"
+    if ev.name_use and not ev.shared:
+        return f"its shared words sit inside a name ({', '.join(ev.name_use)})"
+    if ev.loose and not ev.shared:
+        return f"shares only words that say nothing alone ({', '.join(ev.loose)})"
+    sim = "no vector" if ev.similarity is None else f"similarity {ev.similarity:.2f}"
+    words = ", ".join(ev.shared) or "no word"
+    return f"too weak to be a mention: {words}; {sim}; score {ev.score:.2f}"
 
 
 PROPOSE_FLOOR = P_FLOOR  # below it a unit sharing no word scores 0 (evidence.fuse)
@@ -180,6 +216,11 @@ def _cached_similarities(source: Any, pref: str, texts: list[str]) -> list[float
     present = [v for v in vecs if v is not None]
     sims = iter(similarities(present, [qvec]))
     return [None if v is None else next(sims)[0] for v in vecs]
+
+
+def mentions(leaks: list[Leak]) -> list[Leak]:
+    """The leaks that are mentions (live, struck, archived, unforgettable), not merely possible ones."""
+    return [leak for leak in leaks if leak.kind != "possible"]
 
 
 def leak_counts(leaks: list[Leak]) -> dict[str, int]:

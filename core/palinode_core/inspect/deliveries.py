@@ -245,7 +245,7 @@ class DeliveryAudit:
                     may_share=functools.partial(_shares, words, w=w),
                 )
                 live = [lk for lk in leaks if lk.kind in ("live", "unforgettable")]
-                chosen = live or leaks
+                chosen = live or [lk for lk in leaks if lk.kind in ("struck", "archived")]
                 if chosen:
                     first = chosen[0]
                     judged[i] = Mention("live" if live else "retracted", first.text, first.line)
