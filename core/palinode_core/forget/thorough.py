@@ -39,7 +39,7 @@ from .resolve import Candidate, ForgetPlan, checked, coverage, plan_forget
 # would retire with it), or when its own subject (name, title, first heading) carries it and
 # at least SUBJECT_SHARE of its clauses do.
 ARCHIVE_SHARE = 0.5
-SUBJECT_SHARE = 0.5
+SUBJECT_SHARE = 0.25
 ABOUT_SIM = 0.35  # a sentence this near the preference in meaning is about it, though not a mention of it
 _SUBJECT_FIELDS = ("name", "title")
 
@@ -50,8 +50,9 @@ def _aboutness(judge: Judge, read: Read) -> tuple[int, int]:
     (or a pointer back: "and love it") are in; one carrying it by meaning
     alone, or near it in meaning (ABOUT_SIM), counts whole, as does one whose
     pronoun stands for the preference's person named just before ("Lunch with
-    Wilhelmina Cragg was fun. She ordered the soup."); a partial or weak
-    mention counts for nothing."""
+    Wilhelmina Cragg was fun. She ordered the soup."). A sentence sharing a
+    specific word is about it even when too weak to be a mention ("Bought the
+    Vespa second-hand"); a weak proposal (meaning as near as noise) is not."""
     carried = total = 0
     named_before = False
     for unit, ev in zip(read.units, read.evidence, strict=True):
@@ -61,10 +62,10 @@ def _aboutness(judge: Judge, read: Read) -> tuple[int, int]:
         parts = [c.text for piece in pieces for c in clauses(piece, unsure=False)] or [unit.text]
         total += len(parts)
         names = bool(judge.pref.entities & judge.names_in(unit.text))
-        if ev.subject == "other" or ev.partial or ev.weak:
+        if ev.subject == "other" or ev.weak:
             named_before = False
             continue
-        if ev.carries and ev.shared:
+        if ev.shared:  # by its words, a mention or not ("The tattoo artist works above a bakery")
             carried += sum(related_clauses(judge, parts))
         elif ev.carries or (ev.similarity or 0.0) >= ABOUT_SIM or (named_before and opens_with_pronoun(unit.text)):
             carried += len(parts)
