@@ -20,7 +20,7 @@ from ..render import plain, safe
 Opener = Callable[[str, Callable[[object], None], Callable[[str], None]], None]
 
 HOW = (
-    "A date: YYYY-MM-DD (the end of that day) or YYYY-MM-DD HH:MM, UTC unless a zone is given; "
+    "A date: YYYY-MM-DD (the end of that day) or YYYY-MM-DD HH:MM, your time zone unless one is given; "
     "or a git revision: a commit, a tag, HEAD~3. Empty: back to now. Read from git; nothing is checked out."
 )
 

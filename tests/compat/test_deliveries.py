@@ -87,6 +87,11 @@ class Logger:
         }
         return self.send(op="search", results=[row], now=now, session=session, receipt=receipt, query=query)
 
+    def resolve(self, query: str, now: str, db: Path) -> dict:
+        """A real resolve by Palinode's own code: its receipt envelope logged, and
+        what its ``explain_delivery`` names for it (retrieval_driver.py)."""
+        return self.send(op="resolve", query=query, now=now, db=str(db))
+
     def close(self) -> None:
         assert self.proc.stdin
         self.proc.stdin.close()
@@ -106,7 +111,7 @@ def line_of(root: Path, rel: str, text: str) -> int:
 
 
 def audit(root: Path, *extra: str, capsys) -> dict:
-    assert main(["--json", "deliveries", str(root), *extra]) == 0
+    assert main(["--json", "deliveries", str(root), "--show-queries", *extra]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -182,7 +187,8 @@ def test_summary_carries_the_exposure_window_and_the_leaks(forgotten_here, capsy
     root, _old, _struck = forgotten_here
     report = audit(root, "--request", "insights/forget-sneakers.md", capsys=capsys)
     entry = report["requests"]["insights/forget-sneakers.md"]
-    assert entry["counts"] == {"before_request": 1, "exposure_window": 1, "leak": 2, "delivered_retracted": 1}
+    assert entry["counts"] == {"before_request": 1, "exposure_window": 1, "leak": 2, "delivered_retracted": 1,
+                               "withdrawn": 0, "dismissed": 0}
     assert entry["window"]["from"].startswith("2025-06-01T11:00") and entry["window"]["to"].startswith(
         "2025-06-01T13:00"
     )
@@ -214,7 +220,8 @@ def test_unknown_revision_is_named_not_guessed(forgotten_here, capsys):
         fh.write(json.dumps({"timestamp": at(18), "file_path": "notes/never.md", "session_id": "s-never"}) + "\n")
     rows = by_session(audit(root, capsys=capsys))
     assert rows["s-forged"]["revision_match"] == "unknown" and rows["s-forged"]["commit"] is None
-    assert "hashes to abababab" in rows["s-forged"]["note"]
+    assert "hashes to the receipt's file_sha256" in rows["s-forged"]["note"]
+    assert rows["s-forged"]["revision"] == "ab" * 32
     assert rows["s-never"]["revision_match"] == "unknown" and "never committed" in rows["s-never"]["note"]
 
 

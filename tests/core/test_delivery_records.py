@@ -57,18 +57,20 @@ def test_a_row_at_the_very_second_of_filing_or_apply_is_classed_by_it(tmp_path, 
                     "revision": old_sha, "revision_basis": "file_sha256"})
         for name, t in moments.items()
     ])
-    audit = Session.open(root, clock=Clock(), vectors=False).deliveries()
+    audit = Session.open(root, clock=Clock(), vectors=False).deliveries(show_queries=True)
     classes = {r["session_id"]: r["class"] for r in audit.rows()}
     assert classes == {"a": "before_request", "b": "exposure_window", "c": "exposure_window",
                        "d": "exposure_window", "e": "leak", "f": "leak"}
     counts = audit.summary()["insights/forget-ann.md"]["counts"]
-    assert counts == {"before_request": 1, "exposure_window": 3, "leak": 2, "delivered_retracted": 0}
+    assert counts == {"before_request": 1, "exposure_window": 3, "leak": 2, "delivered_retracted": 0,
+                      "withdrawn": 0, "dismissed": 0}
 
 
 RECORD_FIELDS = [
-    "log", "line", "timestamp", "file_path", "session_id", "bundle_id", "chunk_id", "mode", "source", "query",
-    "class", "revision_match", "revision_basis", "revision", "path", "commit", "blob", "request", "rid", "sentence",
-    "sentence_line", "sentence_sha256", "note",
+    "log", "line", "entry", "timestamp", "file_path", "session_id", "bundle_id", "chunk_id", "mode", "source", "query",
+    "class", "revision_match", "revision_basis", "revision", "policy_version", "scope", "disposition", "coverage",
+    "next_transition", "path", "commit", "blob", "request", "rid", "state", "sentence", "sentence_line",
+    "sentence_sha256", "note", "also",
 ]
 
 
@@ -104,8 +106,8 @@ def test_the_json_stream_is_exactly_the_records_and_ascii(tmp_path, monkeypatch)
     lines.append('{"timestamp": "2025-06-01T12:00:00Z", "file_path": "people/ann.md", "query": "\\ud800 lone"}')
     write_log(root, lines)
     session = Session.open(root, clock=Clock(), vectors=False)
-    records = list(session.deliveries().rows())
-    streamed = list(session.deliveries().json_rows())
+    records = list(session.deliveries(show_queries=True).rows())
+    streamed = [line for batch in session.deliveries(show_queries=True).json_rows() for line in batch]
     assert len(records) == len(streamed) == len(lines)
     assert streamed == [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]  # byte for byte
     assert list(records[0]) == RECORD_FIELDS  # the documented order, kept from before it was made fast
@@ -140,7 +142,7 @@ def test_the_reader_takes_exactly_the_lines_json_takes(tmp_path):
         except (ValueError, RecursionError):
             return False
 
-    audit = Session.open(root, clock=Clock(), vectors=False).deliveries()
+    audit = Session.open(root, clock=Clock(), vectors=False).deliveries(show_queries=True)
     lines = [r["line"] for r in audit.rows()]
     expected = [n for n, line in enumerate(b"\n".join(raw).split(b"\n"), 1) if takes(line)]
     assert lines == expected and len(expected) >= 4

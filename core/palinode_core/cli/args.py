@@ -130,7 +130,7 @@ def as_of_args(p: argparse.ArgumentParser) -> None:
         "--as-of",
         metavar="DATE",
         help="the store as of the last commit at or before DATE "
-        "(YYYY-MM-DD means the end of that day, UTC; or an ISO 8601 time)",
+        "(YYYY-MM-DD means the end of that day, in your time zone; or an ISO 8601 time, yours unless it names a zone)",
     )
     when.add_argument("--at", metavar="REV", help="the store as of a commit (any git revision)")
 

@@ -42,6 +42,7 @@ class Versions:
         self._members: dict[str, list[str]] | None = None  # family -> paths, built on first need
         self._exact: dict[tuple[str, str], Version | None] = {}  # (path, sha256) asked -> answer
         self._objects: GitObjects | None = None
+        self._depth: int | None = None  # the most components a path in history has
         self.note: str | None = None
         try:
             out = store.git.run_bytes(
@@ -100,6 +101,35 @@ class Versions:
 
     def known(self, path: str) -> bool:
         return path in self._entries
+
+    def history(self, path: str) -> tuple[list[int], list[Version | None]]:
+        """Each time ``path`` changed, oldest first, and its version from then (None: deleted)."""
+        return self._times.get(path, []), self._entries.get(path, [])
+
+    def family(self, path: str) -> str:
+        """One name for every name a memory had (renames followed)."""
+        return self._find(path)
+
+    def tail(self, file_path: str) -> tuple[str, str] | None:
+        """(the longest tail of an absolute ``file_path`` that is a path in
+        history, the folder before it), or None: where a store moved since a
+        row was logged kept its files. Only as many trailing components as the
+        deepest path in history are looked at (linear in the path)."""
+        if self._depth is None:
+            self._depth = max((p.count("/") + 1 for p in self._entries), default=0)
+        cut = len(file_path)
+        cuts = []
+        for _ in range(self._depth):
+            cut = file_path.rfind("/", 0, cut)
+            if cut <= 0:
+                break
+            cuts.append(cut)
+        for cut in reversed(cuts):  # the longest tail first
+            tail = file_path[cut + 1 :]
+            for name in (tail, tail + ".md"):
+                if name in self._entries:
+                    return name, file_path[:cut]
+        return None
 
     def at(self, path: str, epoch: float) -> Version | None:
         """The version of ``path`` current at ``epoch`` (None: not yet committed, or deleted then)."""

@@ -48,13 +48,16 @@ def _parse_when(text: str) -> datetime:
 
 
 def scope_bounds(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
-    """``since`` from the start of its day, ``until`` to the end of its day (UTC unless a zone is given)."""
+    """``since`` from the start of its day, ``until`` to the end of its day, to
+    the second, in the user's time zone unless a zone is given."""
     start = None
     if since:
         text = since.strip()
         try:
-            start = _parse_when(text + "T00:00:00+00:00" if len(text) == 10 else text)
-        except ValueError:
+            start = datetime.fromisoformat(text + "T00:00:00" if len(text) == 10 else text.replace("Z", "+00:00"))
+            if start.tzinfo is None:
+                start = start.astimezone()  # a naive time is the user's
+        except (ValueError, OverflowError, OSError):
             raise PalinodeError(f"cannot read the date {since!r}; use YYYY-MM-DD or an ISO 8601 time") from None
     end = _parse_when(date_bound(until)) if until else None
     return start, end

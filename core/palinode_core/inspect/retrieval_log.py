@@ -1,8 +1,11 @@
 """Reading Palinode's retrieval log, ``.audit/retrievals.jsonl``: one JSON
 line per delivered file or chunk (Palinode 0.23's ``RetrievalLogger``), with
 the delivery receipt's ``bundle_id``, ``revision`` and ``revision_basis`` when
-the delivery carried one. Every field but ``timestamp`` and ``file_path`` is
-optional.
+the delivery carried one, and what Palinode's ``explain`` reads of it (policy,
+scope, disposition, coverage, next transition). Every field but ``timestamp``
+and ``file_path`` is optional. A resolve logs one receipt envelope
+(``event_type: bundle_receipt``, no ``file_path``) for the whole delivery: it
+is read as one row per record it supplied, as Palinode's own ``explain`` does.
 
 The log is read, never written: streamed line by line (a line over
 ``MAX_LINE_BYTES`` is skipped without being held), its folder and files opened
@@ -22,7 +25,7 @@ import os
 import posixpath
 import re
 import stat as stat_mod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any, cast
@@ -42,9 +45,22 @@ GZ_SLACK = 1 << 16
 GZ_MAX_BYTES = 4 << 30
 _PLACES_KEPT = 100_000  # distinct logged paths remembered at once (memory stays bounded)
 _ROTATED_RE = re.compile(r"^retrievals\.jsonl(?:\.(\d+)|[-.]([0-9A-Za-z_-]+))?(\.gz)?$")
-_OPTIONAL = ("mode", "source", "query", "session_id", "bundle_id", "revision", "revision_basis")
+_OPTIONAL = (
+    "mode",
+    "source",
+    "query",
+    "session_id",
+    "bundle_id",
+    "revision",
+    "revision_basis",
+    "policy_version",
+    "disposition",
+    "next_transition",
+)
 _TEXT_OR_NONE = frozenset((str, type(None)))
-_FIELDS = ("timestamp", "file_path", "chunk_id", *_OPTIONAL)
+_TEXT = frozenset((str,))
+_FIELDS = ("timestamp", "file_path", "chunk_id", *_OPTIONAL, "scope", "coverage")
+BUNDLE_RECEIPT = "bundle_receipt"  # Palinode's resolve envelope (palinode.core.retrieval_log)
 _every_field = operator.itemgetter(*_FIELDS)
 _FILLED = re.compile(rb"[^ \t\n\r\f\v]")  # a byte that makes a line more than blank (bytes.strip's set)
 _VALUE_FIRST = frozenset(b'{["-0123456789tfnNI')  # a byte a JSON value can begin with (NaN, Infinity too)
@@ -72,6 +88,16 @@ class Row:
     bundle_id: str | None
     revision: str | None
     revision_basis: str | None
+    policy_version: str | None = None
+    disposition: str | None = None  # selected, replaced, conflict_side, ... as the receipt named it
+    next_transition: str | None = None
+    scope: list[str] | None = None  # the caller scope the server resolved ([]: no scope identity)
+    coverage: dict[str, Any] | None = None  # the delivery's bounded coverage: status and reasons
+    entry: int | None = None  # the supplied record's place in a resolve envelope (None: a row of its own)
+
+
+# (the store path an absolute logged path outside the store names, the folder the store was in), or None
+Relocate = Callable[[str], "tuple[str, str] | None"]
 
 
 @dataclass
@@ -86,6 +112,9 @@ class LogReport:
     problem_count: int = 0
     first: str | None = None
     last: str | None = None
+    envelopes: int = 0  # resolve envelopes read as the records they supplied
+    moved: dict[str, int] = field(default_factory=dict)  # a folder the store was in -> rows logged under it
+    relocate: Relocate | None = None  # maps a path under a folder the store was in (a store moved since)
 
     def problem(self, where: str, what: str) -> None:
         self.problem_count += 1
@@ -110,6 +139,16 @@ class LogReport:
             out.append(f"rotated logs read too (oldest first): {', '.join(rotated)}")
         if self.first:
             out.append(f"the log begins at {self.first}: deliveries before that are not known")
+        if self.envelopes:
+            out.append(
+                f"{self.envelopes} resolve envelope(s) (bundle_receipt) read as the records they supplied, "
+                "as Palinode's explain reads them"
+            )
+        for folder, count in sorted(self.moved.items()):
+            out.append(
+                f"{count} row(s) name files under {folder}, where the store was when they were logged: "
+                "read as this store's files (the paths history holds)"
+            )
         if self.problem_count > len(self.problems):
             out.append(f"{self.problem_count - len(self.problems)} more problem line(s) not shown")
         return out
@@ -123,6 +162,8 @@ class LogReport:
             "skipped": self.skipped,
             "first": self.first,
             "last": self.last,
+            "envelopes": self.envelopes,
+            "moved": self.moved,
             "notes": self.notes(),
             "problems": self.problems,
             "problem_count": self.problem_count,
@@ -325,7 +366,7 @@ def _rows_of(
 ) -> Iterator[Row]:
     scan = cast(Any, json.JSONDecoder()).scan_once  # the C scanner json.loads itself uses
     # A log names the same few thousand files a million times: each is placed once.
-    places: dict[str, tuple[str | None, str | None]] = {}
+    places: dict[str, tuple[str | None, str | None, str | None]] = {}
     for number, line in _lines(handle):
         if line is None:
             report.problem(f"{where}:{number}", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
@@ -339,8 +380,12 @@ def _rows_of(
             report.problem(f"{where}:{number}", f"a JSON {type(data).__name__}, not an object; skipped")
             continue
         row = _row_of(data, where, number, root_text, base, report, since, places)
-        if row is not None:
+        if row is None:
+            continue
+        if isinstance(row, Row):
             yield row
+        else:  # a resolve envelope: the records it supplied
+            yield from row
 
 
 def _row_of(
@@ -351,14 +396,48 @@ def _row_of(
     base: str,
     report: LogReport,
     since: float | None,
-    places: dict[str, tuple[str | None, str | None]],
-) -> Row | None:
+    places: dict[str, tuple[str | None, str | None, str | None]],
+) -> Row | list[Row] | None:
     try:  # every field at once when the row has them all, as Palinode writes it
-        timestamp, file_path, chunk, *values = _every_field(data)
+        (
+            timestamp,
+            file_path,
+            chunk,
+            mode,
+            source,
+            query,
+            session,
+            bundle,
+            revision,
+            basis,
+            policy,
+            disposition,
+            upcoming,
+            scope,
+            coverage,
+        ) = _every_field(data)
     except KeyError:
-        timestamp, file_path, chunk, *values = map(data.get, _FIELDS)
+        (
+            timestamp,
+            file_path,
+            chunk,
+            mode,
+            source,
+            query,
+            session,
+            bundle,
+            revision,
+            basis,
+            policy,
+            disposition,
+            upcoming,
+            scope,
+            coverage,
+        ) = map(data.get, _FIELDS)
     if file_path is None and data.get("event_type") is not None:
-        report.skip("receipt envelope (no file delivered)")
+        if data["event_type"] == BUNDLE_RECEIPT:
+            return _envelope(data, where, number, root_text, base, report, since, places)
+        report.skip("an event that delivered no file")
         return None
     if file_path == "":
         report.skip("search that delivered nothing")
@@ -379,25 +458,191 @@ def _row_of(
         return None
     placed = places.get(file_path)
     if placed is None:
-        placed = place(file_path, root_text)
-        if placed[0] is None and file_path.startswith("/") and base != root_text:
-            placed = place(file_path, base)  # logged through the link the store was opened by
-        if len(places) >= _PLACES_KEPT:
-            places.clear()
-        places[file_path] = placed
-    rel, why = placed
-    if why:
+        placed = _place(file_path, root_text, base, report, places)
+    rel, why, moved = placed
+    if why is not None:
         report.problem(f"{where}:{number}", why)
-    if not _TEXT_OR_NONE.issuperset(map(type, values)):
-        for i, value in enumerate(values):
+    elif moved is not None:
+        report.moved[moved] = report.moved.get(moved, 0) + 1
+    texts = (mode, source, query, session, bundle, revision, basis, policy, disposition, upcoming)
+    if not _TEXT_OR_NONE.issuperset(map(type, texts)):
+        fixed = list(texts)
+        for i, value in enumerate(texts):
             if value is not None and not isinstance(value, str):
                 report.problem(f"{where}:{number}", f"{_OPTIONAL[i]} is {_quoted(value)}, not text; ignored")
-                values[i] = None
-    if (chunk is not None and not isinstance(chunk, (str, int))) or isinstance(chunk, bool):
-        report.problem(f"{where}:{number}", f"chunk_id is {_quoted(chunk)}, not an id; ignored")
-        chunk = None
+                fixed[i] = None
+        mode, source, query, session, bundle, revision, basis, policy, disposition, upcoming = fixed
+    if scope is not None and (scope.__class__ is not list or not _TEXT.issuperset(map(type, scope))):
+        report.problem(f"{where}:{number}", f"scope is {_quoted(scope)}, not a list of scopes; ignored")
+        scope = None
+    if coverage is not None and not _is_coverage(coverage):
+        report.problem(f"{where}:{number}", f"coverage is {_quoted(coverage)}, not a coverage; ignored")
+        coverage = None
+    if chunk is not None and chunk.__class__ is not str:
+        if chunk.__class__ is int:
+            chunk = str(chunk)
+        else:
+            report.problem(f"{where}:{number}", f"chunk_id is {_quoted(chunk)}, not an id; ignored")
+            chunk = None
     report.rows += 1
     if report.first is None:
         report.first = timestamp
     report.last = timestamp
-    return Row(where, number, timestamp, epoch, file_path, rel, None if chunk is None else str(chunk), *values)
+    return Row(
+        where,
+        number,
+        timestamp,
+        epoch,
+        file_path,
+        rel,
+        chunk,
+        mode,
+        source,
+        query,
+        session,
+        bundle,
+        revision,
+        basis,
+        policy,
+        disposition,
+        upcoming,
+        scope,
+        coverage,
+    )
+
+
+def _place(
+    file_path: str,
+    root_text: str,
+    base: str,
+    report: LogReport,
+    places: dict[str, tuple[str | None, str | None, str | None]],
+) -> tuple[str | None, str | None, str | None]:
+    """(the store path a logged path names or None, why not, the folder the
+    store was in when it was logged if not where it is), kept for the next row."""
+    rel, why = place(file_path, root_text)
+    if rel is None and file_path.startswith("/") and base != root_text:
+        rel, why = place(file_path, base)  # logged through the link the store was opened by
+    moved = None
+    if rel is None and file_path.startswith("/") and report.relocate is not None:
+        found = report.relocate(file_path)  # a folder the store was in when the row was logged
+        if found is not None:
+            (rel, moved), why = found, None
+    if len(places) >= _PLACES_KEPT:
+        places.clear()
+    placed = places[file_path] = (rel, why, moved)
+    return placed
+
+
+def _placed(
+    file_path: str,
+    where: str,
+    number: int,
+    root_text: str,
+    base: str,
+    report: LogReport,
+    places: dict[str, tuple[str | None, str | None, str | None]],
+) -> str | None:
+    """The store path a logged path names (each distinct one placed once), or None."""
+    rel, why, moved = places.get(file_path) or _place(file_path, root_text, base, report, places)
+    if why is not None:
+        report.problem(f"{where}:{number}", why)
+    elif moved is not None:
+        report.moved[moved] = report.moved.get(moved, 0) + 1
+    return rel
+
+
+def _is_coverage(value: Any) -> bool:
+    """A receipt's coverage: an object of text, or lists of text (``{"status": ..., "reasons": [...]}``)."""
+    if (
+        value.__class__ is dict
+        and len(value) == 2
+        and value.get("reasons") == []
+        and value.get("status").__class__ is str
+    ):
+        return True  # the shape of nearly every row, said at once
+    return value.__class__ is dict and all(
+        v is None or v.__class__ is str or (v.__class__ is list and _TEXT.issuperset(map(type, v)))
+        for v in value.values()
+    )
+
+
+def _envelope(
+    data: dict[str, Any],
+    where: str,
+    number: int,
+    root_text: str,
+    base: str,
+    report: LogReport,
+    since: float | None,
+    places: dict[str, tuple[str | None, str | None, str | None]],
+) -> list[Row] | None:
+    """A resolve envelope as the rows of the records it supplied, as Palinode's
+    ``explain_delivery`` expands it: each record's ref as ``<ref>.md``, its
+    revision and disposition, the receipt's policy, scope, coverage and next
+    transition, ``source: resolve``. No query and no session: Palinode logs none."""
+    timestamp, receipt, bundle = data.get("timestamp"), data.get("receipt"), data.get("bundle_id")
+    supplied = receipt.get("supplied") if receipt.__class__ is dict else None
+    if not isinstance(timestamp, str) or supplied.__class__ is not list:
+        report.problem(f"{where}:{number}", "a resolve envelope without a time or its supplied records; skipped")
+        return None
+    try:
+        epoch = parse_time(timestamp).timestamp()
+    except ValueError:
+        report.problem(f"{where}:{number}", f"timestamp {_quoted(timestamp)} is not an ISO 8601 time; skipped")
+        return None
+    if since is not None and epoch < since:
+        report.skip("before --since")
+        return None
+    if not supplied:
+        report.skip("resolve that delivered nothing")
+        return None
+    head = cast(dict[str, Any], receipt)
+    texts = [v if isinstance(v := head.get(k), str) else None for k in ("policy_version", "next_transition")]
+    scope, coverage = head.get("scope"), head.get("coverage")
+    if scope is not None and (scope.__class__ is not list or not _TEXT.issuperset(map(type, scope))):
+        scope = None
+    if coverage is not None and not _is_coverage(coverage):
+        coverage = None
+    rows = []
+    for k, record in enumerate(supplied):
+        ref = record.get("ref") if record.__class__ is dict else None
+        if not isinstance(ref, str) or not ref:
+            report.problem(f"{where}:{number}", f"supplied record {k} names no ref; skipped")
+            continue
+        file_path = ref + ".md"
+        rel = _placed(file_path, where, number, root_text, base, report, places)
+        revision, basis, disposition = (
+            v if isinstance(v := record.get(key), str) else None
+            for key in ("revision", "revision_basis", "disposition")
+        )
+        rows.append(
+            Row(
+                where,
+                number,
+                timestamp,
+                epoch,
+                file_path,
+                rel,
+                None,
+                None,
+                "resolve",
+                None,
+                None,
+                bundle if isinstance(bundle, str) else None,
+                revision,
+                basis,
+                texts[0],
+                disposition,
+                texts[1],
+                scope,
+                coverage,
+                k,
+            )
+        )
+    report.envelopes += 1
+    report.rows += len(rows)
+    if report.first is None:
+        report.first = timestamp
+    report.last = timestamp
+    return rows

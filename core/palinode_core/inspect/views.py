@@ -104,26 +104,62 @@ class InspectViews:
             self.root, self.report(request=request, redacted=redacted, review=review), fmt, output, overwrite=overwrite
         )
 
-    def deliveries(self, *, request: str | None = None, since: str | None = None) -> DeliveryAudit:
+    def deliveries(
+        self,
+        *,
+        request: str | None = None,
+        since: str | None = None,
+        show_queries: bool = False,
+        bundle: str | None = None,
+    ) -> DeliveryAudit:
         """The delivery audit of every forget request (or one) over Palinode's
-        retrieval log, not yet run: iterate its ``rows()``, then read its ``summary()``."""
+        retrieval log, not yet run: iterate its ``rows()``, then read its
+        ``summary()``. ``since``: rows from that instant on (a day: from its
+        start, in the user's time zone); ``show_queries``: each row's query and
+        session (the asker's, withheld otherwise); ``bundle``: one delivery's rows."""
         from .deliveries import delivery_audit
         from .report import scope_bounds
 
         start = scope_bounds(since, None)[0] if since else None
-        return delivery_audit(self.store, self.memories, request=request, since=start.timestamp() if start else None)
+        return delivery_audit(
+            self.store,
+            self.memories,
+            request=request,
+            since=start.timestamp() if start else None,
+            show_queries=show_queries,
+            bundle=bundle,
+        )
 
-    def delivery_counts(self) -> dict[str, int] | None:
-        """How many logged deliveries name each memory (the log alone, no git);
-        None when the store has no retrieval log."""
+    def delivery_count(self, path: str) -> int | None:
+        """How many logged deliveries name this memory, under any name it had
+        (renames followed) and from any folder the store was in when they were
+        logged (the log and one ``git log --follow``); None when the store has
+        no retrieval log."""
+        from ..errors import PalinodeError
         from .retrieval_log import LogReport, read_rows
 
-        counts: dict[str, int] = {}
-        log = LogReport()
+        rel, _ = self.store.resolve(path)
+        names = {rel}
+        try:
+            out = self.store.git.run_bytes(
+                "log", "--follow", "--name-only", "-z", "--format=", self.store.git.tip(), "--", rel, read=True
+            )
+            names |= {n for n in out.decode("utf-8", "surrogateescape").replace("\n", "\0").split("\0") if n}
+        except PalinodeError:  # no history (not a git store, no commit yet): its name now
+            pass
+
+        def relocate(file_path: str) -> tuple[str, str] | None:
+            for name in names:
+                if file_path.endswith("/" + name):
+                    return name, file_path[: -len(name) - 1]
+            return None
+
+        log = LogReport(relocate=relocate)
+        count = 0
         for row in read_rows(self.root, log):
-            if row.rel is not None:
-                counts[row.rel] = counts.get(row.rel, 0) + 1
-        return None if log.missing and not log.files else counts
+            if row.rel is not None and (row.rel in names or row.rel + ".md" in names):
+                count += 1
+        return None if log.missing and not log.files else count
 
     def trace(self, ref: str) -> Trace:
         from . import trace as inspect_trace

@@ -35,6 +35,7 @@ class StoreConfig:
     commit_prefix: str = "palinode"
     exclude_status: tuple[str, ...] = ("archived",)
     source: str | None = None  # the file it came from, for display
+    capture_retrievals: bool = True  # instrumentation.capture_retrievals: does Palinode log its deliveries
 
 
 def _section(data: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -102,4 +103,7 @@ def config_from_text(text: str, source: str) -> StoreConfig:
         raise PalinodeError(f"{CONFIG_NAME}: consolidation.forget has a bad value ({exc})") from None
     prefix = _section(data, "git").get("commit_prefix", "palinode")
     exclude = _section(data, "search").get("exclude_status", ["archived"])
-    return StoreConfig(knobs, str(prefix), tuple(str(s) for s in exclude or ()), source)
+    capture = str(_section(data, "instrumentation").get("capture_retrievals", True)).strip().lower()
+    return StoreConfig(
+        knobs, str(prefix), tuple(str(s) for s in exclude or ()), source, capture not in ("false", "0", "no", "off")
+    )

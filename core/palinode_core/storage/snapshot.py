@@ -36,17 +36,18 @@ _DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def date_bound(text: str) -> str:
-    """A user's date as the instant ``--before`` needs: a bare day means the
-    end of that day, UTC; a time without a zone is UTC; a zone is kept."""
+    """A user's date as the instant ``--before`` needs, to the second, in the
+    user's time zone: a bare day means the end of that day there (23:59:59), a
+    time without a zone is a time there; a zone given is kept."""
     text = text.strip()
     try:
         if _DAY_RE.match(text):
-            when = datetime.fromisoformat(text + "T23:59:59").replace(tzinfo=UTC)
+            when = datetime.fromisoformat(text + "T23:59:59").astimezone()  # a naive time is local
         else:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
             if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
-    except ValueError:
+                when = when.astimezone()
+    except (ValueError, OverflowError, OSError):  # OverflowError/OSError: a year mktime cannot place
         raise PalinodeError(f"cannot read the date {text!r}; use YYYY-MM-DD or an ISO 8601 time") from None
     return min(when, _GIT_DATE_MAX).isoformat()
 
@@ -63,6 +64,7 @@ class AsOf:
     date: str  # the commit's committer date, ISO 8601
     asked: str  # "--at REV" or "--as-of DATE" as given
     subject: str
+    bound: str | None = None  # --as-of: the instant asked (ISO 8601, the user's zone); the commit is the last before it
 
     @property
     def label(self) -> str:
@@ -76,6 +78,7 @@ def resolve_point(git: GitStore, *, at: str | None = None, date: str | None = No
     """The commit ``--at REV`` names, or the last one at or before ``--as-of DATE``."""
     if (at is None) == (date is None):
         raise PalinodeError("give exactly one of a revision (--at) or a date (--as-of)")
+    bound: str | None = None
     if at is not None:
         if not at.strip() or at.startswith("-"):
             raise PalinodeError(f"not a revision: {at!r}")
@@ -96,7 +99,7 @@ def resolve_point(git: GitStore, *, at: str | None = None, date: str | None = No
     commit = sha.decode().strip()
     out = git.run_bytes("show", "-s", "--format=%cI%x1f%s", commit, read=True).decode("utf-8", "replace").rstrip("\n")
     when, _, subject = out.partition("\x1f")
-    return AsOf(commit, when, asked, subject)
+    return AsOf(commit, when, asked, subject, bound)
 
 
 class GitObjects:
