@@ -7,6 +7,7 @@ shows the delivered version itself, Enter again the diff."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.text import Text
@@ -19,19 +20,28 @@ from ..render import body_text, colour_diff, plain, short_sha
 from ..widgets import AsOfBanner, KeyedTable, ListFilter
 from .base import ModeScreen, footer
 
-CLASS_STYLE = {"leak": "bold red", "exposure_window": "yellow", "before_request": "", "delivered_retracted": "dim"}
+CLASS_STYLE = {
+    "leak": "bold red",
+    "exposure_window": "yellow",
+    "before_request": "",
+    "delivered_retracted": "dim",
+    "withdrawn": "dim",
+    "dismissed": "dim",
+}
 CLASS_WORDS = {
     "leak": "leak",
     "exposure_window": "in window",
     "before_request": "before",
     "delivered_retracted": "retracted",
+    "withdrawn": "withdrawn",
+    "dismissed": "dismissed",
 }
 MAX_ROWS = 2000  # listed; the counts in the title are complete
 
 
 def delivery_record(session: Any, request: str) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
     """(this request's classified deliveries, its summary, what to say about the log): one pass."""
-    audit = session.deliveries(request=request)
+    audit = session.deliveries(request=request, show_queries=True)  # the person at this terminal asked
     rows: list[dict[str, Any]] = []
     for record in audit.rows(unrelated=False):  # every row is read, so the summary counts them all
         if len(rows) < MAX_ROWS:
@@ -85,14 +95,14 @@ class DeliveriesScreen(ModeScreen):
 
     def _fill(self, record: tuple[list[dict[str, Any]], dict[str, Any], list[str]]) -> None:
         rows, summary, notes = record
-        self.rows = {f"{r['log']}:{r['line']}": r for r in rows}
+        self.rows = {f"{r['log']}:{r['line']}:{r['entry']}": r for r in rows}
         self.query_one("#deliveries-title", Static).update(title(self.request, summary, notes))
         table = self.query_one("#deliveries", KeyedTable)
         table.refill(
             (
                 key,
                 [
-                    plain(r["timestamp"][:16].replace("T", " ")),
+                    plain(local_time(r["timestamp"])),
                     plain(CLASS_WORDS[r["class"]], CLASS_STYLE[r["class"]]),
                     plain(r["path"] or r["file_path"]),
                     plain(f"{r['revision_match']} {short_sha(r['commit'] or '')}".strip(), "dim"),
@@ -168,6 +178,18 @@ class DeliveriesScreen(ModeScreen):
         self.dismiss(None)
 
 
+def local_time(timestamp: str) -> str:
+    """A logged time in the user's time zone, to the minute, with its offset
+    ("2025-06-01 12:00 +02:00"); as logged when it is not a time."""
+    try:
+        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return timestamp
+    when = (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
+    offset = when.strftime("%z")
+    return f"{when:%Y-%m-%d %H:%M} {offset[:3]}:{offset[3:]}"
+
+
 def title(request: str, summary: dict[str, Any], notes: list[str]) -> Text:
     out = Text()
     out.append_text(plain(request, "bold"))
@@ -176,6 +198,10 @@ def title(request: str, summary: dict[str, Any], notes: list[str]) -> Text:
     window = summary.get("window") or {}
     out.append("\nexposure window: ", style="bold")
     out.append_text(plain(f"{window.get('from') or 'unknown'} → {window.get('to') or 'not applied (still open)'}"))
+    stages = window.get("timeline") or []
+    if stages:
+        out.append("\nlife: ", style="bold")
+        out.append_text(plain(" → ".join(f"{s['event']} {local_time(s['at'])}" for s in stages)))
     for note in notes:
         out.append("\n")
         out.append_text(plain(note, "yellow"))

@@ -49,8 +49,9 @@ class TraceScreen(ModeScreen):
         self.app.run_blocking(
             lambda: session.trace(self.path), self._fill, "trace", "trace", exclusive=True, on_error=self._untraceable
         )
+        path = self.path
         self.app.run_blocking(
-            session.delivery_counts,
+            lambda: session.delivery_count(path),
             self._delivered,
             "count deliveries",
             "trace-deliveries",
@@ -58,12 +59,11 @@ class TraceScreen(ModeScreen):
             on_error=lambda reason: self._delivered(None),
         )
 
-    def _delivered(self, counts: dict[str, int] | None) -> None:
-        count = None if counts is None else counts.get(self.path, 0)
+    def _delivered(self, count: int | None) -> None:
         words = (
             "no retrieval log (.audit/retrievals.jsonl): deliveries unknown"
             if count is None
-            else f"delivered {count} time(s) by Palinode's retrieval log (v in Review: what, when)"
+            else f"delivered {count} time(s) by Palinode's retrieval log, under any name it had (v in Review: what, when)"
         )
         self.query_one("#trace-deliveries", Static).update(plain(words, "bold" if count else "dim"))
 

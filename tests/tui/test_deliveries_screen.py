@@ -113,3 +113,44 @@ async def test_trace_counts_the_deliveries_of_a_memory(tmp_path, monkeypatch):
         await settle(app, pilot)
         assert "delivered 3 time(s)" in text_of(app.screen.query_one("#trace-deliveries", Static))
     assert not errors(app)
+
+
+async def test_the_time_column_shows_the_time_zone(tmp_path, monkeypatch):
+    """Each delivery's time in the user's zone with its offset (the log's are UTC)."""
+    import time
+
+    root = store_with_deliveries(tmp_path, monkeypatch)
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        app = PalinodeApp(root, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.push_screen(DeliveriesScreen("insights/forget-ann.md"))
+            await settle(app, pilot)
+            table = app.screen.query_one("#deliveries", DataTable)
+            times = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+            assert times == ["2025-06-01 12:00 +02:00", "2025-06-01 16:00 +02:00", "2025-06-01 17:00 +02:00"]
+        assert not errors(app)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+async def test_trace_counts_deliveries_logged_under_the_memorys_old_name(tmp_path, monkeypatch):
+    from helpers import git
+
+    root = store_with_deliveries(tmp_path, monkeypatch)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2025-06-02T09:00:00+00:00")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2025-06-02T09:00:00+00:00")
+    git(root, "mv", "people/ann.md", "people/ann-lee.md")
+    git(root, "commit", "-q", "-m", "renamed")
+    with (root / ".audit/retrievals.jsonl").open("a") as fh:
+        fh.write(row("2025-06-02T10:00:00+00:00", "people/ann-lee.md", "s-new-name") + "\n")
+    app = PalinodeApp(root, vectors=False, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(TraceScreen("people/ann-lee.md"))
+        await settle(app, pilot)
+        assert "delivered 4 time(s)" in text_of(app.screen.query_one("#trace-deliveries", Static))
+    assert not errors(app)
