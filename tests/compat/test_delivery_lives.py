@@ -47,13 +47,16 @@ def iso(hour: int, minute: int = 0) -> str:
 class Story:
     """A store and its request, moved through time; rows logged by Palinode's own code."""
 
-    def __init__(self, tmp_path, monkeypatch):
+    def __init__(self, tmp_path, monkeypatch, files: dict[str, str] | None = None, request: str = REQUEST_PATH,
+                 text: str = REQUEST):
         self.mp = monkeypatch
         self.root = tmp_path / "store"
+        self.request, self.text = request, text
         self.clock = Clock(datetime(2025, 6, 1, 9, tzinfo=UTC))
         self.at(9)
-        make_git_store(self.root, {"notes/shoes.md": SHOES, "notes/market.md": BOOTS, "notes/garden.md": GARDEN})
-        self.first = {p: (self.root / p).read_bytes() for p in ("notes/shoes.md", "notes/market.md")}
+        files = files or {"notes/shoes.md": SHOES, "notes/market.md": BOOTS, "notes/garden.md": GARDEN}
+        make_git_store(self.root, files)
+        self.first = {p: (self.root / p).read_bytes() for p in files}
         self.log = Logger(self.root)
 
     def at(self, hour: int, minute: int = 0) -> None:
@@ -68,19 +71,19 @@ class Story:
     def file(self, hour: int) -> None:
         self.at(hour)
         (self.root / "insights").mkdir(exist_ok=True)
-        (self.root / REQUEST_PATH).write_text(REQUEST)
-        commit_at(self.mp, self.root, iso(hour), f"palinode auto-save: {REQUEST_PATH}", "insights")
+        (self.root / self.request).write_text(self.text)
+        commit_at(self.mp, self.root, iso(hour), f"palinode auto-save: {self.request}", "insights")
 
     def apply(self, hour: int, only: tuple[str, ...] | None = None, reopen: bool = False) -> None:
         self.at(hour)
         session = self.session()
-        plan = session.plan(REQUEST_PATH)
+        plan = session.plan(self.request)
         targets = [t.path for t in plan.actionable]
-        assert set(targets) >= {"notes/shoes.md", "notes/market.md"}, targets
+        assert set(only or ()) <= set(targets), targets
         session.apply_forget(plan, {p: APPROVE_ALL for p in (only or targets)}, reopen=reopen)
 
     def ops(self) -> list:
-        return [o for o in self.session().operations() if o.trailers.get("Forget-Request") == REQUEST_PATH]
+        return [o for o in self.session().operations() if o.trailers.get("Forget-Request") == self.request]
 
     def undo_all(self, hour: int) -> None:
         self.at(hour)
@@ -99,11 +102,11 @@ class Story:
     def withdraw(self, hour: int) -> None:
         self.at(hour)
         session = self.session()
-        session.apply_withdraw(session.plan_withdraw(REQUEST_PATH))
+        session.apply_withdraw(session.plan_withdraw(self.request))
 
     def dismiss(self, hour: int) -> None:
         self.at(hour)
-        self.session().dismiss(REQUEST_PATH, "not a real request")
+        self.session().dismiss(self.request, "not a real request")
 
     def deliver(self, path: str, hour: int, minute: int, name: str, *, stale: bool = False) -> None:
         """A row of ``path`` as it is now, or (``stale``) as it was first: a replica never updated."""
@@ -358,3 +361,84 @@ def test_an_unknown_bundle_id_names_its_likely_cause(story, capsys, monkeypatch)
     assert "[yes] log_absent" in text and "[yes] instrumentation_disabled" in text
     assert main(["deliveries", str(story.root), "--bundle", "../etc"]) != 0
     assert "hex digest" in capsys.readouterr().err
+
+
+# -- issue 39's delivery cases: the shared judgment (forget.judgment) on rows Palinode logged ------------------------
+GYM = palinode_file({"category": "insights", "title": "Gym"}, "My gym schedule is Monday, Wednesday and Friday at 7am.")
+RELEASE = palinode_file({"category": "notes", "title": "Release"}, "The release schedule slipped a week.")
+STANDUP = palinode_file({"category": "notes", "title": "Standup"}, "Friday standup moved to ten.")
+WEEKLY = palinode_file({"category": "notes", "title": "Weekly"}, "Weekly plan. Fridays are poker nights with friends.")
+RIVER = palinode_file(
+    {"category": "notes", "title": "River"},
+    "Anna lent me her dry bag because I go kayaking on the river with her brother.",
+)
+
+
+def test_a_withdrawn_gym_schedule_request_charges_nothing_through_schedule(tmp_path, monkeypatch, capsys):
+    story = Story(tmp_path, monkeypatch, {"insights/gym.md": GYM, "notes/release.md": RELEASE},
+                  "insights/forget-gym.md", palinode_file({"category": "insights"}, "Please forget my gym schedule."))
+    story.file(10)
+    story.apply(11)
+    story.deliver("insights/gym.md", 11, 30, "s-gym-stale", stale=True)
+    story.deliver("notes/release.md", 11, 40, "s-release")
+    story.withdraw(12)
+    story.deliver("insights/gym.md", 12, 30, "s-gym-after")
+    story.deliver("notes/release.md", 12, 40, "s-release-after")
+    report = story.audit(capsys)
+    rows = classes(report)
+    assert rows["s-gym-stale"] == ("leak", "applied")
+    assert rows["s-gym-after"] == ("withdrawn", "withdrawn")
+    assert rows["s-release"][0] == rows["s-release-after"][0] == "unrelated"  # "schedule" alone says nothing
+    assert report["requests"]["insights/forget-gym.md"]["counts"]["leak"] == 1
+
+
+def test_friday_charges_no_memory_to_a_poker_request(tmp_path, monkeypatch, capsys):
+    story = Story(tmp_path, monkeypatch, {"notes/standup.md": STANDUP, "notes/weekly.md": WEEKLY},
+                  "insights/forget-poker.md",
+                  palinode_file({"category": "insights"}, "Please forget that I play poker on Fridays."))
+    story.file(10)
+    story.apply(11)
+    story.deliver("notes/standup.md", 11, 30, "s-standup")
+    story.deliver("notes/weekly.md", 11, 40, "s-weekly-stale", stale=True)
+    rows = classes(story.audit(capsys))
+    assert rows["s-standup"][0] == "unrelated"
+    assert rows["s-weekly-stale"] == ("leak", "applied")
+
+
+def test_kayaking_on_the_river_with_her_brother_is_the_users(tmp_path, monkeypatch, capsys):
+    story = Story(tmp_path, monkeypatch, {"notes/river.md": RIVER}, "insights/forget-kayak.md",
+                  palinode_file({"category": "insights"}, "Please forget that I go kayaking."))
+    story.file(10)
+    story.apply(11)
+    story.deliver("notes/river.md", 11, 30, "s-river-stale", stale=True)
+    report = story.audit(capsys)
+    row = next(r for r in report["rows"] if r["session_id"] == "s-river-stale")
+    assert (row["class"], row["state"]) == ("leak", "applied")
+    assert "I go kayaking on the river with her brother" in row["sentence"]
+
+
+SHOP = palinode_file({"category": "notes", "title": "Shops"}, "The sneaker shop on Elm Street closed.")
+KENDALL = palinode_file({"category": "notes", "title": "Survey"}, "Kendall marsh reviewed the castle survey.")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="forget.judgment: 'The sneaker shop on Elm Street closed.' carries 'I collect vintage sneakers' "
+    "(one specific word of three, the user's as no one else is named: 0.62, proposed), and 'Kendall marsh "
+    "reviewed the castle survey.' carries 'I hired Ottoline Marsh' (the surname alone, lower case, another "
+    "first name: 0.62); each delivery of them is charged to the request",
+)
+def test_one_shared_word_charges_no_delivery(tmp_path, monkeypatch, capsys):
+    story = Story(tmp_path, monkeypatch, {"notes/shops.md": SHOP, "notes/survey.md": KENDALL, "notes/shoes.md": SHOES})
+    story.at(9, 30)
+    (story.root / "insights").mkdir()
+    (story.root / "insights/forget-ottoline.md").write_text(
+        palinode_file({"category": "insights"}, "Please forget that I hired Ottoline Marsh.")
+    )
+    commit_at(story.mp, story.root, iso(9, 30), "palinode auto-save: insights/forget-ottoline.md", "insights")
+    story.file(10)
+    story.deliver("notes/shops.md", 10, 30, "s-shop")
+    story.deliver("notes/survey.md", 10, 40, "s-survey")
+    rows = classes(story.audit(capsys))
+    assert rows["s-shop"][0] == "unrelated"
+    assert rows["s-survey"][0] == "unrelated"
