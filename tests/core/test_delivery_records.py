@@ -147,3 +147,23 @@ def test_the_reader_takes_exactly_the_lines_json_takes(tmp_path):
     expected = [n for n, line in enumerate(b"\n".join(raw).split(b"\n"), 1) if takes(line)]
     assert lines == expected and len(expected) >= 4
     assert audit.log.problem_count == len([line for line in raw if not takes(line) and line.strip()])
+
+
+def test_a_kept_judgment_is_not_reused_once_the_user_has_a_name(tmp_path, monkeypatch):
+    """Whose a sentence is depends on the user's names (a profile memory): a
+    judgment kept in the cache before the profile named the user is judged again."""
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2025-06-01T09:00:00+00:00")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2025-06-01T09:00:00+00:00")
+    root = make_git_store(tmp_path / "s", {
+        "notes/river.md": palinode_file({"category": "notes"}, "Ingrid goes kayaking every Sunday."),
+        "insights/forget-kayak.md": palinode_file({"category": "insights"}, "Please forget that I go kayaking."),
+    })
+    write_log(root, [json.dumps({"timestamp": "2025-06-01T10:00:00+00:00", "file_path": "notes/river.md"})])
+    before = [r["class"] for r in Session.open(root, clock=Clock(), vectors=False).deliveries().rows()]
+    (root / "people").mkdir()
+    (root / "people/me-profile.md").write_text(palinode_file({"category": "people", "title": "Me"}, "Name: Ingrid Solberg"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "profile")
+    after = [r["class"] for r in Session.open(root, clock=Clock(), vectors=False).deliveries().rows()]
+    assert before == ["unrelated"]  # Ingrid was someone else
+    assert after == ["exposure_window"]  # now she is the user

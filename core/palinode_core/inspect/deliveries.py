@@ -169,7 +169,8 @@ class DeliveryAudit:
         if versions.note:
             self.log.problem("git", versions.note)
         self._window_keys = [
-            window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.carrying) for w in self.windows
+            window_key(w.request.path, w.request.norm, w.request.rid, w.stems, w.carrying, w.judge.facts.user_names)
+            for w in self.windows
         ]
         self.log.relocate = functools.partial(_relocate, versions)
         until = math.floor(self.until) + 1 if self.until is not None else math.inf  # to the second asked

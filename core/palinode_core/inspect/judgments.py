@@ -23,8 +23,19 @@ _BATCH = 500
 Judgment = tuple[str, str, int] | None  # (live | retracted, the sentence, its line), or no mention
 
 
-def window_key(request_path: str, norm: str, rid: str, stems: frozenset[str], carrying: frozenset[str]) -> str:
-    data = json.dumps([VERSION, request_path, norm, rid, sorted(stems), sorted(carrying)], ensure_ascii=False)
+def window_key(
+    request_path: str,
+    norm: str,
+    rid: str,
+    stems: frozenset[str],
+    carrying: frozenset[str],
+    user_names: frozenset[str] = frozenset(),
+) -> str:
+    """What a judgment of a version depends on besides its bytes: the request,
+    its words and the user's names (whose a sentence is: forget.judgment)."""
+    data = json.dumps(
+        [VERSION, request_path, norm, rid, sorted(stems), sorted(carrying), sorted(user_names)], ensure_ascii=False
+    )
     return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 
