@@ -294,7 +294,7 @@ def test_as_of_and_since_are_the_instant_asked_to_the_second_in_the_users_zone(s
         as_of = story.audit(capsys, "--as-of", "2025-06-01")
         shown = [r["session_id"] for r in as_of["rows"]]
         assert shown == ["s-same-second", "s-two-seconds-later", "s-last-second", "s-day-before"]
-        assert as_of["until"] == datetime(2025, 6, 2, 3, 59, 59, tzinfo=UTC).timestamp()
+        assert as_of["until"] == "2025-06-01T23:59:59-04:00"  # the end of that day where the user is
         since = story.audit(capsys, "--since", "2025-06-01")
         assert "s-day-before" not in [r["session_id"] for r in since["rows"]]
         assert {"s-same-second", "s-next-day"} <= {r["session_id"] for r in since["rows"]}

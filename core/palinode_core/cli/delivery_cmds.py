@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..text.sanitize import printable
@@ -47,7 +48,7 @@ def _json(audit: DeliveryAudit) -> Iterator[str]:
         "revision_match": audit.matches,
         "log": audit.log.to_dict(),
         "withheld": audit.withheld(),
-        "until": audit.until,
+        "until": _instant(audit.until),
     }
     if audit.bundle is not None:
         tail["bundle"] = {
@@ -56,6 +57,11 @@ def _json(audit: DeliveryAudit) -> Iterator[str]:
             "causes": audit.bundle_causes() if not audit.bundle_rows else [],
         }
     yield "\n]," + json.dumps(tail, ensure_ascii=True, indent=2)[1:] + "\n"
+
+
+def _instant(epoch: float | None) -> str | None:
+    """The instant rows were read up to, to the second, in the user's zone."""
+    return None if epoch is None else datetime.fromtimestamp(int(epoch)).astimezone().isoformat()
 
 
 def _explained(row: Row) -> str:
@@ -116,6 +122,8 @@ def _text(audit: DeliveryAudit) -> Iterator[str]:
             yield printable(f"    {stage['at']}  {stage['event']:<15} -> {stage['state']}") + "\n"
     matches = ", ".join(f"{n} {k}" for k, n in sorted(audit.matches.items())) or "none"
     yield f"{audit.log.rows} delivery row(s) read; versions: {matches}\n"
+    if audit.until is not None:
+        yield f"rows logged up to {_instant(audit.until)} (the instant shown)\n"
     if audit.bundle is not None and not audit.bundle_rows:
         yield printable(f"no delivery with bundle id {audit.bundle} in the log; the likely causes:") + "\n"
         for cause in audit.bundle_causes():
