@@ -58,6 +58,10 @@ def mismatches(found: dict, labels: dict) -> list[str]:
 
 def test_every_row_is_classed_as_labelled_but_the_judgments_known_cases(classed):
     found, labels, audit = classed
+    assert audit.matches.get("unknown", 0) == 0, (
+        "the store no longer builds byte for byte as when the log was written (a receipt names a version it no "
+        "longer has): write the log again, python -m tests.compat.write_delivery_sample (its labels still hold)"
+    )
     rest = {s: r for s, r in found.items() if r["path"] not in JUDGMENT_CASES}
     assert len(rest) >= 180
     wrong = mismatches(rest, labels)
@@ -65,7 +69,6 @@ def test_every_row_is_classed_as_labelled_but_the_judgments_known_cases(classed)
     # the log was written with the store in another folder: its absolute paths are read through it
     absolute = sum(1 for r in found.values() if r["file_path"].startswith("/"))
     assert absolute > 100 and audit.log.moved == {delivery_sample.WRITTEN_AT: absolute}
-    assert audit.matches.get("unknown", 0) == 0
     assert {r["class"] for r in rest.values()} == {
         "before_request", "exposure_window", "leak", "delivered_retracted", "withdrawn", "dismissed", "unrelated"
     }

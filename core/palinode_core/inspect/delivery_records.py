@@ -143,7 +143,8 @@ def class_of(found: Mention, epoch: float, w: Window, left: Callable[[Stage], bo
         return "exposure_window", "pending"
     if state in ("withdrawn", "dismissed"):
         return state, state
-    if state == "pending" or left(stage):
+    # conflicted (a dismissal and an apply made apart): a leak while the apply's operations stand
+    if state == "pending" or (state == "conflicted" and not stage.forgotten) or left(stage):
         return "exposure_window", state
     return "leak", state
 

@@ -1,13 +1,13 @@
 """A forget request's whole life, from history and the ledger: when it was
 filed, applied (whole or in part), undone, redone, withdrawn, dismissed and
 reopened, and the state it was in between (``forget.requests``' states:
-pending, applied, partial, withdrawn, dismissed), so a delivery is judged
-against the state at its own moment, not the state now.
+pending, applied, partial, withdrawn, dismissed, conflicted), so a delivery is
+judged against the state at its own moment, not the state now.
 
 Read in a fixed number of passes however many requests: one log of every
 commit's subject and trailers, one log of when each request file was added,
-and one ``git log -p`` of the ledger (the commit, and so the time, that
-recorded each decision). The state after each commit is worked out exactly as
+and the ledger read with its history (forget.ledger.read: the commit, and so
+the time, that recorded each decision). The state after each commit is worked out exactly as
 ``forget.requests._state`` works out the state now, from the operations of
 the request then in force and the decisions recorded by then; the last stage
 is the state ``requests`` reports."""
@@ -15,17 +15,16 @@ is the state ``requests`` reports."""
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..forget.ledger import LEDGER_REL, believed, parse_ledger, provenance
+from ..forget.ledger import Line, conflict_in, read
 from ..forget.requests import Request, request_states
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, UNDOES_OP_TRAILER, parse_subject
 from ..storage.commits import Commit
 from ..storage.memory import Memory
-from ..storage.records import LedgerRecord, record_lines
+from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
 
@@ -67,12 +66,27 @@ class _Life:
     undone: set[str] = field(default_factory=set)  # memories an operation of it was undone in
     by_hand: set[str] = field(default_factory=set)  # memories we struck for it outside any apply
     decisions: list[LedgerRecord] = field(default_factory=list)
+    heads: dict[str, Line] = field(default_factory=dict)  # the decisions no later one was made knowing of
     stages: list[Stage] = field(default_factory=list)
+
+    def decide(self, line: Line) -> None:
+        """A believed decision, in history's order (forget.ledger.Ledger's current decisions)."""
+        self.decisions.append(line.entry)
+        after = line.entry.get("after")
+        if isinstance(after, list):
+            for named in after:
+                if isinstance(named, str):
+                    self.heads.pop(named, None)
+        else:  # written before decisions named what they knew: made knowing of every earlier one
+            self.heads.clear()
+        self.heads[line.id] = line
 
     def state(self) -> tuple[str, frozenset[str]]:
         """(the state, the memories its apply left), as ``forget.requests._state`` reads them now."""
         if self.archived:
             return "withdrawn", frozenset()
+        if conflict_in(self.heads.values()) is not None:
+            return "conflicted", frozenset(self.undone - set(self.standing))
         if self.decisions and self.decisions[-1].get("action") == "dismiss":
             return "dismissed", frozenset()
         live = set(self.standing)
@@ -150,15 +164,16 @@ def request_lives(store: Store, memories: Mapping[str, Memory], requests: list[R
                 life.stages.append(Stage(when, date, "pending", "filed", sha))
             continue
         if kind == "decision":
-            decided = lives.get(str(what.get("request")))
-            if decided is not None and what.get("action") in ("apply", "dismiss", "withdraw"):
+            entry = what.entry
+            decided = lives.get(str(entry.get("request")))
+            if decided is not None and entry.get("action") in ("apply", "dismiss", "withdraw"):
                 reopened = bool(decided.decisions) and decided.decisions[-1].get("action") == "dismiss"
-                decided.decisions.append(what)
-                action = what["action"]
+                decided.decide(what)
+                action = entry["action"]
                 event = "dismissed" if action == "dismiss" else "withdrawn" if action == "withdraw" else "applied"
                 if action == "apply" and reopened:
                     event = "reopened"
-                _enter(decided, when, what.get("at"), event, None)
+                _enter(decided, when, what.source.date if what.source else entry.get("at"), event, None)
             continue
         _commit(commit=what, when=when, lives=lives, by_rid=by_rid, ops=ops, prefix=prefix)
     states = {s.path: s.state for s in request_states(store, memories)}
@@ -238,27 +253,16 @@ def _commit(
         _enter(life, when, commit.date, "withdrawn" if named is life else "undone", commit.sha)
 
 
-def _decisions(store: Store, after: int) -> Iterable[tuple[float, int, LedgerRecord]]:
-    """Each decision history backs, with the time of the ledger commit that
-    recorded it (its own ``at`` when none is found: a shallow clone)."""
-    text = store.read_text(LEDGER_REL)
-    if not text:
-        return []
-    trusted = {json.dumps(e, sort_keys=True) for e in believed(store, parse_ledger(text))}
-    found = provenance(store)
+def _decisions(store: Store, after: int) -> Iterable[tuple[float, int, Line]]:
+    """Each decision history backs, in history's order, with the time of the
+    ledger commit that recorded it (its own ``at`` when none is found: a shallow clone)."""
     out = []
-    seen: set[str] = set()
-    for number, line in enumerate(record_lines(text)):
-        if line in seen:
+    for number, line in enumerate(read(store).lines):
+        if line.doubt is not None:
             continue
-        seen.add(line)
-        entries = parse_ledger(line)
-        if not entries or json.dumps(entries[0], sort_keys=True) not in trusted:
-            continue
-        source = found.get(line)
-        when = _epoch(source.date if source is not None else entries[0].get("at"))
+        when = _epoch(line.source.date if line.source is not None else line.entry.get("at"))
         if when is not None:
-            out.append((when, after + number, entries[0]))
+            out.append((when, after + number, line))
     return out
 
 
