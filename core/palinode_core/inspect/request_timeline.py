@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..forget.ledger import Line, conflict_in, read
+from ..forget.ledger import Ledger, Line, conflict_in, read
 from ..forget.requests import Request, request_states
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, UNDOES_OP_TRAILER, parse_subject
 from ..storage.commits import Commit
@@ -146,7 +146,8 @@ def request_lives(store: Store, memories: Mapping[str, Memory], requests: list[R
         when = _epoch(commit.date)
         if when is not None:
             events.append((when, order, "commit", commit))
-    for when, order, entry in _decisions(store, len(history)):
+    ledger = read(store)  # once: the states now are read from it too
+    for when, order, entry in _decisions(ledger, len(history)):
         events.append((when, order, "decision", entry))
     for life in lives.values():
         filed = added.get(life.request.path)
@@ -176,7 +177,7 @@ def request_lives(store: Store, memories: Mapping[str, Memory], requests: list[R
                 _enter(decided, when, what.source.date if what.source else entry.get("at"), event, None)
             continue
         _commit(commit=what, when=when, lives=lives, by_rid=by_rid, ops=ops, prefix=prefix)
-    states = {s.path: s.state for s in request_states(store, memories)}
+    states = {s.path: s.state for s in request_states(store, memories, ledger)}
     out = {}
     for path, life in lives.items():
         stages = life.stages
@@ -253,11 +254,11 @@ def _commit(
         _enter(life, when, commit.date, "withdrawn" if named is life else "undone", commit.sha)
 
 
-def _decisions(store: Store, after: int) -> Iterable[tuple[float, int, Line]]:
+def _decisions(ledger: Ledger, after: int) -> Iterable[tuple[float, int, Line]]:
     """Each decision history backs, in history's order, with the time of the
     ledger commit that recorded it (its own ``at`` when none is found: a shallow clone)."""
     out = []
-    for number, line in enumerate(read(store).lines):
+    for number, line in enumerate(ledger.lines):
         if line.doubt is not None:
             continue
         when = _epoch(line.source.date if line.source is not None else line.entry.get("at"))
