@@ -167,3 +167,37 @@ def test_a_kept_judgment_is_not_reused_once_the_user_has_a_name(tmp_path, monkey
     after = [r["class"] for r in Session.open(root, clock=Clock(), vectors=False).deliveries().rows()]
     assert before == ["unrelated"]  # Ingrid was someone else
     assert after == ["exposure_window"]  # now she is the user
+
+
+def test_what_explain_reads_is_streamed_exactly_as_the_records_say_it(tmp_path, monkeypatch):
+    """A receipt's scope and coverage are encoded once per distinct value: the
+    stream stays byte for byte json.dumps of each record, whatever their shape
+    or key order, and a shape that is no coverage is one problem line."""
+    root, old_sha = applied_store(tmp_path, monkeypatch)
+    shapes = [
+        ({"status": "not_requested", "reasons": []}, []),
+        ({"reasons": [], "status": "not_requested"}, []),  # the same, its keys in another order
+        ({"status": "partial", "reasons": ["degraded:keyword_only"]}, ["project/a"]),
+        ({"status": "partial", "reasons": "degraded"}, ["project/a", "user"]),  # text, not a list of reasons
+        ({"status": ["x"], "reasons": []}, None),
+        ({"status": "partial", "reasons": [], "extra": "ünï"}, ["\u202e"]),
+        ({"status": "partial", "reasons": [{"deep": 1}]}, [1]),  # no coverage, no scope: ignored, said
+        (None, None),
+    ]
+    lines = []
+    for i, (coverage, scope) in enumerate(shapes * 2):
+        lines.append(json.dumps({"timestamp": f"2025-06-01T14:{i:02d}:00+00:00", "file_path": "people/ann.md",
+                                 "revision": old_sha, "revision_basis": "file_sha256", "coverage": coverage,
+                                 "scope": scope, "policy_version": "palinode/0.23.0", "disposition": "selected"}))
+    write_log(root, lines)
+    session = Session.open(root, clock=Clock(), vectors=False)
+    records = list(session.deliveries().rows())
+    streamed = [line for batch in session.deliveries().json_rows() for line in batch]
+    assert streamed == [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
+    assert [r["coverage"] for r in records[:2]] == [shapes[0][0], shapes[1][0]]
+    assert list(records[1]["coverage"]) == ["reasons", "status"]  # as logged
+    audit = session.deliveries()
+    list(audit.rows())
+    assert sum("coverage is" in p for p in audit.log.problems) == 2
+    assert sum("scope is" in p for p in audit.log.problems) == 2
+    assert all(line.isascii() for line in streamed)

@@ -296,15 +296,19 @@ class Explained(dict[Any, str]):
         scope, coverage = row.scope, row.coverage
         if coverage is None:
             covered: Any = None
-        elif len(coverage) == 2 and (reasons := coverage.get("reasons")).__class__ is list and "status" in coverage:
-            covered = (coverage["status"], next(iter(coverage)), *reasons)  # Palinode's shape, its keys' order
+        elif (
+            tuple(coverage) == _PALINODE_COVERAGE
+            and coverage["status"].__class__ is not list
+            and coverage["reasons"].__class__ is list
+        ):
+            covered = (coverage["status"], tuple(coverage["reasons"]))  # its shape, in its order: the key says all
         else:
             return self._encode(row)  # another shape: encoded every time, never kept
         key = (
             row.policy_version,
             row.disposition,
             row.next_transition,
-            None if scope is None else ("", *scope),
+            None if scope is None else tuple(scope),
             covered,
         )
         code = self.get(key)
@@ -333,6 +337,7 @@ class Explained(dict[Any, str]):
 
 
 _dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+_PALINODE_COVERAGE = ("status", "reasons")  # a receipt's coverage as Palinode writes it
 
 
 def record_json(row: Row, part: Part, codes: JsonCodes, said: Explained, shown: bool) -> str:
