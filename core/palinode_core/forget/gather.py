@@ -25,7 +25,7 @@ from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.markdown import MARKER_RE
 from ..text.stem import counted_stems, stem
-from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source
+from ..text.units import Unit, clauses, item_sentence_texts, memory_units, unit_source, vector_pieces
 from .evidence import P_FLOOR, PROPOSE, WEAK_NEAR, WEAK_TOP, Evidence
 from .judgment import NO_WORDS, Judge, Words, lookup_stems
 from .resolve import SemanticCoverage
@@ -45,7 +45,8 @@ class Read:
     units: tuple[Unit, ...]
     evidence: tuple[Evidence, ...]
     found_via: str  # lexical | semantic | unindexed (read whole: the index lacks its version), joined by +
-    sentence_sims: Mapping[str, float] = field(default_factory=dict)  # a list item's sentences: their own similarity
+    # the own similarity of a list item's sentences and of a sentence's clauses (text.units.vector_pieces)
+    sentence_sims: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def unembedded(self) -> bool:
@@ -240,9 +241,7 @@ def read_memories(
         staged.append((memory, units, paths[rel], judge.memory_about(memory)))
         texts.extend(u.text for u in units)
     # the sentences of a list item holding several, each with a vector of its own (search.unit_index)
-    pieces = sorted(
-        {p for _m, units, _v, _o in staged for u in units if u.kind == "list_item" for p in item_sentence_texts(u.text)}
-    )
+    pieces = sorted({p for _m, units, _v, _o in staged for u in units for p in vector_pieces(u.kind, u.text)})
     vecs, have, notice = _vectors(index, [pref, *others, *texts, *pieces], lexical, embed)
     sims = near = contrast = None
     base = 1 + len(others)

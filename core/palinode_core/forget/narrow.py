@@ -59,7 +59,7 @@ def narrowest(
             gone = " ".join(span.text[a:b] for (a, b), c in zip(sentences, carrying, strict=True) if not c)
             note = f"line {span.line + memory.body_line_offset}: the list item holds other sentences, struck with it: {gone!r}; the reviewer chooses"
             return [Cut(replace(span, index=index, collateral=gone), note, False, ev)]
-    return [_clauses(judge, span, ev, request, index, memory.body, memory.body_line_offset)]
+    return [_clauses(judge, span, ev, request, index, memory.body, memory.body_line_offset, sims=sentence_sims)]
 
 
 def _item_sentences(
@@ -93,7 +93,15 @@ def _item_sentences(
             continue
         at = index + len(cuts)
         cut = _clauses(
-            judge, replace(piece, kind="sentence", index=at), evidence, request, at, body, memory.body_line_offset, True
+            judge,
+            replace(piece, kind="sentence", index=at),
+            evidence,
+            request,
+            at,
+            body,
+            memory.body_line_offset,
+            True,
+            sentence_sims,
         )
         if cut.span.kind == "sentence":  # the whole sentence: still a part of its unit
             cut = replace(cut, span=replace(cut.span, kind="clause"))
@@ -146,16 +154,23 @@ _BACK_REFERENCES = frozenset(
 _CLAUSE_WORD_RE = re.compile(r"[A-Za-z]+")
 
 
-def related_clauses(judge: Judge, parts: list[str]) -> list[bool]:
+def related_clauses(judge: Judge, parts: list[str], sims: Mapping[str, float] | None = None) -> list[bool]:
     """Which clauses of a sentence carry the preference: by its words, by pointing
-    back at nothing of their own ("and love it"), or, after one naming the
-    preference's person or thing, by a pronoun for it ("Met Wilhelmina Cragg at
-    the fair; she judges the Moonrise panel": both are about her)."""
+    back at nothing of their own ("and love it"), by its own meaning where its
+    vector is known ("I have type 1 diabetes and wear a glucose sensor"), or,
+    after one naming the preference's person or thing, by a pronoun for it ("Met
+    Wilhelmina Cragg at the fair; she judges the Moonrise panel": both are about her)."""
     out: list[bool] = []
     for i, part in enumerate(parts):
         named_before = i > 0 and out[i - 1] and bool(judge.pref.entities & judge.names_in(parts[i - 1]))
-        out.append(judge.words(part).lexical > 0 or leans_back(part) or (named_before and opens_with_pronoun(part)))
+        near = sims is not None and sims.get(part.strip(), 0.0) >= CLAUSE_SIM
+        out.append(
+            judge.words(part).lexical > 0 or leans_back(part) or near or (named_before and opens_with_pronoun(part))
+        )
     return out
+
+
+CLAUSE_SIM = 0.4  # a clause this near the preference in meaning is part of it, though it shares no word
 
 
 _PRONOUN_OPENING_RE = re.compile(r"\s*(?i:and\s+|but\s+)?(?i:she|he|they|her|his|their|hers|him|it|its)\b")
@@ -196,6 +211,7 @@ def _clauses(
     body: str,
     offset: int,
     checked: bool = False,
+    sims: Mapping[str, float] | None = None,
 ) -> Cut:
     """The span, cut to its leading or closing clauses when the rest of the
     sentence is about something else. Not clean when an unrelated clause
@@ -206,7 +222,7 @@ def _clauses(
     whole = replace(span, index=index, collateral=None)
     if len(parts) < 2 or not ev.shared:
         return Cut(whole, None, True, ev)  # one clause, or a paraphrase: no words to tell the clauses apart by
-    related = related_clauses(judge, [p.text for p in parts])
+    related = related_clauses(judge, [p.text for p in parts], sims)
     if all(related):
         return Cut(whole, None, True, ev)
     keep = len(related) - related[::-1].index(True)  # clauses up to the last related one

@@ -66,7 +66,7 @@ def _aboutness(judge: Judge, read: Read) -> tuple[int, int]:
             named_before = False
             continue
         if ev.shared:  # by its words, a mention or not ("The tattoo artist works above a bakery")
-            carried += sum(related_clauses(judge, parts))
+            carried += sum(related_clauses(judge, parts, read.sentence_sims))
         elif ev.carries or (ev.similarity or 0.0) >= ABOUT_SIM or (named_before and opens_with_pronoun(unit.text)):
             carried += len(parts)
         named_before = names and ev.carries

@@ -37,7 +37,7 @@ from ..errors import Cancelled
 from ..storage.memory import Memory
 from ..text.letters import fold, words
 from ..text.stem import counted_stems
-from ..text.units import item_sentence_texts, memory_units
+from ..text.units import memory_units, vector_pieces
 from . import derived
 from .chunks import text_hash
 from .embed import DIM
@@ -67,8 +67,9 @@ CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KE
 SIM_FLOOR = 0.3
 # Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
 # 4: the sentences of a list item holding several get vectors (rows of kind item_sentence);
-# 5: Snowball stems of whole words in any script (a combining mark is part of its word)
-SCHEMA_VERSION = 5
+# 5: Snowball stems of whole words in any script (a combining mark is part of its word);
+# 6: the clauses of a sentence holding several get vectors too (text.units.vector_pieces)
+SCHEMA_VERSION = 6
 # versions per transaction: the unit of resuming an interrupted sync. Each commit rewrites the
 # hash-keyed pages its units touch all over the tables: at 200, a first sync of 10k memories
 # spent 8.6 s in system calls (of 28.5 s); at 500, 4.3 s (of 22.2 s), 12 MB more held.
@@ -97,7 +98,8 @@ def entity_words(text: str) -> set[str]:
     return out
 
 
-ITEM_SENTENCE = "item_sentence"  # a row for a vector only: not a unit of its own, no terms
+# a row for a vector only (a list item's sentence, a sentence's clause): not a unit of its own, no terms
+ITEM_SENTENCE = "item_sentence"
 
 
 def indexable(memory: Memory) -> bool:
@@ -293,7 +295,7 @@ class UnitIndex:
                     next_id += 1
                     # each sentence of an item holding several gets a vector too (no terms: the item has
                     # its stems), so a sentence struck inside an item is judged by its own meaning
-                    for piece in item_sentence_texts(text) if kind == "list_item" else ():
+                    for piece in vector_pieces(kind, text):
                         ph = text_hash(piece)
                         unit_rows.append((next_id, fp, seq, ITEM_SENTENCE, None, line, ph, piece))
                         text_rows.append((ph, ph, DIM * 4))

@@ -23,6 +23,9 @@ _CLAUSE_SEP_RE = re.compile(
     r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+|(?P<splice>,\s+)(?=[Ii](?:'m|'ve|'d|'ll)?\s)"
     r"|(?P<bare> and )(?=(?P<next>[^\W\d_]+))"
 )
+_DETERMINER_AFTER_RE = re.compile(
+    r"\s+(?i:a|an|the|my|his|her|their|our|your|its|some|every|each|this|that|these|those|two|three|several)\s"
+)
 # A bare " and " joins two clauses only before a subject or a verb of its own ("I live in Berlin
 # and work at Stripe", "... and I cook"); "cats and dogs" or "music and dance" are one clause.
 _CLAUSE_VERBS = frozenset(
@@ -132,7 +135,9 @@ def clauses(sentence: str, unsure: bool = True) -> list[Clause]:
         doubt = False
         if m.group("bare"):
             nxt = m.group("next")
-            doubt = nxt.lower() not in _CLAUSE_VERBS and not nxt[:1].isupper()
+            # a verb of its own: a known one, or any word a determiner follows ("and wear a glucose sensor")
+            verb = nxt.lower() in _CLAUSE_VERBS or _DETERMINER_AFTER_RE.match(sentence, m.end() + len(nxt)) is not None
+            doubt = not verb and not nxt[:1].isupper()
             if doubt and not unsure:
                 continue
         if sentence[start] == ";":
@@ -187,6 +192,22 @@ def item_sentence_texts(text: str) -> list[str]:
     """The sentences of a list item holding several; none for an item of one."""
     pieces = item_sentences(text)
     return [text[a:b] for a, b in pieces] if len(pieces) > 1 else []
+
+
+def vector_pieces(kind: str, text: str) -> list[str]:
+    """The parts of a unit judged by their own meaning besides the unit itself: the
+    sentences of a list item holding several, and the clauses of a sentence (or of
+    such an item sentence) holding several ("I have type 1 diabetes and wear a
+    glucose sensor": is the second clause the preference's too?)."""
+    if kind not in ("sentence", "list_item"):
+        return []
+    sentences = item_sentence_texts(text) if kind == "list_item" else []
+    out = list(sentences)
+    for sentence in sentences or [text]:
+        parts = clauses(sentence)
+        if len(parts) > 1:
+            out += [c.text.strip() for c in parts if c.text.strip()]
+    return list(dict.fromkeys(p for p in out if p != text))
 
 
 def _next_word(text: str, at: int) -> int:
