@@ -421,13 +421,6 @@ SHOP = palinode_file({"category": "notes", "title": "Shops"}, "The sneaker shop 
 KENDALL = palinode_file({"category": "notes", "title": "Survey"}, "Kendall marsh reviewed the castle survey.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="forget.judgment: 'The sneaker shop on Elm Street closed.' carries 'I collect vintage sneakers' "
-    "(one specific word of three, the user's as no one else is named: 0.62, proposed), and 'Kendall marsh "
-    "reviewed the castle survey.' carries 'I hired Ottoline Marsh' (the surname alone, lower case, another "
-    "first name: 0.62); each delivery of them is charged to the request",
-)
 def test_one_shared_word_charges_no_delivery(tmp_path, monkeypatch, capsys):
     story = Story(tmp_path, monkeypatch, {"notes/shops.md": SHOP, "notes/survey.md": KENDALL, "notes/shoes.md": SHOES})
     story.at(9, 30)

@@ -4,10 +4,10 @@ went through every change of state, each labelled by hand (tests/data/
 delivery-sample: label.py holds the facts a person read, README.md the rules).
 The store is built again here, in another folder than the one the log names.
 
-Every row must be classed as labelled except those of memories the shared
-judgment (forget.judgment) reads otherwise than a person does, each named in
-JUDGMENT_CASES with why; the whole sample within 2 wrong is the goal (issue
-39), expected to fail while those cases stand."""
+Every row must be classed as labelled; the whole sample within 2 wrong is the
+goal (issue 39). JUDGMENT_CASES names the memories the shared judgment
+(forget.judgment) once read otherwise than a person does: the first test
+checks the rest apart, so an audit mistake and a judgment one are told apart."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import pytest
 from palinode_core.session import Session
 
 MAX_WRONG = 2
-# Memories whose every row the judgment charges otherwise than labelled (not the delivery audit's
-# doing: it asks forget.judgment whether a version carries the preference, as plans and leaks do).
+# Memories whose every row the judgment charged otherwise than labelled before one shared word of
+# three stopped being a mention without a vector (forget.evidence.NO_VECTOR_SIM).
 JUDGMENT_CASES = {
     "notes/sneaker-shop.md": (
         "'The sneaker shop on Elm Street closed.' is judged to carry 'I collect vintage sneakers' "
@@ -74,7 +74,6 @@ def test_every_row_is_classed_as_labelled_but_the_judgments_known_cases(classed)
     }
 
 
-@pytest.mark.xfail(strict=True, reason="; ".join(JUDGMENT_CASES.values()))
 def test_the_whole_sample_is_within_two_wrong(classed):
     found, labels, _audit = classed
     wrong = mismatches(found, labels)

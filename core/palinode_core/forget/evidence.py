@@ -27,6 +27,7 @@ A_LEX, B_SEM, D_BIAS = 6.0, 10.0, -6.0
 P_SCALE, P_ZERO, CONTRAST = 25.0, 0.42, 0.08
 P_FLOOR = SIM_FLOOR  # the unit index keeps every similarity at or above it
 PROPOSE = 0.5  # a unit at or above this is proposed
+NO_VECTOR_SIM = 0.35  # what a unit with no vector is taken to be near: its words must carry half the preference
 PREAPPROVE = 0.8  # ... and pre-approved at or above this, only when it shares a word (issue 22)
 PARTIAL_WORDS_SIM = 0.5  # ... and, carrying some of its words, this near: costs bench/thorough nothing
 # Below P_ZERO a sentence sharing no word is as near as noise, store-wide; only the WEAK_TOP nearest
@@ -107,7 +108,8 @@ def fuse(
     contrast: float | None = None,
 ) -> float:
     """The calibrated probability that a unit carries the preference. Without
-    a vector a lexical match counts as middling (similarity 0.45)."""
+    a vector a lexical match counts as NO_VECTOR_SIM near: half the preference's
+    words are then needed to carry it (one word of three is no mention by itself)."""
     if lexical == 0:
         if similarity is None or name_use or similarity < P_FLOOR:
             return 0.0  # no vector, its only link is a word inside a name, or far from the preference itself
@@ -119,7 +121,7 @@ def fuse(
             return 0.0  # nearer another request's preference: not this one's
         # nearer this one, but not clearly: as weak as noise, so it is proposed only by rank
         return min(score, WEAK_CAP)
-    sem = 0.45 if similarity is None else similarity
+    sem = NO_VECTOR_SIM if similarity is None else similarity
     return _sigmoid(A_LEX * lexical + B_SEM * sem + D_BIAS)
 
 

@@ -149,6 +149,8 @@ class Judge:
                 if not related:
                     continue
                 key, weight = related[0], FAMILY_WEIGHT
+            if word[:1].islower() and fold(word) in pref.entities:
+                continue  # the preference's name written as a common word ("the marsh flooded" for "... Ottoline Marsh")
             # a word inside a name the preference does not hold ("Ingrid Holm Architects"
             # for "... with Ingrid") is that name, not the preference's entity
             if off in runs and (fold(word) not in pref.entities or runs[off]):

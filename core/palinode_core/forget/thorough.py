@@ -450,7 +450,7 @@ def _guard(read: Read) -> str | None:
     named = [e for e in held if e.name_use and not e.shared]
     if named:
         return f"shares {', '.join(named[0].name_use)} only inside a name: {_describe(named[0], read.memory)}"
-    fragments = [e for e in held if e.lexical >= 0.5 and not e.carries]
+    fragments = [e for e in held if e.lexical > 0 and not e.carries]
     if fragments:
         return f"shares words but is about another topic: {_describe(fragments[0], read.memory)}"
     return None
