@@ -23,6 +23,7 @@ _CLAUSE_SEP_RE = re.compile(
     r";\s+|,\s+(?:and|but|while|whereas|although|so|yet|though)\s+|(?P<splice>,\s+)(?=[Ii](?:'m|'ve|'d|'ll)?\s)"
     r"|(?P<bare> and )(?=(?P<next>[^\W\d_]+))"
 )
+_OBJECT_PRONOUNS = frozenset(["me", "him", "us", "them", "myself", "himself", "herself", "themselves"])
 _DETERMINER_AFTER_RE = re.compile(
     r"\s+(?i:a|an|the|my|his|her|their|our|your|its|some|every|each|this|that|these|those|two|three|several)\s"
 )
@@ -135,6 +136,8 @@ def clauses(sentence: str, unsure: bool = True) -> list[Clause]:
         doubt = False
         if m.group("bare"):
             nxt = m.group("next")
+            if nxt.lower() in _OBJECT_PRONOUNS:
+                continue  # "Ingrid and me goes to court": one subject, no second clause
             # a verb of its own: a known one, or any word a determiner follows ("and wear a glucose sensor")
             verb = nxt.lower() in _CLAUSE_VERBS or _DETERMINER_AFTER_RE.match(sentence, m.end() + len(nxt)) is not None
             doubt = not verb and not nxt[:1].isupper()
