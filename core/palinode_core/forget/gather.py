@@ -20,6 +20,7 @@ from ..search.rank import similarities
 from ..search.unit_index import indexable
 from ..search.vectors import Progress
 from ..storage import safeio
+from ..storage.grep import files_containing
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
@@ -128,9 +129,14 @@ def _unlisted_mentions(
     are never trusted to say a memory is clean. One whose bytes are the
     version the scan saw has rows that do not match them (damaged or altered):
     they are rebuilt and it is read ('lexical'); one changed since the scan is
-    read whole ('unindexed'). Every file's bytes are read: 10k memories ~0.3 s."""
+    read whole ('unindexed'). One ``git grep`` first names the files whose bytes
+    could (a superset: any stem's prefix, a backslash, a strike); those are read."""
     if not stems:
         return {}
+    if not _spelling(stems)[1]:  # no YAML word to fear: the bytes say it
+        could = files_containing(index.store, set(_prefixes(stems)) | {"\\", "[RETRACTED "})
+        if could is not None:
+            unlisted = [rel for rel in unlisted if rel in could]
     out: dict[str, str] = {}
     damaged: list[Memory] = []
     for rel, data in safeio.read_files(index.store.root, unlisted, MAX_MEMORY_BYTES):

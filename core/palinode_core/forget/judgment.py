@@ -389,13 +389,14 @@ def user_names(memories: Mapping[str, Memory]) -> frozenset[str]:
 def store_facts(index: SearchIndex | None, memories: Mapping[str, Memory], pref_stems: frozenset[str]) -> StoreFacts:
     """What the store tells the judgment: the user's names, how many units hold
     each of the preference's stems (the unit index), which words it writes in lower case."""
-    names = user_names(memories)
     if index is None:
-        return StoreFacts(names)
+        return StoreFacts(user_names(memories))
     try:
+        # the profile memories are read once per indexed state of the store, not by every command
+        names = frozenset(index.units.remembered("user_names", lambda: "\n".join(sorted(user_names(memories)))).split())
         frequency, units = index.units.stem_frequencies(pref_stems)
     except Exception:  # a damaged index: every word counts as specific, as before it was built
-        return StoreFacts(names)
+        return StoreFacts(user_names(memories))
     return StoreFacts(names, frequency, units, index.units.used_lowercase, index.units.used_as_name)
 
 

@@ -346,6 +346,12 @@ class UnitIndex:
                 )
         return {s: int(found.get(s, 0)) for s in wanted}, total
 
+    def remembered(self, name: str, compute: Callable[[], str]) -> str:
+        """``compute()``, kept until a version is indexed or dropped (what is derived
+        from the memories the index holds: read once, not per command)."""
+        with self._lock:
+            return derived.cached_text(self._db, name, derived.UNITS, compute, lambda _value: True)
+
     def used_lowercase(self, word: str, limit: int = 200) -> bool:
         """Whether the store writes ``word`` in lower case somewhere ("home", "weekends"):
         a common word, so a sentence opening with it names nobody."""
