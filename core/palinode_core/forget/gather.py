@@ -20,7 +20,7 @@ from ..search.rank import similarities
 from ..search.unit_index import indexable
 from ..search.vectors import Progress
 from ..storage import safeio
-from ..storage.grep import files_containing
+from ..storage.grep import files_containing, files_with_words_starting
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
@@ -134,7 +134,10 @@ def _unlisted_mentions(
     if not stems:
         return {}
     if not _spelling(stems)[1]:  # no YAML word to fear: the bytes say it
-        could = files_containing(index.store, set(_prefixes(stems)) | {"\\", "[RETRACTED "})
+        prefixes, marks = set(_prefixes(stems)), {"\\", "[RETRACTED "}
+        could = files_with_words_starting(index.store, prefixes, marks)
+        if could is None:
+            could = files_containing(index.store, prefixes | marks)
         if could is not None:
             unlisted = [rel for rel in unlisted if rel in could]
     out: dict[str, str] = {}

@@ -23,3 +23,24 @@ def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str]
     except GitCommandFailed as exc:
         return set() if exc.status == 1 else None  # 1: nothing matched
     return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+
+
+def files_with_words_starting(store: Store, prefixes: set[str], literals: set[str] = frozenset()) -> set[str] | None:
+    """Which store files hold a word starting with one of ``prefixes`` (case-insensitive,
+    at a word's start: "liv" finds "living", not "delivery") or any of ``literals``
+    anywhere; a superset, by one ``git grep -P``. None: cannot tell (no PCRE in this git,
+    a non-ASCII prefix): fall back to ``files_containing``."""
+    if getattr(store, "as_of", None) is not None or not store.git.available:
+        return None
+    if not prefixes or any(not p.isascii() or not p.isalnum() for p in prefixes) or any(not w.isascii() for w in literals):
+        return None
+    args = ["grep", "-l", "-z", "-i", "-P", "-I", "--no-color", "--untracked", "--no-exclude-standard"]
+    for prefix in sorted(prefixes):
+        args += ["-e", f"(?<![a-z]){prefix}"]  # letters and digits only: nothing to escape
+    for literal in sorted(literals):
+        args += ["-e", "\\Q" + literal.replace("\\E", "\\E\\\\E\\Q") + "\\E"]
+    try:
+        out = store.git.run_bytes(*args, "--", "*.md", read=True, patterns=True)
+    except GitCommandFailed as exc:
+        return set() if exc.status == 1 else None  # 1: nothing matched; 128: no PCRE here
+    return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
