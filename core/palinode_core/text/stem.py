@@ -11,6 +11,7 @@ a preference's stems only (``family``), never folded into the stem, since
 
 from __future__ import annotations
 
+import re
 import threading
 from functools import lru_cache
 
@@ -183,7 +184,12 @@ def family(word: str) -> tuple[str, ...]:
     return ()
 
 
+_ASCII_WORD_RE = re.compile(r"[a-z]+")
+
+
 def _folded(text: str) -> list[str]:
+    if text.isascii():  # most text: one lower() and one findall, not a fold per word (5x at a first sync)
+        return _ASCII_WORD_RE.findall(text.lower())
     return [fold(m.group()) for m in words(text)]
 
 

@@ -197,12 +197,16 @@ def item_sentence_texts(text: str) -> list[str]:
     return [text[a:b] for a, b in pieces] if len(pieces) > 1 else []
 
 
+# what a list item of several sentences or a sentence of several clauses must hold
+_MAY_SEPARATE_RE = re.compile(r"[.!?;]\s|, | and ")
+
+
 def vector_pieces(kind: str, text: str) -> list[str]:
     """The parts of a unit judged by their own meaning besides the unit itself: the
     sentences of a list item holding several, and the clauses of a sentence (or of
     such an item sentence) holding several ("I have type 1 diabetes and wear a
     glucose sensor": is the second clause the preference's too?)."""
-    if kind not in ("sentence", "list_item"):
+    if kind not in ("sentence", "list_item") or not _MAY_SEPARATE_RE.search(text):
         return []
     sentences = item_sentence_texts(text) if kind == "list_item" else []
     out = list(sentences)
