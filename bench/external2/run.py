@@ -57,17 +57,17 @@ USER_CATEGORIES = (
 # scored; the email itself must not be archived when it names the preference (its other
 # sentences are other facts), and is free as a whole when it only alludes to it.
 PERSONAMEM_CASES: list[tuple[str, str, int, tuple[int, ...], tuple[int, ...]]] = [
-    ("raw_data_250815_143643_persona0.json", "personal_email", 0, (0,), ()),  # "... your own dance experience"
-    ("raw_data_250815_143643_persona0.json", "personal_email", 1, (), ()),  # advice only; the email alludes
-    ("raw_data_250815_143643_persona1.json", "personal_email", 0, (0,), ()),  # "... recognition you've long been ..."
-    ("raw_data_250815_143643_persona2.json", "personal_email", 0, (), (4,)),  # advice only; "making ... soups ..."
-    ("raw_data_250815_143643_persona2.json", "personal_email", 1, (0,), ()),  # "your indoor plants"; the email alludes
-    ("raw_data_250815_143643_persona2.json", "personal_email", 2, (0,), (3,)),  # "Since you enjoy podcasts ..."
-    ("raw_data_250815_143643_persona2.json", "professional_email", 0, (0,), ()),  # "Since you already invest ..."
-    ("raw_data_250815_143643_persona3.json", "personal_email", 0, (0, 1), (3,)),  # "... short walks ...", "your walks"
-    ("raw_data_250815_143643_persona5.json", "personal_email", 0, (0,), (4,)),  # "... your own coffee thermos ..."
-    ("raw_data_250815_143643_persona5.json", "personal_email", 1, (), ()),  # advice only
-    ("raw_data_250815_143643_persona5.json", "professional_email", 0, (0,), (3,)),  # "Since you enjoy NPR's ..."
+    ("raw_data_250815_143643_persona0.json", "personal_email", 0, (0,), ()),  # answer presupposes it; email unread
+    ("raw_data_250815_143643_persona0.json", "personal_email", 1, (), ()),  # answer is advice only; the email alludes
+    ("raw_data_250815_143643_persona1.json", "personal_email", 0, (0,), ()),  # answer restates it in other words
+    ("raw_data_250815_143643_persona2.json", "personal_email", 0, (), (4,)),  # answer is advice only; email names it
+    ("raw_data_250815_143643_persona2.json", "personal_email", 1, (0,), ()),  # answer presupposes it; email alludes
+    ("raw_data_250815_143643_persona2.json", "personal_email", 2, (0,), (3,)),  # answer and email name it
+    ("raw_data_250815_143643_persona2.json", "professional_email", 0, (0,), ()),  # answer names it; email alludes
+    ("raw_data_250815_143643_persona3.json", "personal_email", 0, (0, 1), (3,)),  # answer names it twice; email too
+    ("raw_data_250815_143643_persona5.json", "personal_email", 0, (0,), (4,)),  # answer and email name it
+    ("raw_data_250815_143643_persona5.json", "personal_email", 1, (), ()),  # answer is advice only; email unread
+    ("raw_data_250815_143643_persona5.json", "professional_email", 0, (0,), (3,)),  # answer and email name it
 ]
 PERSONA_LISTS = (
     "stereotypical_preferences",
