@@ -67,7 +67,8 @@ RELATIONS = frozenset(
     husband boss manager neighbour neighbor neighbours neighbors mother father mum mom dad son daughter
     cousin teammate flatmate roommate aunt uncle niece nephew grandmother grandfather landlord landlady
     client mentor girlfriend boyfriend fiancé fiancée fiance fiancee ex parents kids children child
-    stepmother stepfather stepson stepdaughter gran granny grandma grandad grandpa nan nana""".split()
+    stepmother stepfather stepson stepdaughter gran granny grandma grandad grandpa nan nana
+    team company employer family club band group department office staff customer customers""".split()
 )
 # Titlecase words that open sentences without naming anyone.
 NOT_NAMES = frozenset(
@@ -214,6 +215,8 @@ def _opening(text: str, found: list[tuple[str, int]], ctx: Context) -> Whose | N
         return Whose("user", f'"{found[0][0]}" with no one else named before: the user')
     if first in ("the", "a", "an") and nxt in RELATIONS:
         return _relative(nxt, low, ctx, f"{found[0][0]} {found[1][0]}")
+    if first in RELATIONS and len(found) > 1 and found[1][0][:1].islower():
+        return _relative(first, low, ctx, found[0][0])  # "Team uses Slack", "Mum grows dahlias"
     if first in HONORIFICS and len(found) > 1 and found[1][0][:1].isupper() and _names_a_person(found[1][0], ctx):
         name = f"{found[0][0]} {found[1][0]}"  # "Mrs. Okafor, my landlord, loves ..."
         return Whose("other", f"{name} is its subject", name)

@@ -107,6 +107,14 @@ def entity_words(text: str) -> set[str]:
 ITEM_SENTENCE = "item_sentence"
 
 
+def _in_an_address(text: str, start: int, end: int) -> bool:
+    """A word inside an e-mail address, a URL, a path or an identifier ("dana@startup.com")
+    is no use of it as a common word."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return before in "@./_\\:" or after in "@_/\\" or (after == "." and end + 1 < len(text) and text[end + 1].isalnum())
+
+
 def indexable(memory: Memory) -> bool:
     return not memory.is_history
 
@@ -361,7 +369,11 @@ class UnitIndex:
         """Whether the store writes ``word`` in lower case somewhere ("home", "weekends"):
         a common word, so a sentence opening with it names nobody."""
         low = fold(word)
-        return any(m.group() == low for text in self._texts_holding(low, limit) for m in words(text))
+        return any(
+            m.group() == low and not _in_an_address(text, m.start(), m.end())
+            for text in self._texts_holding(low, limit)
+            for m in words(text)
+        )
 
     def used_as_name(self, word: str, limit: int = 200) -> bool:
         """Whether the store writes ``word`` with a capital inside a sentence ("met
