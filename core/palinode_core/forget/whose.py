@@ -264,7 +264,19 @@ def _subject_is_a_person(found: list[tuple[str, int]], run: int, ctx: Context) -
     first = fold(head)
     bare = first.removesuffix("'s").removesuffix("\u2019s")
     named = ctx.named(bare)
-    if bare in ctx.entities or (ctx.common(bare) and not named) or bare in VERBS or stem(bare) in ctx.stems:
+    if bare in ctx.entities or bare in VERBS or stem(bare) in ctx.stems:
+        return False
+    # a word, then the preference's own verb ("Frank lives in Tokyo" for "I lived in Tokyo"): a
+    # person doing it, even where the store also writes the word in lower case ("a frank discussion")
+    acts = (
+        run == 1
+        and len(found) > 1
+        and found[1][0][:1].islower()
+        and not first.endswith(("ing", "ed"))
+        and stem(fold(found[1][0])) in ctx.stems
+        and fold(found[1][0]).endswith(("s", "ed"))
+    )
+    if ctx.common(bare) and not named and not acts:
         return False
     if any(fold(w).removesuffix("'s") in ctx.entities for w, _ in found[:run]):
         return False  # "Hyde Park is close": the preference's own place
