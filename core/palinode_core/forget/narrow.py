@@ -163,7 +163,12 @@ def related_clauses(judge: Judge, parts: list[str], sims: Mapping[str, float] | 
     out: list[bool] = []
     for i, part in enumerate(parts):
         named_before = i > 0 and out[i - 1] and bool(judge.pref.entities & judge.names_in(parts[i - 1]))
-        near = sims is not None and sims.get(part.strip(), 0.0) >= CLAUSE_SIM
+        # near in meaning, and naming nothing the preference does not ("and work at Harwick" names its own fact)
+        near = (
+            sims is not None
+            and sims.get(part.strip(), 0.0) >= CLAUSE_SIM
+            and not (judge.names_in(part) - judge.pref.entities - judge.facts.user_names - {"i"})
+        )
         out.append(
             judge.words(part).lexical > 0 or leans_back(part) or near or (named_before and opens_with_pronoun(part))
         )
