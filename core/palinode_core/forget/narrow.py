@@ -26,6 +26,7 @@ from ..text.units import (
 from .evidence import Evidence
 from .judgment import Judge
 from .requests import Request
+from .whose import NOT_NAMES
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def related_clauses(judge: Judge, parts: list[str], sims: Mapping[str, float] | 
         near = (
             sims is not None
             and sims.get(part.strip(), 0.0) >= CLAUSE_SIM
-            and not (judge.names_in(part) - judge.pref.entities - judge.facts.user_names - {"i"})
+            and not (judge.names_in(part) - judge.pref.entities - judge.facts.user_names - NOT_NAMES)
         )
         out.append(
             judge.words(part).lexical > 0 or leans_back(part) or near or (named_before and opens_with_pronoun(part))
