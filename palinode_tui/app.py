@@ -405,10 +405,38 @@ def default_store() -> str:
     return os.environ.get("PALINODE_DIR") or os.path.expanduser("~/palinode")
 
 
+HELP_EXAMPLES = """\
+examples:
+  palinode-tui demo                      a demo store in a temporary folder, to try every screen
+  palinode-tui ~/palinode                your store (or set PALINODE_DIR and run palinode-tui)
+  palinode-tui ~/palinode --read-only    look without any way to write
+  palinode-tui ~/palinode --no-vectors   lexical search only; never loads the model
+
+In the app, F1 lists the keys of the screen you are on. The same actions, scriptable:
+palinode-audit --help. The user guide: docs/guide/ in the project's repository."""
+
+
+def version_line() -> str:
+    """The app's version and the core's (released together, from one version file)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from palinode_core.api import __version__ as core_version
+
+    try:
+        mine = version("palinode-tui")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        mine = core_version
+    return f"palinode-tui {mine} (palinode-core {core_version})"
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="palinode-tui", description="Review, undo and audit how a Palinode memory store forgets."
+        prog="palinode-tui",
+        description="Review, undo and audit how a Palinode memory store forgets.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=HELP_EXAMPLES,
     )
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument("store", nargs="?", help="store folder (default: $PALINODE_DIR, else ~/palinode), or 'demo'")
     parser.add_argument(
         "--read-only", action="store_true", help="disable every mutation, in the core as well as the UI"
