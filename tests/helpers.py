@@ -97,3 +97,15 @@ def copy_sample_store(dest: Path) -> Path:
 
 def subjects(root: Path) -> list[str]:
     return git(root, "log", "--format=%s").splitlines()
+
+
+def checkout_copy(dest: Path) -> Path:
+    """The repository's files as a fresh clone has them (tracked and new, not ignored), copied to ``dest``:
+    for tests that build or install from a clone without writing build output beside the sources."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest

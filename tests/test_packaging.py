@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, checkout_copy
 from packaging.requirements import Requirement
 
 VERSION = (ROOT / "core/palinode_core/VERSION").read_text().strip()
@@ -83,14 +83,7 @@ def test_both_build_at_the_declared_setuptools_floor_and_pass_twine_check(tmp_pa
     pip = subprocess.run([str(venv / "bin/pip"), "install", "--quiet", f"setuptools=={floors.pop()}", "build",
                           "twine"], capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-2000:]
-    # a copy of what git would check out: a build writes egg-info and build/ beside the sources
-    source = tmp_path / "source"
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((ROOT / name).read_bytes())
+    source = checkout_copy(tmp_path / "source")  # a build writes egg-info and build/ beside the sources
     dist = tmp_path / "dist"
     for where in ("core", "."):
         # no isolation: the build must succeed with exactly the floor, not whatever release an isolated env takes
