@@ -328,7 +328,13 @@ class ReviewScreen(ReviewDecisions):
         header = plan_header(review, self.current, self.app.read_only, self._waiting_for())
         if review is not None and any(s.path == self.current and s.state == "partial" for s in self.states):
             header = header.copy()
-            header.append(f"\n{PARTIAL_WHY}: approve what remains below and apply (A)", style="italic yellow")
+            if review.plan.actionable:
+                header.append(f"\n{PARTIAL_WHY}: approve what remains below and apply (A)", style="italic yellow")
+            else:
+                header.append(
+                    f"\n{PARTIAL_WHY}; nothing remains to apply: A closes it (recorded as applied)",
+                    style="italic yellow",
+                )
         self.query_one("#plan-header", Static).update(header)
         if review is None:
             table.refill(())

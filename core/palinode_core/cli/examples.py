@@ -30,6 +30,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "withdraw": (f"withdraw {DEMO} insights/forget-poker.md",),
     "recover": (f"recover {DEMO}",),
     "residue": (f"residue {DEMO} --pref 'I play poker on Fridays'",),
+    "strike": (f"strike {DEMO} insights/forget-w.md projects/moonrise-closeout.md:9 --text Handed",),
+    "flag": (f"flag {DEMO} insights/forget-tea.md projects/tea-club-status.md:10 --note 'a table row: edit by hand'",),
     "integrity": (f"integrity {DEMO}", f"integrity {DEMO} --history"),
     "trace": (f"trace {DEMO} insights/pref-poker.md",),
     "timeline": (f"timeline {DEMO} insights/pref-gym.md",),

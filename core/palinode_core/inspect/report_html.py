@@ -104,10 +104,16 @@ def _decision_rows(req: dict[str, Any]) -> list[list[str]]:
             what.append(
                 f"<code>{esc(d['path'])}</code> line {esc(d['line'])} ({esc(d['kind'])}): " + with_strikes(d["text"])
             )
+        elif d["action"] == "strike":
+            what.append(
+                f"struck by hand: <code>{esc(d['path'])}</code> line {esc(d['line'])}: <del>{esc(d['text'])}</del>"
+            )
+        elif d["action"] == "residue" and d.get("counts") is not None:
+            what.append("leak check: " + (", ".join(f"{esc(k)} {esc(v)}" for k, v in d["counts"].items()) or "nothing"))
         rows.append(
             [
                 esc(d["action"]),
-                esc(d["at"]),
+                esc(plain_time(d["at"])),
                 esc(d["by"] or "—"),
                 "<br>".join(what),
                 esc(d["note"] or "")

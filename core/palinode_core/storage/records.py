@@ -20,12 +20,12 @@ OpKind = Literal["archive", "supersede", "retract", "unretract", "restore"]
 PlanOp = Literal["archive", "restore", "retract", "unretract"]
 # Where a forget request stands.
 RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed"]
-# What a ledger record records: a decision (apply, dismiss, withdraw), a residue line marked
-# for later (flag), or a leak check (residue).
-LedgerAction = Literal["apply", "dismiss", "withdraw", "flag", "residue"]
-DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw")
-# The kinds of crash-journal entry: one commit, or a whole forget or withdraw transaction.
-JournalKind = Literal["apply", "ledger", "forget", "withdraw"]
+# What a ledger record records: a decision (apply, dismiss, withdraw), a sentence a reviewer
+# struck by hand (strike), a residue line marked for later (flag), or a leak check (residue).
+LedgerAction = Literal["apply", "dismiss", "withdraw", "strike", "flag", "residue"]
+DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw", "strike")
+# The kinds of crash-journal entry: one commit, or a whole forget, withdraw or hand-strike transaction.
+JournalKind = Literal["apply", "ledger", "forget", "withdraw", "strike"]
 
 
 class CommitRef(TypedDict, total=False):
@@ -54,7 +54,7 @@ class LedgerRecord(TypedDict, total=False):
     note: str | None
     txn: str  # the journal transaction that wrote it
     # apply
-    approved: list[CommitRef]
+    approved: list[CommitRef]  # also strike: the one commit
     rejected: list[str]
     deferred: list[str]
     failed: list[dict[str, Any]]
@@ -65,7 +65,7 @@ class LedgerRecord(TypedDict, total=False):
     # withdraw
     commits: list[CommitRef]
     broad: bool
-    # residue (a leak check) and flag
+    # residue (a leak check), flag and strike (path, line, text)
     counts: dict[str, int]
     mentions: list[dict[str, Any]]
     path: str
