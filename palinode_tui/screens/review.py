@@ -4,6 +4,7 @@ As of a point of history: the requests then, each with its record (review_record
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any, Literal, get_args
 
@@ -326,6 +327,11 @@ class ReviewScreen(ReviewDecisions):
             self._render_detail()
             return
         header = plan_header(review, self.current, self.app.read_only, self._waiting_for())
+        withdrawn = next((s for s in self.states if s.path == self.current and s.state == "withdrawn"), None)
+        if review is not None and withdrawn is not None:
+            header = header.copy()
+            header.append(f"\nwithdrawn{_when_and_who(withdrawn.last_decision)}: ", style="bold yellow")
+            header.append("applying it again applies a request that was taken back (A asks first)", style="yellow")
         if review is not None and any(s.path == self.current and s.state == "partial" for s in self.states):
             header = header.copy()
             if review.plan.actionable:
@@ -454,3 +460,11 @@ class ReviewScreen(ReviewDecisions):
             self._render_plan()
 
         self.app.push_screen(DiffScreen(cand, review.draft.chosen_spans(cand)), chosen)
+
+
+def _when_and_who(last: Mapping[str, Any] | None) -> str:
+    """' on 2025-05-14 by Jo' for a decision, or nothing."""
+    if not last:
+        return ""
+    who = str(last.get("decided_by") or "").split(" <")[0]
+    return f" on {str(last.get('at') or '')[:10]}" + (f" by {who}" if who else "")

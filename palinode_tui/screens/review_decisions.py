@@ -61,7 +61,16 @@ class ReviewDecisions(ModeScreen):
         self.app.run_blocking(
             lambda: apply_preview(review, selection, session),
             lambda body: self.app.push_screen(
-                ConfirmModal("Apply this forget request?", body, "Apply"),
+                ConfirmModal(
+                    "Apply this withdrawn request again?"
+                    if any(
+                        s.path == review.plan.request.path and s.state == "withdrawn"
+                        for s in getattr(self, "states", ())
+                    )
+                    else "Apply this forget request?",
+                    body,
+                    "Apply",
+                ),
                 lambda ok: ok and self._apply(review, selection),
             ),
             "preview the apply",

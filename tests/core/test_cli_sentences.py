@@ -162,3 +162,23 @@ def test_strike_and_flag_one_mention_from_the_command_line_as_residue_does(store
     run("flag", str(store), REQ, f"{NOTES}:8", "--text", "The compost", "--note", "a clause: cut it by hand", "--yes")
     flag = ledger(store)[-1]
     assert (flag["action"], flag["request"], flag["note"]) == ("flag", REQ, "a clause: cut it by hand")
+
+
+def test_residue_and_leaks_agree_on_frontmatter_mentions(tmp_path):
+    """Issue 41: a preference named in a memory's name: or summary: is a surviving mention for Residue as for
+    `leaks` (striking cannot reach frontmatter: unforgettable)."""
+    root = make_git_store(tmp_path / "fm", {
+        "projects/garden.md": palinode_file(
+            {"id": "projects-garden", "name": "Keeping bees at home", "summary": "the hives I keep, and bees",
+             "created_at": "2025-05-01T00:00:00+00:00"},
+            "The allotment plan for spring. Compost, seeds and the fence."),
+        REQ: palinode_file({"id": "insights-forget-bees", "created_at": "2025-06-01T00:00:00+00:00"},
+                           "Please forget that I keep bees."),
+    })
+    residue = json.loads(run("--json", "residue", str(root), "--pref", "I keep bees").stdout)["mentions"]
+    leaks = json.loads(run("--json", "leaks", str(root), REQ, "--lexical").stdout)
+    leaked = {(m["path"], m["line"]) for m in leaks["checks"][0]["mentions"] if m["path"] == "projects/garden.md"}
+    shown = {(m["path"], m["line"]) for m in residue if m["path"] == "projects/garden.md"}
+    assert leaked and shown == leaked
+    assert {m["kind"] for m in residue if m["path"] == "projects/garden.md"} == {"unforgettable"}
+    assert any(m["text"].startswith("name: Keeping bees") for m in residue)

@@ -281,7 +281,8 @@ def route(
             continue
         created = memory.effective_created_at
         if resolution.boundary and created and created > resolution.boundary:
-            skip(f"created {created}, after the request ({resolution.boundary})")
+            made = "restored" if memory.summary.restored_at else "created"  # restored_at counts, as for Palinode
+            skip(f"{made} {created}, after the request ({resolution.boundary})")
             continue
         if taken >= knobs.max_targets:
             candidates.append(

@@ -139,7 +139,8 @@ def _not_targets(
             records[rel] = "already retracted for this pref"
         elif boundary and memory.effective_created_at and memory.effective_created_at > boundary:
             skip.add(rel)
-            records[rel] = f"created {memory.effective_created_at}, after the request ({boundary})"
+            made = "restored" if memory.summary.restored_at else "created"  # restored_at counts, as for Palinode
+            records[rel] = f"{made} {memory.effective_created_at}, after the request ({boundary})"
     return skip, records
 
 
