@@ -30,7 +30,7 @@ from .messages import (
     ScanDone,
     WorkProgress,
 )
-from .render import safe
+from .render import safe, spoken
 from .settings import Settings
 from .timetravel import TimeTravel, counts_note
 from .widgets import ErrorModal, RecoveryModal
@@ -120,6 +120,16 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         for notice in self.settings.notices:
             self.notify(notice, title="Settings", severity="warning", timeout=15)
         self._say_config()
+        if not self.store.git.available:  # said as the CLI says it: what cannot be done here, and why
+            self.notify(
+                f"{self.display_name} is not a git repository: read as plain files. Without history nothing can be "
+                "forgotten, undone, traced or shown as of a date here (every change is a git commit); "
+                "git init and a first commit make it a store.",
+                title="Not a git repository",
+                severity="warning",
+                timeout=30,
+                markup=False,
+            )
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -159,7 +169,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         """Every toast passes here (a screen's ``notify`` calls the app's): its
         text often names store files, so it is never markup and never acts."""
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        super().notify(safe(message), title=safe(title), severity=severity, markup=False, **kwargs)
+        super().notify(safe(spoken(message)), title=safe(title), severity=severity, markup=False, **kwargs)
 
     def set_status(self, note: str | None = None, progress: tuple[int, int] | None = None) -> None:
         if note is not None:
@@ -170,7 +180,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
     # -- background work (run_blocking and progress_reporter: workers.py) ----------------
     def fail(self, description: str, reason: str) -> None:
         self.record("error", f"{description}: {reason}")
-        self.push_screen(ErrorModal(description, reason))
+        self.push_screen(ErrorModal(description, spoken(reason)))
 
     def scan_store(self, changed: set[str] | None = None) -> None:
         """Read the live store (again); shown unless the views are as of a point."""

@@ -9,7 +9,7 @@ from contextlib import suppress
 from typing import Any, Literal, get_args
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
@@ -35,6 +35,37 @@ from .review_view import (
 from .timeline import TimelineScreen
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "all"]
+
+
+class KnobInput(Input):
+    """A knob's field: + and - step its value (F1 and the README promise them where k puts the focus);
+    typed digits edit it as in any field."""
+
+    def __init__(self, step: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.step = step
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in ("plus", "minus"):
+            event.stop()
+            event.prevent_default()
+            self.nudge(1 if event.key == "plus" else -1)
+            return
+        await super()._on_key(event)
+
+    def nudge(self, direction: int) -> None:
+        try:
+            current = float(self.value)
+        except ValueError:
+            current = 0.0
+        value = max(0.0, current + direction * self.step)
+        if self.step < 1:
+            self.value = f"{min(1.0, round(value, 4)):g}"
+        else:
+            self.value = str(max(1 if self.id == "knob-max" else 0, int(value)))
+        self.cursor_position = len(self.value)
+
+
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
@@ -64,11 +95,11 @@ class ReviewScreen(ReviewDecisions):
                 with Horizontal(id="knobs"):
                     yield Label(id="knobs-for")
                     yield Label("floor")
-                    yield Input(id="knob-floor", classes="field", restrict=r"[0-9.]*", max_length=6)
+                    yield KnobInput(0.05, id="knob-floor", classes="field", restrict=r"[0-9.]*", max_length=6)
                     yield Label("max")
-                    yield Input(id="knob-max", classes="field", restrict=r"[0-9]*", max_length=3)
+                    yield KnobInput(1, id="knob-max", classes="field", restrict=r"[0-9]*", max_length=3)
                     yield Label("shared")
-                    yield Input(id="knob-shared", classes="field", restrict=r"[0-9]*", max_length=2)
+                    yield KnobInput(1, id="knob-shared", classes="field", restrict=r"[0-9]*", max_length=2)
                 yield KeyedTable(id="candidates", classes="pane")
                 with VerticalScroll(id="candidate-detail-box", classes="pane"):
                     yield Static(id="candidate-detail")
