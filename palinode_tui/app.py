@@ -482,7 +482,19 @@ def main(argv: list[str] | None = None) -> int:
     if app.demo_store:
         # The demo store lives in a temporary folder: say where, and how to come back.
         print(
-            f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
+            f"The demo store is in {safe(app.demo_store)}\nReopen it with: {reopen_command()} {safe(app.demo_store)}",
             file=sys.stderr,
         )
     return 0
+
+
+def reopen_command() -> str:
+    """How to run this app again from where the user is: its name when PATH finds this very program,
+    else its full path (make demo runs .venv/bin/palinode-tui, which is not on PATH)."""
+    import shutil
+
+    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("palinode-tui")
+    if me is None or not me.is_file() or (found and Path(found).resolve() == me):
+        return "palinode-tui"
+    return safe(str(me))

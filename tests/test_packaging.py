@@ -104,3 +104,17 @@ def test_both_build_at_the_declared_setuptools_floor_and_pass_twine_check(tmp_pa
                 assert f"{name}/VERSION" in wheel.namelist()
         assert meta["Version"] == VERSION and meta["License-Expression"] == "MIT"
         assert meta.get_all("Classifier") and meta["Description-Content-Type"] == "text/markdown"
+
+
+def test_the_demos_closing_hint_names_a_command_that_runs_from_here(tmp_path):
+    """make demo runs .venv/bin/palinode-tui, which is not on PATH: the hint names it by its full path;
+    installed on PATH, by its name."""
+    import os
+
+    script = str(Path(sys.executable).parent / "palinode-tui")
+    check = ("import sys; sys.argv[0] = sys.argv[1]; from palinode_tui.app import reopen_command; "
+             "print(reopen_command())")
+    for path, expected in (("/usr/bin:/bin", script), (f"{Path(script).parent}:/usr/bin:/bin", "palinode-tui")):
+        proc = subprocess.run([sys.executable, "-c", check, script], capture_output=True, text=True,
+                              env={**os.environ, "PATH": path})
+        assert proc.stdout.strip() == expected, (path, proc.stdout, proc.stderr)

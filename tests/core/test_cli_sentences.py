@@ -182,3 +182,10 @@ def test_residue_and_leaks_agree_on_frontmatter_mentions(tmp_path):
     assert leaked and shown == leaked
     assert {m["kind"] for m in residue if m["path"] == "projects/garden.md"} == {"unforgettable"}
     assert any(m["text"].startswith("name: Keeping bees") for m in residue)
+
+
+def test_report_to_dash_is_standard_output_not_a_file_named_dash(store, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "report", str(store), "--request", REQ, "--format",
+                           "md", "-o", "-"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("# Forget audit report")
+    assert not (tmp_path / "-").exists()

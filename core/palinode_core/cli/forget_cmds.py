@@ -53,7 +53,11 @@ def _index_args(p: argparse.ArgumentParser) -> None:
 
 
 def _index(args: argparse.Namespace) -> dict[str, Any]:
-    lexical = args.lexical or args.chunks_only
+    from ..search.embed import VECTORS_EXTRA_NOTICE, Embedder
+
+    # a lean install indexes lexically and says how to get vectors, never "loading the model" for nothing
+    lean = not (args.lexical or args.chunks_only) and not Embedder().installed
+    lexical = args.lexical or args.chunks_only or lean
     session, progress = open_for_scan(args, lexical=lexical)
     terminal = TerminalProgress()
     try:
@@ -75,7 +79,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
         "sentences_embedded": embedded,
         "sentences": units,
         "mode": "hybrid" if index.vectors_ready else "lexical",
-        "notice": index.notice,
+        "notice": VECTORS_EXTRA_NOTICE if lean else index.notice or None,
     }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from ..ops import backing, lifecycle
 from ..ops.plan import Plan
+from ..search.embed import VECTORS_EXTRA_NOTICE
 from ..search.index import SearchIndex
 from ..storage.config import ForgetKnobs
 from ..storage.memory import Memory
@@ -103,7 +104,8 @@ def plan_thorough(
     guarded += [(rel, why) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
-        notice = notice or semantic.describe()
+        # a lean install has no model: the way to semantic evidence is the vectors extra, not `index`
+        notice = notice or (semantic.describe() if index.embedder.installed else VECTORS_EXTRA_NOTICE)
         unembedded = {r.memory.rel for r in reads if r.unembedded}
         provisional = tuple(c.path for c in out if c.path in unembedded and c.route != "skipped")
     return checked(
