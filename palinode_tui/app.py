@@ -30,7 +30,7 @@ from .messages import (
     ScanDone,
     WorkProgress,
 )
-from .render import safe
+from .render import safe, spoken
 from .settings import Settings
 from .timetravel import TimeTravel, counts_note
 from .widgets import ErrorModal, RecoveryModal
@@ -120,6 +120,16 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         for notice in self.settings.notices:
             self.notify(notice, title="Settings", severity="warning", timeout=15)
         self._say_config()
+        if not self.store.git.available:  # said as the CLI says it: what cannot be done here, and why
+            self.notify(
+                f"{self.display_name} is not a git repository: read as plain files. Without history nothing can be "
+                "forgotten, undone, traced or shown as of a date here (every change is a git commit); "
+                "git init and a first commit make it a store.",
+                title="Not a git repository",
+                severity="warning",
+                timeout=30,
+                markup=False,
+            )
         self.switch_mode("browse")
         self.scan_store()
         if self.watch_files:
@@ -159,7 +169,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         """Every toast passes here (a screen's ``notify`` calls the app's): its
         text often names store files, so it is never markup and never acts."""
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        super().notify(safe(message), title=safe(title), severity=severity, markup=False, **kwargs)
+        super().notify(safe(spoken(message)), title=safe(title), severity=severity, markup=False, **kwargs)
 
     def set_status(self, note: str | None = None, progress: tuple[int, int] | None = None) -> None:
         if note is not None:
@@ -170,7 +180,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
     # -- background work (run_blocking and progress_reporter: workers.py) ----------------
     def fail(self, description: str, reason: str) -> None:
         self.record("error", f"{description}: {reason}")
-        self.push_screen(ErrorModal(description, reason))
+        self.push_screen(ErrorModal(description, spoken(reason)))
 
     def scan_store(self, changed: set[str] | None = None) -> None:
         """Read the live store (again); shown unless the views are as of a point."""
@@ -406,10 +416,38 @@ def default_store() -> str:
     return os.environ.get("PALINODE_DIR") or os.path.expanduser("~/palinode")
 
 
+HELP_EXAMPLES = """\
+examples:
+  palinode-tui demo                      a demo store in a temporary folder, to try every screen
+  palinode-tui ~/palinode                your store (or set PALINODE_DIR and run palinode-tui)
+  palinode-tui ~/palinode --read-only    look without any way to write
+  palinode-tui ~/palinode --no-vectors   lexical search only; never loads the model
+
+In the app, F1 lists the keys of the screen you are on. The same actions, scriptable:
+palinode-audit --help. The user guide: docs/guide/ in the project's repository."""
+
+
+def version_line() -> str:
+    """The app's version and the core's (released together, from one version file)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from palinode_core.api import __version__ as core_version
+
+    try:
+        mine = version("palinode-tui")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        mine = core_version
+    return f"palinode-tui {mine} (palinode-core {core_version})"
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="palinode-tui", description="Review, undo and audit how a Palinode memory store forgets."
+        prog="palinode-tui",
+        description="Review, undo and audit how a Palinode memory store forgets.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=HELP_EXAMPLES,
     )
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument("store", nargs="?", help="store folder (default: $PALINODE_DIR, else ~/palinode), or 'demo'")
     parser.add_argument(
         "--read-only", action="store_true", help="disable every mutation, in the core as well as the UI"
@@ -445,7 +483,19 @@ def main(argv: list[str] | None = None) -> int:
     if app.demo_store:
         # The demo store lives in a temporary folder: say where, and how to come back.
         print(
-            f"The demo store is in {safe(app.demo_store)}\nReopen it with: palinode-tui {safe(app.demo_store)}",
+            f"The demo store is in {safe(app.demo_store)}\nReopen it with: {reopen_command()} {safe(app.demo_store)}",
             file=sys.stderr,
         )
     return 0
+
+
+def reopen_command() -> str:
+    """How to run this app again from where the user is: its name when PATH finds this very program,
+    else its full path (make demo runs .venv/bin/palinode-tui, which is not on PATH)."""
+    import shutil
+
+    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("palinode-tui")
+    if me is None or not me.is_file() or (found and Path(found).resolve() == me):
+        return "palinode-tui"
+    return safe(str(me))

@@ -111,3 +111,14 @@ def whose_of(pref: str, text: str, *, about: str | None = None, antecedent: str 
     from palinode_core.forget.judgment import Judge
 
     return Judge(pref).whose(text, about, antecedent).who
+
+def checkout_copy(dest: Path) -> Path:
+    """The repository's files as a fresh clone has them (tracked and new, not ignored), copied to ``dest``:
+    for tests that build or install from a clone without writing build output beside the sources."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest

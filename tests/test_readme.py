@@ -1,6 +1,7 @@
-"""Every command in the README is exercised: the CLI ones run in order against
-a real store, the interactive ones are parsed, make targets are dry-run, and
-the YAML examples are read by the code that reads such files."""
+"""Every command in the README and the user guide (docs/guide/) is exercised:
+the CLI ones run in order against a real store, the interactive ones are
+parsed, make targets are dry-run, the YAML examples are read by the code that
+reads such files, and every relative link leads to a file."""
 from __future__ import annotations
 
 import os
@@ -15,12 +16,13 @@ import pytest
 from helpers import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = sorted((ROOT / "docs/guide").glob("*.md"))
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, re.DOTALL)
 
 
-def commands() -> list[str]:
+def commands(text: str = README) -> list[str]:
     out = []
-    for lang, body in BLOCKS:
+    for lang, body in re.findall(r"```(\w+)\n(.*?)```", text, re.DOTALL):
         if lang != "sh":
             continue
         for line in body.splitlines():
@@ -28,6 +30,40 @@ def commands() -> list[str]:
             if line and not line.startswith("#"):
                 out.append(line)
     return out
+
+
+def _cli_env(home: Path) -> dict[str, str]:
+    bindir = str(Path(sys.executable).parent)
+    return {**os.environ, "HOME": str(home), "PATH": f"{bindir}:{os.environ['PATH']}",
+            "XDG_CACHE_HOME": str(home / ".cache")}
+
+
+def _run_cli(lines: list[str], home: Path) -> int:
+    """Run the palinode-audit lines in order, as a reader would; how many ran."""
+    ran = 0
+    for cmd in lines:
+        if not cmd.startswith("palinode-audit"):
+            continue
+        proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=_cli_env(home), timeout=300)
+        assert proc.returncode == 0, f"{cmd}\n{proc.stderr}"
+        assert "Traceback" not in proc.stderr
+        ran += 1
+    return ran
+
+
+def test_the_readme_is_for_users_and_short():
+    assert len(README.encode()) < 15_000, f"README.md is {len(README.encode())} bytes"
+    for section in ("## Install", "## The first five minutes", "## Screens and keys", "## Where next"):
+        assert section in README, section
+
+
+def test_every_relative_link_leads_to_a_file():
+    for page in [ROOT / "README.md", ROOT / "bench/README.md", *GUIDE, ROOT / "docs/team.md"]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{page.relative_to(ROOT)} links to {target}, which does not exist"
 
 
 def test_the_readme_shows_both_setup_commands():
@@ -39,24 +75,28 @@ def test_the_readme_shows_both_setup_commands():
 def test_every_cli_command_runs(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    bindir = str(Path(sys.executable).parent)
-    env = {**os.environ, "HOME": str(home), "PATH": f"{bindir}:{os.environ['PATH']}",
-           "XDG_CACHE_HOME": str(home / ".cache")}
-    ran = 0
-    for cmd in commands():
-        if not cmd.startswith("palinode-audit"):
-            continue
-        proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=300)
-        assert proc.returncode == 0, f"{cmd}\n{proc.stderr}"
-        assert "Traceback" not in proc.stderr
-        ran += 1
+    ran = _run_cli(commands(), home)
     assert ran >= 12
     assert (home / "palinode-demo" / ".palinode-audit" / "ledger.jsonl").is_file()  # the apply ran
 
 
+@pytest.mark.model
+@pytest.mark.xdist_group("model")
+@pytest.mark.parametrize("page", [p.name for p in GUIDE
+                                  if any(c.startswith("palinode-audit") for c in commands(p.read_text(encoding="utf-8")))])
+def test_every_guide_command_runs(page, tmp_path):
+    """Each page's commands in order, on a fresh demo store (as its index page says)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    lines = commands((ROOT / "docs/guide" / page).read_text(encoding="utf-8"))
+    if not any(line.startswith("palinode-audit demo-store") for line in lines[:1]):
+        lines = ["palinode-audit demo-store ~/palinode-demo", *lines]
+    assert _run_cli(lines, home) >= 2
+
+
 def test_interactive_commands_parse_and_make_targets_exist():
     from palinode_tui.app import make_parser
-    for cmd in commands():
+    for cmd in commands() + [c for page in GUIDE for c in commands(page.read_text(encoding="utf-8"))]:
         words = shlex.split(cmd)
         if words[0] == "palinode-tui":
             make_parser().parse_args([os.path.expanduser(w) for w in words[1:]])
@@ -71,7 +111,8 @@ def test_interactive_commands_parse_and_make_targets_exist():
 def test_yaml_examples_are_understood(tmp_path):
     from palinode_core.storage.config import load_store_config
     from palinode_tui.settings import Settings
-    yamls = [body for lang, body in BLOCKS if lang == "yaml"]
+    text = "\n".join([README, *(p.read_text(encoding="utf-8") for p in GUIDE)])
+    yamls = [body for lang, body in re.findall(r"```(\w+)\n(.*?)```", text, re.DOTALL) if lang == "yaml"]
     store_cfg = next(b for b in yamls if "consolidation" in b)
     (tmp_path / "palinode.config.yaml").write_text(store_cfg)
     cfg = load_store_config(tmp_path)

@@ -5,6 +5,7 @@ part of the installed package."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 from datetime import datetime, timezone
@@ -180,6 +181,101 @@ SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
 }
 
 
+# A review from plan to undo, on a store of its own (it applies): the README's animation and the guide's steps.
+REVIEW_STEPS = (
+    "1 · Review: the plan of a forget request, each target's route and evidence",
+    "2 · d: the diff of a strike; space toggles each sentence",
+    "3 · A: apply what is approved (the default button is Cancel)",
+    "4 · applied: the request's record, who approved it, its operations",
+    "5 · 3: Undo lists its operations; U takes one back, W the whole request",
+)
+
+
+async def review_steps(pilot: Pilot) -> list[str]:
+    """One SVG frame per step of REVIEW_STEPS."""
+    app = pilot.app
+    frames = []
+    await review(pilot)
+    frames.append(app.export_screenshot())
+    await pilot.press("d")
+    await settle(pilot)
+    frames.append(app.export_screenshot())
+    await pilot.press("escape")
+    await settle(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+    frames.append(app.export_screenshot())
+    await pilot.click("#confirm")
+    await settle(pilot)
+    app.screen.show_request("insights/forget-w.md")  # the list shows pending ones: the request moved on
+    await settle(pilot)
+    frames.append(app.export_screenshot())
+    await pilot.press("3")
+    await settle(pilot)
+    app.screen.query_one("#undo-ops", DataTable).focus()
+    app.screen.query_one("#undo-ops").select_key("req:insights/forget-w.md")
+    await settle(pilot)
+    frames.append(app.export_screenshot())
+    return frames
+
+
+def animate(frames: list[str], captions: tuple[str, ...], seconds: float = 4.0) -> str:
+    """One SVG showing each frame in turn, its caption below: SMIL, no script, no CSS animation.
+    A viewer that does not animate shows the first frame."""
+    import re
+    from xml.sax.saxutils import escape
+
+    width, height = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', frames[0]).groups())
+    strip = 44.0
+    n = len(frames)
+    key_times = ";".join(f"{i / n:.4f}" for i in range(n))
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + strip}" '
+        f'width="{width}" height="{height + strip}">',
+        f'<rect width="{width}" height="{height + strip}" fill="#1e1e1e"/>',
+    ]
+    for i, (frame, caption) in enumerate(zip(frames, captions, strict=True)):
+        inner = frame[frame.index("<svg"):]
+        inner = re.sub(r"^<svg ", f'<svg x="0" y="0" width="{width}" height="{height}" ', inner, count=1)
+        values = ";".join("1" if j == i else "0" for j in range(n))
+        parts.append(
+            f'<g opacity="{1 if i == 0 else 0}">'
+            f'<animate attributeName="opacity" values="{values}" keyTimes="{key_times}" calcMode="discrete" '
+            f'dur="{seconds * n}s" repeatCount="indefinite"/>{inner}'
+            f'<text x="16" y="{height + 29}" font-family="sans-serif" font-size="20" font-weight="600" '
+            f'fill="#e0e0e0">{escape(caption)}</text></g>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+async def _capture_review_steps(out: Path, embedder: Embedder) -> None:
+    work = Path(tempfile.mkdtemp(prefix="palinode-steps-"))
+    store = work / "palinode-demo"
+    build_demo_store(store)
+    app = demo_app(store, embedder, work / "cache")
+    # the review's commits and decisions carry the demo's date and a reviewer's name, not the machine's
+    stamp = DEMO_NOW.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    reviewer = {"GIT_AUTHOR_NAME": "Jo Reviewer", "GIT_AUTHOR_EMAIL": "jo@example.org",
+                "GIT_COMMITTER_NAME": "Jo Reviewer", "GIT_COMMITTER_EMAIL": "jo@example.org",
+                "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    saved = {key: os.environ.get(key) for key in reviewer}
+    os.environ.update(reviewer)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            frames = await review_steps(pilot)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    for i, frame in enumerate(frames, 1):
+        (out / f"review-step-{i}.svg").write_text(frame, encoding="utf-8")
+    (out / "review-steps.svg").write_text(animate(frames, REVIEW_STEPS), encoding="utf-8")
+    print(f"wrote {out / 'review-steps.svg'} and {len(frames)} steps")
+
+
 async def _capture(out: Path, size: tuple[int, int] = SIZE, suffix: str = "") -> None:
     work = Path(tempfile.mkdtemp(prefix="palinode-shots-"))
     store = work / "palinode-demo"
@@ -192,6 +288,8 @@ async def _capture(out: Path, size: tuple[int, int] = SIZE, suffix: str = "") ->
             await scene(pilot)
             app.save_screenshot(filename=f"{name}{suffix}.svg", path=str(out))
         print(f"wrote {out / (name + suffix + '.svg')}")
+    if not suffix:
+        await _capture_review_steps(out, embedder)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ core and may change; an import-linter contract keeps the app to this module."""
 
 from __future__ import annotations
 
+from . import __version__
 from .demo import build_demo_store
 from .errors import Cancelled, PalinodeError
 from .forget.evidence import Evidence
@@ -69,6 +70,7 @@ __all__ = [
     "Trace",
     "UnderReview",
     "WithdrawPlan",
+    "__version__",
     "build_demo_store",
     "normalize_pref",
     "parse_document",

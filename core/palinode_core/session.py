@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import PalinodeError, ReadOnlyError
+from .errors import PalinodeError, ReadOnlyError, UsageError
 from .inspect.views import InspectViews
 from .storage.config import CONFIG_NAME, ForgetKnobs, config_or_defaults, load_store_config
 from .storage.memory import Memory, ScanResult
@@ -290,6 +290,46 @@ class Session(InspectViews):
         from .forget.selection import strike_sentence
 
         return strike_sentence(self.store, request_at(self.store, request_path, self.memories), path, line, text)
+
+    def check_closable(self, fplan: ForgetPlan) -> None:
+        """Raise, saying why, unless the request is partial and its plan has nothing left to apply."""
+        path = fplan.request.path
+        state = next((s for s in self.request_states() if s.path == path), None)
+        if state is None or state.state != "partial":
+            raise UsageError(
+                f"{path} is {state.state if state else 'not a request'}: only a partial request with nothing left "
+                "to apply is closed; nothing was changed"
+            )
+        if fplan.actionable:
+            raise UsageError(
+                f"{path} still has {len(fplan.actionable)} target(s) to apply "
+                f"({', '.join(c.path for c in fplan.actionable)}): apply or reject them; nothing was changed"
+            )
+        live = [m for m in self.residue(fplan.request.pref) if m.kind == "live"]
+        if live:
+            where = ", ".join(f"{m.path}:{m.line}" for m in live[:3]) + (", …" if len(live) > 3 else "")
+            raise UsageError(
+                f"{path} still has {len(live)} live mention(s) ({where}): strike or flag them (Residue, or "
+                "palinode-audit residue); nothing was changed"
+            )
+
+    def close_request(self, fplan: ForgetPlan, note: str | None = None) -> str | None:
+        """Record a partial request whose plan has nothing left to apply as done (applied)."""
+        self._live_only("closing a request")
+        from .forget import review as forget_review
+
+        self.check_closable(fplan)
+        state = next(s for s in self.request_states() if s.path == fplan.request.path)
+        return forget_review.close(
+            self.store, fplan.request.path, set(state.archived_targets) | set(state.struck_targets), note
+        )
+
+    def strike(self, plan: Plan, line: int, text: str, note: str | None = None) -> ForgetApplied:
+        """Apply a ``plan_strike``: the commit and the reviewer's decision in the ledger, as one transaction."""
+        self._live_only("striking a sentence")
+        from .forget import review as forget_review
+
+        return forget_review.strike_by_hand(self.store, plan, line, text, note)
 
     def apply_forget(
         self,

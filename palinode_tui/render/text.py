@@ -6,6 +6,7 @@ overrides, zero-width) are shown as visible escapes."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from rich.text import Text
@@ -26,6 +27,16 @@ STATUS_STYLE: dict[str, str] = {
 def safe(value: object) -> str:
     """Any value as a terminal-safe string (for toasts, titles, input values)."""
     return printable("" if value is None else str(value))
+
+
+# A command the core quotes for a terminal (`palinode-audit recover --complete`), shown as words in a toast
+_QUOTED_COMMAND = re.compile(r"`((?:palinode-audit|palinode-tui|git|pip|pipx|make)\b[^`\n]{0,200})`")
+
+
+def spoken(message: str) -> str:
+    """A message for a toast or a dialog: the core's quoted commands without their Markdown backticks
+    (any other backtick, a file name's say, is kept as it is)."""
+    return _QUOTED_COMMAND.sub(r"\1", message)
 
 
 def plain(value: object, style: str = "") -> Text:

@@ -355,7 +355,10 @@ class BrowseScreen(ModeScreen):
             self._relist()
             self.query_one("#memories", DataTable).focus()
 
-        self.app.run_blocking(lambda: index.search(query, 50), done, "search", "search", exclusive=True)
+        lexical = not self.app.want_vectors  # --no-vectors: said as such, never "vectors are still being built"
+        self.app.run_blocking(
+            lambda: index.search(query, 50, lexical_only=lexical), done, "search", "search", exclusive=True
+        )
 
     @on(DataTable.RowSelected, "#memories")
     def _open(self, event: DataTable.RowSelected) -> None:

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
-from palinode_core.api import Applied, Mention, PalinodeError, Plan, RequestState, normalize_pref
+from palinode_core.api import ForgetApplied, Mention, PalinodeError, Plan, RequestState, normalize_pref
 
 from ..render import colour_diff, plain, plan_preview, safe
 from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ListFilter, ModeTabs, NoteModal, StatusLine
@@ -275,16 +275,24 @@ class ResidueScreen(ModeScreen):
             style="italic",
         )
 
-        def done(applied: Applied) -> None:
-            self.app.record("action", f"strike {mention.path}:{mention.line} for {request}", [applied.commit or ""])
-            self.notify(f"{plan.commit_subject} → {(applied.commit or '')[:7]}", title="Struck")
+        def done(applied: ForgetApplied) -> None:
+            commits = [c["commit"] for c in applied.commits] + [applied.ledger_commit or ""]
+            self.app.record("action", f"strike {mention.path}:{mention.line} for {request}", commits)
+            self.notify(
+                f"{plan.commit_subject} → {(commits[0] or '')[:7]}; your decision is in the ledger", title="Struck"
+            )
             self.app.scan_store(None)
 
         self.app.push_screen(
             ConfirmModal(f"Strike this sentence of {mention.path}?", body, "Strike"),
             lambda ok: (
                 ok
-                and self.app.run_blocking(lambda: self.app.session.apply(plan), done, f"strike {mention.path}", "apply")
+                and self.app.run_blocking(
+                    lambda: self.app.session.strike(plan, mention.line, mention.text),
+                    done,
+                    f"strike {mention.path}",
+                    "apply",
+                )
             ),
         )
 

@@ -4,11 +4,12 @@ As of a point of history: the requests then, each with its record (review_record
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any, Literal, get_args
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
@@ -34,6 +35,37 @@ from .review_view import (
 from .timeline import TimelineScreen
 
 StateFilter = Literal["pending", "partial", "applied", "withdrawn", "dismissed", "conflicted", "all"]
+
+
+class KnobInput(Input):
+    """A knob's field: + and - step its value (F1 and the README promise them where k puts the focus);
+    typed digits edit it as in any field."""
+
+    def __init__(self, step: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.step = step
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in ("plus", "minus"):
+            event.stop()
+            event.prevent_default()
+            self.nudge(1 if event.key == "plus" else -1)
+            return
+        await super()._on_key(event)
+
+    def nudge(self, direction: int) -> None:
+        try:
+            current = float(self.value)
+        except ValueError:
+            current = 0.0
+        value = max(0.0, current + direction * self.step)
+        if self.step < 1:
+            self.value = f"{min(1.0, round(value, 4)):g}"
+        else:
+            self.value = str(max(1 if self.id == "knob-max" else 0, int(value)))
+        self.cursor_position = len(self.value)
+
+
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
@@ -63,11 +95,11 @@ class ReviewScreen(ReviewDecisions):
                 with Horizontal(id="knobs"):
                     yield Label(id="knobs-for")
                     yield Label("floor")
-                    yield Input(id="knob-floor", classes="field", restrict=r"[0-9.]*", max_length=6)
+                    yield KnobInput(0.05, id="knob-floor", classes="field", restrict=r"[0-9.]*", max_length=6)
                     yield Label("max")
-                    yield Input(id="knob-max", classes="field", restrict=r"[0-9]*", max_length=3)
+                    yield KnobInput(1, id="knob-max", classes="field", restrict=r"[0-9]*", max_length=3)
                     yield Label("shared")
-                    yield Input(id="knob-shared", classes="field", restrict=r"[0-9]*", max_length=2)
+                    yield KnobInput(1, id="knob-shared", classes="field", restrict=r"[0-9]*", max_length=2)
                 yield KeyedTable(id="candidates", classes="pane")
                 with VerticalScroll(id="candidate-detail-box", classes="pane"):
                     yield Static(id="candidate-detail")
@@ -326,9 +358,20 @@ class ReviewScreen(ReviewDecisions):
             self._render_detail()
             return
         header = plan_header(review, self.current, self.app.read_only, self._waiting_for())
+        withdrawn = next((s for s in self.states if s.path == self.current and s.state == "withdrawn"), None)
+        if review is not None and withdrawn is not None:
+            header = header.copy()
+            header.append(f"\nwithdrawn{_when_and_who(withdrawn.last_decision)}: ", style="bold yellow")
+            header.append("applying it again applies a request that was taken back (A asks first)", style="yellow")
         if review is not None and any(s.path == self.current and s.state == "partial" for s in self.states):
             header = header.copy()
-            header.append(f"\n{PARTIAL_WHY}: approve what remains below and apply (A)", style="italic yellow")
+            if review.plan.actionable:
+                header.append(f"\n{PARTIAL_WHY}: approve what remains below and apply (A)", style="italic yellow")
+            else:
+                header.append(
+                    f"\n{PARTIAL_WHY}; nothing remains to apply: A closes it (recorded as applied)",
+                    style="italic yellow",
+                )
         self.query_one("#plan-header", Static).update(header)
         if review is None:
             table.refill(())
@@ -448,3 +491,11 @@ class ReviewScreen(ReviewDecisions):
             self._render_plan()
 
         self.app.push_screen(DiffScreen(cand, review.draft.chosen_spans(cand)), chosen)
+
+
+def _when_and_who(last: Mapping[str, Any] | None) -> str:
+    """' on 2025-05-14 by Jo' for a decision, or nothing."""
+    if not last:
+        return ""
+    who = str(last.get("decided_by") or "").split(" <")[0]
+    return f" on {str(last.get('at') or '')[:10]}" + (f" by {who}" if who else "")

@@ -44,6 +44,11 @@ class ReviewDecisions(ModeScreen):
         if review.stale:
             self.notify("This plan is being re-made because files changed.", severity="warning")
             return
+        if not review.plan.actionable and any(
+            s.path == review.plan.request.path and s.state == "partial" for s in getattr(self, "states", ())
+        ):
+            self._close(review)
+            return
         selection = review.selection()
         if not any(not choice.rejects for choice in selection.values()):
             waiting = sum(1 for c in review.actionable if review.draft.mark(c) == "ask")
@@ -56,7 +61,16 @@ class ReviewDecisions(ModeScreen):
         self.app.run_blocking(
             lambda: apply_preview(review, selection, session),
             lambda body: self.app.push_screen(
-                ConfirmModal("Apply this forget request?", body, "Apply"),
+                ConfirmModal(
+                    "Apply this withdrawn request again?"
+                    if any(
+                        s.path == review.plan.request.path and s.state == "withdrawn"
+                        for s in getattr(self, "states", ())
+                    )
+                    else "Apply this forget request?",
+                    body,
+                    "Apply",
+                ),
                 lambda ok: ok and self._apply(review, selection),
             ),
             "preview the apply",
@@ -89,6 +103,39 @@ class ReviewDecisions(ModeScreen):
             self.app.scan_store(None)
 
         self.app.run_blocking(work, done, f"apply {request}", "apply")
+
+    def _close(self, review: Review) -> None:
+        """A partial request with nothing left to apply: record it as done (issue 41)."""
+        request, session = review.plan.request.path, self.app.session
+        body = plain(
+            "Nothing remains to apply: every target is struck, archived or no longer carries the preference. "
+            "Closing records the request as applied, with you as the one who decided; nothing else is written."
+        )
+
+        def done(sha: str | None) -> None:
+            self.app.record("action", f"close {request}", [sha or ""])
+            self.notify(f"Closed {request}: recorded as applied", title="Closed")
+            self.review = None
+            self.app.scan_store(None)
+
+        def confirm(_none: None) -> None:
+            self.app.push_screen(
+                ConfirmModal(f"Close {request}?", body, "Close"),
+                lambda ok: (
+                    ok
+                    and self.app.run_blocking(
+                        lambda: session.close_request(review.plan), done, f"close {request}", "apply"
+                    )
+                ),
+            )
+
+        def refused(reason: str) -> None:
+            self.notify(reason, title="Not closed", severity="warning", timeout=12)
+
+        # why it cannot be closed (a live mention left) is said before any dialog
+        self.app.run_blocking(
+            lambda: session.check_closable(review.plan), confirm, f"check {request}", "plan", on_error=refused
+        )
 
     def action_dismiss_request(self) -> None:
         path = self.selected_request()

@@ -73,7 +73,8 @@ def _floor(row: dict[str, Any]) -> float:
 
 
 def record_cells(row: dict[str, Any], target: dict[str, Any]) -> tuple[Text, ...]:
-    """The candidates table's columns (ok, #, route, coverage, path, shared, note) for a recorded target."""
+    """A recorded target in the candidates table's own columns (CANDIDATE_COLUMNS: ok, by, route, path,
+    note, coverage, shared); "by" is the rank the resolver gave it, when recorded."""
     decision = target.get("decision") or ""
     symbol, style = DECISION_MARK.get(decision, (" ", ""))
     route = target.get("route") or ""
@@ -84,12 +85,12 @@ def record_cells(row: dict[str, Any], target: dict[str, Any]) -> tuple[Text, ...
         note += f" · {len(target['flags'])} flag(s)"
     return (
         Text(symbol, style=style),
-        Text("" if rank is None else str(rank)),
+        Text("" if rank is None else f"#{rank}", style="dim"),
         plain(route_word(route), ROUTE_STYLE.get(route, "")),
-        coverage_gauge(coverage if isinstance(coverage, (int, float)) else None, _floor(row), width=8),
         plain(target["path"]),
-        plain(", ".join((target.get("evidence") or {}).get("shared_words") or ())),
         plain(note, "dim"),
+        coverage_gauge(coverage if isinstance(coverage, (int, float)) else None, _floor(row), width=8),
+        plain(", ".join((target.get("evidence") or {}).get("shared_words") or ())),
     )
 
 

@@ -27,16 +27,22 @@ def runner_env() -> dict[str, str]:
     return env
 
 
-def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None = None) -> list[str]:
-    """Run the job's steps in ``workspace``; the ids of the steps run. Raises on a failed step."""
+def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None = None,
+            install: dict[str, str] | None = None) -> list[str]:
+    """Run the job's steps in ``workspace``; the ids of the steps run. Raises on a failed step.
+    The install step runs only when ``install`` gives its settings (PALINODE_AUDIT_REPO, ..._COMMIT);
+    otherwise the palinode-audit under test is on PATH already."""
     spec = yaml.safe_load(WORKFLOW.read_text())
     temp.mkdir(parents=True, exist_ok=True)  # a runner makes its RUNNER_TEMP
-    env = {**runner_env(), **spec.get("env", {}), "RUNNER_TEMP": str(temp), "GITHUB_ACTOR": "reviewer-jo",
-           "GITHUB_SHA": git(workspace, "rev-parse", "HEAD").strip(), "GITHUB_WORKSPACE": str(workspace)}
+    github_path = temp / "github_path"
+    github_path.touch()
+    env = {**runner_env(), **spec.get("env", {}), **(install or {}), "RUNNER_TEMP": str(temp),
+           "GITHUB_ACTOR": "reviewer-jo", "GITHUB_SHA": git(workspace, "rev-parse", "HEAD").strip(),
+           "GITHUB_WORKSPACE": str(workspace), "GITHUB_PATH": str(github_path)}
     ran = []
     for step in spec["jobs"][job]["steps"]:
-        if "uses" in step or step.get("id", "").startswith(("forge-", "install")):
-            continue  # the forge's own part: checkout, install, its API
+        if "uses" in step or step.get("id", "").startswith("forge-") or (step["id"] == "install" and install is None):
+            continue  # the forge's own part: checkout, its API
         # an input as given; a secret or variable as on a forge where none is set (empty)
         step_env = {k: re.sub(r"\$\{\{\s*(inputs|secrets|vars)\.(\w+)\s*\}\}",
                               lambda m: (inputs or {}).get(m.group(2), "") if m.group(1) == "inputs" else "", str(v))
@@ -46,6 +52,9 @@ def run_job(job: str, workspace: Path, temp: Path, inputs: dict[str, str] | None
         if proc.returncode != 0:
             raise StepFailed(step["id"], proc.stderr)
         ran.append(step["id"])
+        # as a runner does: folders a step appends to $GITHUB_PATH come first on later steps' PATH
+        added = [line for line in github_path.read_text().splitlines() if line]
+        env["PATH"] = os.pathsep.join([*reversed(added), runner_env()["PATH"]])
     return ran
 
 
@@ -85,7 +94,7 @@ def test_plans_are_published_then_exactly_the_reviewed_one_is_applied_and_pushed
 
     ran = run_job("apply", checkout(forge, tmp_path / "ci-apply"), tmp_path / "t2",
                   {"rid": tea["rid"], "plan_sha256": tea["plan_sha256"], "review": "https://forge.example/pr/7"})
-    assert ran == ["apply"]
+    assert ran == ["apply", "trust", "push"]
     reviewer = checkout(forge, tmp_path / "reviewer")
     assert "status: archived" in (reviewer / "insights/pref-tea.md").read_text()
     ledger = [json.loads(line) for line in (reviewer / ".palinode-audit/ledger.jsonl").read_text().splitlines()]
@@ -149,3 +158,45 @@ def test_the_rid_is_taken_as_the_review_comment_writes_it(forge, tmp_path):
                   {"rid": f"r:{tea['rid']}", "plan_sha256": tea["plan_sha256"]})
     assert ran == ["apply"]
     assert "status: archived" in (checkout(forge, tmp_path / "reviewer") / "insights/pref-tea.md").read_text()
+
+def test_the_tool_is_installed_from_its_repository_at_a_pinned_commit_never_by_name():
+    """No step installs a package by name from an index (palinode-core is not published: anyone could claim
+    the name); the placeholder commit, a short id or a branch name is refused before anything is fetched."""
+    spec = yaml.safe_load(WORKFLOW.read_text())
+    runs = [step["run"] for job in spec["jobs"].values() for step in job["steps"] if "run" in step]
+    installs = [line for run in runs for line in run.splitlines() if re.search(r"\bpip\b.*\binstall\b", line)]
+    assert installs and all(re.search(r'install --quiet -c "\$src/constraints.txt" "\$src/core"$', line)
+                            for line in installs), installs
+    assert "palinode-core" not in yaml.safe_dump(spec["env"])
+    for commit in (spec["env"]["PALINODE_AUDIT_COMMIT"], "b15ee91", "main", "0" * 39 + "g"):
+        step = next(s for s in spec["jobs"]["plan"]["steps"] if s.get("id") == "install")
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              env={**runner_env(), "PALINODE_AUDIT_REPO": "/nonexistent", "RUNNER_TEMP": "/nonexistent",
+                                   "PALINODE_AUDIT_COMMIT": commit}, capture_output=True, text=True)
+        assert proc.returncode == 2 and "40 hex digits" in proc.stderr, (commit, proc.stderr)
+
+
+def test_the_apply_job_trusts_the_checkout_before_it_pushes():
+    """docs/team.md: sync ignores the store's own git config, where a forge's checkout keeps its
+    credentials (http.extraheader), until the store is trusted."""
+    ids = [step.get("id") for step in yaml.safe_load(WORKFLOW.read_text())["jobs"]["apply"]["steps"]]
+    assert ids.index("install") < ids.index("apply") < ids.index("trust") < ids.index("push")
+
+
+@pytest.mark.install
+@pytest.mark.xdist_group("install")
+def test_the_plan_job_runs_the_tool_it_installed_from_the_repository(forge, tmp_path):
+    head = git(ROOT, "rev-parse", "HEAD").strip()
+    temp = tmp_path / "t1"
+    ran = run_job("plan", checkout(forge, tmp_path / "ci-plan"), temp,
+                  install={"PALINODE_AUDIT_REPO": ROOT.as_uri(), "PALINODE_AUDIT_COMMIT": head})
+    assert ran == ["install", "pack", "publish"]
+    installed = temp / "palinode-audit/bin"
+    assert (temp / "github_path").read_text().split() == [str(installed)]
+    committed = subprocess.run(["git", "-C", str(ROOT), "show", f"{head}:core/palinode_core/VERSION"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run([str(installed / "palinode-audit"), "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == f"palinode-audit {committed}"
+    assert (temp / "palinode-audit-src/core").is_dir()
+    assert git(temp / "palinode-audit-src", "rev-parse", "HEAD").strip() == head
+    assert review_comment(forge, tmp_path)["requests"]

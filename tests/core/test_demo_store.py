@@ -64,3 +64,23 @@ def test_every_pending_request_routes_as_designed(tmp_path, embedder):
     berlin = Session(store, resolver="palinode").plan("insights/forget-berlin.md", index=index).candidate("people/me-profile.md")
     assert berlin.route == "strike"
     assert berlin.plan.spans[0].collateral == "work at Stripe"
+
+
+def test_the_demo_history_is_in_date_order_so_as_of_shows_only_what_was_filed_by_then(tmp_path):
+    """Issue 41: every save and operation of the demo is committed in date order; as of 2025-05-13 the
+    requests are the two filed by then (the others were filed from 05-15 on)."""
+    import json
+    import subprocess
+    import sys
+
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    dates = subprocess.run(["git", "-C", str(root), "log", "--format=%cI"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert dates == sorted(dates, reverse=True)
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "requests", str(root), "--as-of",
+                           "2025-05-13"], capture_output=True, text=True, check=True)
+    assert sorted(r["path"] for r in json.loads(proc.stdout)["requests"]) == [
+        "insights/forget-gym.md", "insights/forget-poker.md"]

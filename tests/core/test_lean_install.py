@@ -86,3 +86,26 @@ def test_the_vectors_extra_searches_by_meaning_without_torch(with_vectors, tmp_p
     assert {h["path"] for h in found["hits"] if h["vector_rank"] is not None} == {
         "insights/pref-bees.md", "insights/forget-bees.md"}
     assert all(h["bm25_rank"] is None for h in found["hits"])
+
+def test_every_hint_of_the_lean_install_leads_somewhere_that_works(lean, tmp_path):
+    """Issue 41: without the vectors extra, `plan` does not send you to `index` for semantic evidence (it could
+    not give any), and `index` indexes lexically, says how to get vectors, and never says it loads a model."""
+    root = make_git_store(tmp_path / "s", {
+        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T00:00:00+00:00"},
+                                               "I keep bees in the back garden."),
+        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
+                                                 "Please forget that I keep bees."),
+    })
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def audit(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([str(lean / "bin/palinode-audit"), *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    plan = audit("plan", str(root), "insights/forget-bees.md")
+    assert "palinode-audit index" not in plan.stdout and "pip install './core[vectors]'" in plan.stdout
+    index = audit("--json", "index", str(root))
+    data = json.loads(index.stdout)
+    assert "loading the embedding model" not in index.stderr
+    assert data["mode"] == "lexical" and "pip install './core[vectors]'" in (data["notice"] or "")

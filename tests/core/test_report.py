@@ -3,6 +3,7 @@ docs/report-schema.json), markdown and one self-contained HTML file that a
 real headless Chromium renders; store text stays inert in every format."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -201,6 +202,15 @@ class _Dom(HTMLParser):
             self.struck[-1] += data
 
 
+HTML_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "section", "dl", "dt", "dd", "p",
+             "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "span", "del", "br"}
+HTML_ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class"}
+# the charts: shapes and text only (no <use>, <image>, <foreignObject>, href or style attribute)
+SVG_TAGS = {"svg", "rect", "line", "circle", "polyline", "text"}
+SVG_ATTRS = {"viewbox", "width", "height", "role", "aria-label", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r",
+             "points", "fill", "stroke", "stroke-width", "font-size", "text-anchor"}
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if not found:
@@ -238,15 +248,55 @@ def test_html_report_renders_in_headless_chromium(reviewed, reports, tmp_path):
             if mention["kind"] == "struck":
                 assert mention["text"] in dom.struck
         # hostile store text arrived as text: no element, no resource, no handler came from it
-        assert dom.tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "section", "dl",
-                            "dt", "dd", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "span", "del",
-                            "br"}, dom.tags
-        assert dom.attrs <= {"lang", "charset", "http-equiv", "content", "name", "class"}, dom.attrs
+        assert dom.tags <= HTML_TAGS | SVG_TAGS, dom.tags
+        assert dom.attrs <= HTML_ATTRS | SVG_ATTRS, dom.attrs
         if path == "insights/forget-w.md":
             assert '<script>alert("x")</script>' in text and "<h1>fake heading</h1>" in text
             assert "\\x1b[31mred" in text
         if path == "insights/forget-poker.md":
             assert "Fridays are poker nights with friends." in dom.struck
+
+
+def _rendered(browser: str, page: Path, tmp_path: Path) -> str:
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    assert proc.returncode == 0 and "<body>" in proc.stdout, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_html_report_draws_a_request_life_and_forgetting_over_time(reviewed, reports, tmp_path):
+    """Issue 41: inline SVG, in a real browser: one mark per dated event of a request (filed, each decision,
+    each operation, each undo), each naming what it was and who; over several requests, running totals."""
+    browser = _chromium()
+    page = tmp_path / "w.html"
+    report(reviewed, "--request", "insights/forget-w.md", fmt="html", out=page)
+    data = reports["insights/forget-w.md"]["requests"][0]
+    dom_text = _rendered(browser, page, tmp_path)
+    chart = re.search(r"<h3>Its life</h3>\s*(<svg.*?</svg>)", dom_text, re.S)
+    assert chart, "no chart of the request's life"
+    marks = re.findall(r"<circle[^>]*>\s*<title>(.*?)</title>", chart.group(1), re.S)
+    assert len(marks) == 1 + len(data["decisions"]) + len(data["operations"]) + len(data["undos"])
+    assert any("filed by" in m for m in marks)
+    for decision in data["decisions"]:
+        assert any(f"{decision['action']} by {decision['by']}" in html.unescape(m) for m in marks), decision
+    for op in data["operations"]:
+        assert any(op["path"] in m for m in marks), op
+    assert "Forgetting over time" not in dom_text  # one request: its life only
+
+    year = tmp_path / "year.html"
+    report(reviewed, "--since", "2025-01-01", fmt="html", out=year)
+    everything = json.loads(report(reviewed, "--since", "2025-01-01"))["requests"]
+    dom_text = _rendered(browser, year, tmp_path)
+    over = re.search(r"<h2>Forgetting over time</h2>\s*(<svg.*?</svg>)", dom_text, re.S)
+    assert over, "no chart of forgetting over time"
+    totals = dict(re.findall(r"<polyline[^>]*>\s*<title>(\w+): (\d+)</title>", over.group(1)))
+    assert int(totals["filed"]) == sum(1 for r in everything if r["filed"])
+    assert int(totals["applied"]) == sum(1 for r in everything if r["operations"])
+    assert int(totals["struck"]) == sum(1 for r in everything for o in r["operations"] if o["op"] == "retract")
+    dom = _Dom()
+    dom.feed(dom_text)
+    assert {"svg", "circle", "polyline"} <= dom.tags <= HTML_TAGS | SVG_TAGS
+    assert dom.attrs <= HTML_ATTRS | SVG_ATTRS, dom.attrs
 
 
 def test_written_report_never_overwrites_unless_asked(reviewed, tmp_path):

@@ -80,8 +80,8 @@ async def test_strike_one_live_sentence_for_the_request(tmp_path, store):
             HANDED, f"~~{HANDED}~~ [RETRACTED 2025-06-01 r:bcb56233].").replace(
             "id: projects-moonrise-closeout\n", "id: projects-moonrise-closeout\nretracted_prefs:\n- i know wilhelmina cragg\n")
         log = subjects(store)
-        assert log == [f"palinode retract: {MOON} (1 mentions) <- {W}", "initial"]
-        changed = git(store, "show", "--name-only", "--format=", "HEAD").split()
+        assert log == [f"palinode-audit ledger: strike {W}", f"palinode retract: {MOON} (1 mentions) <- {W}", "initial"]
+        changed = git(store, "show", "--name-only", "--format=", "HEAD~1").split()
         assert sorted(changed) == sorted([MOON, history_rel_for(MOON)])  # one commit: the memory and its history
         assert any(e.kind == "action" and e.text.startswith(f"strike {MOON}:") and e.commits for e in app.activity)
         # refreshed: the struck sentence is listed as struck, its neighbour is still live
@@ -102,8 +102,45 @@ async def test_strike_one_live_sentence_for_the_request(tmp_path, store):
         assert "strike: Next steps" in body and f"strike: {HANDED}" not in body
         await pilot.click("#confirm")
         await settle(app, pilot, rounds=8)
-        assert errors(app) == [] and len(subjects(store)) == 3
+        assert errors(app) == [] and len(subjects(store)) == 5
         assert {m.kind for m in residue.mentions if m.path == MOON} == {"struck"}
+
+
+async def test_a_hand_strike_is_the_reviewers_decision_in_the_ledger_review_and_report(tmp_path, store):
+    """Issue 41: a sentence struck from Residue is recorded with who struck it, and Review, `requests` and the
+    report name that person, not "palinode (automatic, unreviewed)"."""
+    app = PalinodeApp(store, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        residue = await open_residue(app, pilot)
+        await select(app, pilot, residue, "live", MOON, HANDED)
+        await pilot.press("S")
+        await settle(app, pilot)
+        await pilot.click("#confirm")
+        await settle(app, pilot, rounds=8)
+        assert errors(app) == []
+        strike_commit = git(store, "rev-parse", "HEAD~1").strip()
+        [record] = [e for e in ledger.read_ledger(app.store) if e.get("action") == "strike"]
+        assert record["decided_by"] == "Test Author <author@example.test>"
+        assert (record["request"], record["path"], record["text"]) == (W, MOON, HANDED)
+        assert [a["commit"] for a in record["approved"]] == [strike_commit]
+        state = next(st for st in app.live.request_states() if st.path == W)
+        assert state.state == "partial" and state.last_decision is not None and state.last_decision["action"] == "strike"
+        data = app.live.report(request=W)["requests"][0]
+        assert data["resolver"]["by"] == "palinode-audit (reviewed)"
+        [target] = [t for t in data["targets"] if t["path"] == MOON]
+        assert (target["decision"], target["decided_by"]) == ("approved", "Test Author <author@example.test>")
+        [decision] = [d for d in data["decisions"] if d["action"] == "strike"]
+        assert decision["by"] == "Test Author <author@example.test>" and decision["text"] == HANDED
+        # the Review list says who made the request's last decision
+        await pilot.press("2")
+        await settle(app, pilot)
+        review = app.screen
+        review.action_cycle_state()  # pending -> the next filters, until the partial one is listed
+        while review.state_filter not in ("partial", "all"):
+            review.action_cycle_state()
+        await settle(app, pilot)
+        table = review.query_one("#requests", KeyedTable)
+        assert "Test Author" in str(table.get_row(W)[3])
 
 
 async def test_what_cannot_be_struck_offers_a_flag(tmp_path, store):

@@ -33,7 +33,12 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     scope.add_argument("--since", metavar="DATE", help="every request filed on or after DATE (with --until)")
     p.add_argument("--until", metavar="DATE", help="every request filed on or before DATE (the whole day)")
     p.add_argument("--format", choices=FORMATS, help="default: json with --json, else md")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of printing it")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report here instead of printing it (- prints it, as without -o)",
+    )
     p.add_argument("--redact", action="store_true", help="rule ids and hashes instead of preference text")
 
 
@@ -47,7 +52,7 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
         request=args.request, pref=args.pref, since=args.since, until=args.until, redacted=args.redact
     )
     fmt = args.format or ("json" if args.json else "md")
-    if args.output is None:
+    if args.output in (None, "-"):  # "-" is standard output, as for most tools: never a file named "-"
         return {"raw": render_report(report, fmt)}
     return write_report(session.root, report, fmt, args.output)
 

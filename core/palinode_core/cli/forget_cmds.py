@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PalinodeError
+from ..errors import PalinodeError, UsageError
 from ..session import Session
 from .args import (
     NOTHING_WRITTEN,
@@ -53,7 +53,11 @@ def _index_args(p: argparse.ArgumentParser) -> None:
 
 
 def _index(args: argparse.Namespace) -> dict[str, Any]:
-    lexical = args.lexical or args.chunks_only
+    from ..search.embed import VECTORS_EXTRA_NOTICE, Embedder
+
+    # a lean install indexes lexically and says how to get vectors, never "loading the model" for nothing
+    lean = not (args.lexical or args.chunks_only) and not Embedder().installed
+    lexical = args.lexical or args.chunks_only or lean
     session, progress = open_for_scan(args, lexical=lexical)
     terminal = TerminalProgress()
     try:
@@ -75,7 +79,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
         "sentences_embedded": embedded,
         "sentences": units,
         "mode": "hybrid" if index.vectors_ready else "lexical",
-        "notice": index.notice,
+        "notice": VECTORS_EXTRA_NOTICE if lean else index.notice or None,
     }
 
 
@@ -137,7 +141,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
         help="also save what `apply --yes` would apply (with --only: those targets) as a plan file, "
         "for `apply --plan FILE` to execute exactly, here or in another clone",
     )
-    p.add_argument("--only", nargs="+", metavar="PATH", help="with --out: approve only these targets")
+    _selection_args(p, "with --out: approve only these targets")
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -147,7 +151,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         from ..forget.saved import dumps
         from ..storage.output import write_output
 
-        approved = session.approve(fplan, _selection(session, args.only))
+        approved = session.approve(fplan, _selection(session, args, fplan))
         out["saved"] = {
             "file": str(write_output(session.root, dumps(approved), args.out)),
             "steps": [{"path": p.target, "route": r, "sha256": p.fingerprint} for p, r in approved.steps],
@@ -157,17 +161,74 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _selection(session: Session, only: list[str] | None) -> dict[str, Choice] | None:
-    if not only:
+def _selection(session: Session, args: argparse.Namespace, fplan: Any) -> dict[str, Choice] | None:
+    """What the reviewer approved on the command line, as the app's review would have it: whole
+    targets (--only), single units of a strike, its sentences and clause cuts (--span PATH:N, N as
+    the plan numbers them), rejected targets (--reject); a target named by none is deferred."""
+    only, spans, reject = getattr(args, "only", None), getattr(args, "span", None), getattr(args, "reject", None)
+    if not (only or spans or reject):
         return None
-    from ..forget.selection import APPROVE_ALL
+    from ..forget.selection import APPROVE_ALL, REJECT, Choice
 
-    return {session.store.resolve(ref)[0]: APPROVE_ALL for ref in only}
+    def target(ref: str) -> str:
+        return session.store.resolve(ref)[0]
+
+    def check(condition: bool, message: str) -> None:  # arguments that do not fit the plan: exit 2
+        if not condition:
+            raise UsageError(message)
+
+    selection: dict[str, Choice] = {target(ref): APPROVE_ALL for ref in only or ()}
+    chosen: dict[str, set[int]] = {}
+    for item in spans or ():
+        ref, sep, number = item.rpartition(":")
+        check(
+            bool(sep and ref) and number.isdigit(),
+            f"--span takes PATH:N (N: a unit's number in the plan), not {item!r}",
+        )
+        path = target(ref)
+        candidate = next((c for c in fplan.actionable if c.path == path), None)
+        units = {span.index for span in candidate.plan.spans} if candidate is not None and candidate.plan else set()
+        check(
+            candidate is not None and candidate.plan.op == "retract",
+            f"--span {item}: {path} is not a strike of this plan (strikes: "
+            + (", ".join(c.path for c in fplan.actionable if c.plan and c.plan.op == "retract") or "none")
+            + "); nothing was changed",
+        )
+        check(
+            int(number) in units,
+            f"--span {item}: {path} has no unit {number} (its units: {', '.join(map(str, sorted(units)))}); "
+            "nothing was changed",
+        )
+        chosen.setdefault(path, set()).add(int(number))
+    for path, numbers in chosen.items():
+        selection[path] = Choice(spans=frozenset(numbers))
+    for ref in reject or ():
+        path = target(ref)
+        check(path not in selection, f"{path} is both approved and rejected; nothing was changed")
+        selection[path] = REJECT
+    return selection
+
+
+def _selection_args(p: argparse.ArgumentParser, only_help: str) -> None:
+    p.add_argument("--only", nargs="+", metavar="PATH", help=only_help)
+    p.add_argument(
+        "--span",
+        action="append",
+        metavar="PATH:N",
+        help="approve only unit N of a strike (a sentence, list item or clause cut, numbered [N] in the plan); "
+        "repeat for more",
+    )
+    p.add_argument("--reject", nargs="+", metavar="PATH", help="reject these targets (recorded as rejected)")
 
 
 def _apply_args(p: argparse.ArgumentParser) -> None:
     knob_args(p, request_optional=True)
-    p.add_argument("--only", nargs="+", metavar="PATH", help="approve only these targets (others are deferred)")
+    _selection_args(p, "approve only these targets (others are deferred)")
+    p.add_argument(
+        "--close",
+        action="store_true",
+        help="a partial request whose plan has nothing left to apply: record it as done (applied)",
+    )
     p.add_argument("--plan", metavar="FILE", help="apply exactly this saved plan (`plan --out`): nothing is re-planned")
     p.add_argument("--yes", action="store_true", help="really apply; without it the plan is only shown")
     p.add_argument("--note")
@@ -182,21 +243,47 @@ def _apply(args: argparse.Namespace) -> dict[str, Any]:
         return _apply_saved(args)
     require(args.request is not None, "apply needs a forget request (or --plan FILE)")
     session, fplan = _planned(args)
+    if args.close:
+        require(not (args.only or args.span or args.reject), "--close applies nothing: no --only, --span or --reject")
+        if not args.yes:
+            session.check_closable(fplan)  # says now why it could not be closed
+            return {
+                "applied": False,
+                "message": "nothing written; re-run with --yes to close it",
+                "plan": fplan.to_dict(),
+            }
+        return {
+            "applied": True,
+            "closed": True,
+            "request": fplan.request.path,
+            "ledger_commit": session.close_request(fplan, note=args.note),
+        }
+    selection = _selection(session, args, fplan)
     if not args.yes:
         message = "nothing written; re-run with --yes to apply"
-        if args.only:  # what --yes would do with them, checked now (an unknown path is refused here)
-            approved = session.approve(fplan, _selection(session, args.only))
-            message = "with --only, --yes would apply " + ", ".join(p.target for p, _r in approved.steps)
+        if selection is not None:  # what --yes would do with it, checked now (an unknown path is refused here)
+            approved = session.approve(fplan, selection)
+            given = ", ".join(f"--{o}" for o in ("only", "span", "reject") if getattr(args, o))
+            applied = [
+                p.target + (f" (units {', '.join(map(str, p.selected))})" if args.span and p.op == "retract" else "")
+                for p, _r in approved.steps
+            ]
+            message = f"with {given}, --yes would apply {', '.join(applied) or 'nothing'}"
+            if approved.ledger["rejected"]:
+                message += f", reject {', '.join(approved.ledger['rejected'])}"
             message += f" and defer {', '.join(approved.ledger['deferred']) or 'nothing'}; nothing written"
         return {"applied": False, "message": message, "plan": fplan.to_dict()}
-    result = session.apply_forget(fplan, _selection(session, args.only), note=args.note, reopen=args.reopen)
+    result = session.apply_forget(fplan, selection, note=args.note, reopen=args.reopen)
     return {"applied": True, **result.to_dict()}
 
 
 def _apply_saved(args: argparse.Namespace) -> dict[str, Any]:
     from ..forget.saved import loads
 
-    require(args.request is None and not args.only, "--plan applies the saved plan as it is: no request or --only")
+    require(
+        args.request is None and not (args.only or args.span or args.reject or args.close),
+        "--plan applies the saved plan as it is: no request, --only, --span, --reject or --close",
+    )
     session = open_session(args)
     try:
         with open(args.plan, "rb") as f:

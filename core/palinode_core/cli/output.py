@@ -69,6 +69,9 @@ def _plan_text(out: Text, plan: dict[str, Any]) -> None:
                 f"    {ev['kind']} line {ev['line']}: score {ev['score']:.2f}{sim}, words "
                 f"{', '.join(p(w) for w in ev['shared_words']) or 'none'}{near}: {p(ev['text'])}"
             )
+        for unit in c.get("spans") or []:  # what --span PATH:N approves, one by one
+            mark = "pre-approved" if unit["selected"] else "waits for you"
+            out.add(f"    [{unit['index']}] {unit['kind']} line {unit['line']} ({mark}): {p(unit['text'])}")
         for text in c.get("collateral", []):
             out.add("    " + out.style(f"also struck with it (compound sentence): {p(text)}", "warn"))
         for region in c.get("unforgotten", []):

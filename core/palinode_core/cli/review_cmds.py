@@ -1,11 +1,12 @@
 """Undo and inspection commands: operations, undo, redo, withdraw, recover,
-residue, integrity, trace."""
+residue (and a reviewer's strike or flag of one mention), integrity, trace."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from ..errors import UsageError
 from .args import NOTHING_WRITTEN, count, dry_run_arg, open_session, path_arg, writes
 from .registry import Command
 from .store_cmds import run_plan
@@ -82,6 +83,74 @@ def _residue(args: argparse.Namespace) -> dict[str, Any]:
     return {"pref": args.pref, "counts": counts, "mentions": [m.to_dict() for m in mentions]}
 
 
+def _mention_args(p: argparse.ArgumentParser, note_required: bool = False) -> None:
+    p.add_argument("request", help="the forget request the decision is filed under")
+    p.add_argument("mention", metavar="PATH:LINE", help="the mention, as residue lists it")
+    p.add_argument("--text", help="the mention's text, or its start: needed when the line holds several")
+    p.add_argument("--note", required=note_required, help="why (required for a flag)" if note_required else None)
+    dry_run_arg(p)
+
+
+def _flag_args(p: argparse.ArgumentParser) -> None:
+    _mention_args(p, note_required=True)
+
+
+def _mention(args: argparse.Namespace, kinds: tuple[str, ...]) -> tuple[Any, Any, Any]:
+    """The session, the request and the one residue mention at PATH:LINE (of ``kinds``), or one line saying why."""
+    from ..forget.requests import request_at
+
+    ref, sep, number = args.mention.rpartition(":")
+    if not (sep and ref and number.isdigit()):
+        raise UsageError(f"give the mention as PATH:LINE, as residue lists it, not {args.mention!r}")
+    session = open_session(args)
+    request = request_at(session.store, args.request)
+    path = session.store.resolve(ref)[0]
+    found = [
+        m
+        for m in session.residue(request.pref)
+        if m.path == path and m.line == int(number) and m.kind in kinds and m.text.startswith(args.text or "")
+    ]
+    if len(found) != 1:
+        listed = "; ".join(
+            f"{m.kind}: {m.text[:60]!r}"
+            for m in session.residue(request.pref)
+            if m.path == path and m.line == int(number)
+        )
+        raise UsageError(
+            f"{path}:{number} holds {'no' if not found else len(found)} {' or '.join(kinds)} mention(s) of "
+            f'"{request.pref}"'
+            + (" matching --text" if args.text else "")
+            + (f" (there: {listed}; --text picks one)" if listed else "")
+            + "; nothing was changed"
+        )
+    return session, request, found[0]
+
+
+def _strike(args: argparse.Namespace) -> dict[str, Any]:
+    session, request, mention = _mention(args, ("live",))
+    plan = session.plan_strike(request.path, mention.path, mention.line, mention.text)
+    if not writes(args):
+        return {
+            "status": "would_strike",
+            "path": mention.path,
+            "line": mention.line,
+            "text": mention.text,
+            "message": NOTHING_WRITTEN,
+            "diff": plan.diff(),
+        }
+    return {"status": "struck", **session.strike(plan, mention.line, mention.text, args.note).to_dict()}
+
+
+def _flag(args: argparse.Namespace) -> dict[str, Any]:
+    session, request, mention = _mention(args, ("live", "unforgettable", "struck", "archived"))
+    if not args.note or not args.note.strip():
+        raise UsageError("a flag needs a note saying why")
+    if not writes(args):
+        return {"status": "would_flag", "message": NOTHING_WRITTEN, **mention.to_dict()}
+    commit = session.flag(mention.path, mention.line, mention.kind, mention.text, args.note, request.path)
+    return {"status": "flagged", "commit": commit, **mention.to_dict()}
+
+
 def _integrity_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
@@ -119,6 +188,18 @@ COMMANDS = (
         "recover", "list operations a crash interrupted; --complete or --rollback repairs them", _recover, _recover_args
     ),
     Command("residue", "every surviving mention of a preference, classified", _residue, _residue_args, as_of=True),
+    Command(
+        "strike",
+        "strike one live mention (PATH:LINE, as residue lists it) for a request: one commit, your decision in the ledger",
+        _strike,
+        _mention_args,
+    ),
+    Command(
+        "flag",
+        "flag one mention (PATH:LINE, as residue lists it) with a note, filed under a request in the ledger",
+        _flag,
+        _flag_args,
+    ),
     Command("integrity", "markers, records and history lines that disagree", _integrity, _integrity_args, as_of=True),
     Command("trace", "why a memory is as it is: chain, request, history, commits", _trace, path_arg, as_of=True),
 )

@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -149,8 +150,7 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
                 when=day,
             )
 
-    for rel, days, extras, body in CURATED:
-        when = EPOCH + timedelta(days=days, hours=rng.randint(0, 8))
+    def save(rel: str, when: datetime, extras: dict, body: str) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_render(_frontmatter(rel, when, extras), body), encoding="utf-8")
@@ -161,8 +161,7 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
         when = EPOCH + timedelta(days=days, hours=10)
         return when, (lambda: when)
 
-    # the three-hop chain v1 -> v2 -> v3 -> v4, retired over the weeks it was decided
-    for old, new, days in (("v1", "v2", 18), ("v2", "v3", 22), ("v3", "v4", 26)):
+    def retire(old: str, new: str, days: int) -> None:
         when, clock = clock_at(days)
         store = Store(root, clock=clock)
         with _dated(when):
@@ -176,35 +175,54 @@ def build_demo_store(root: Path, size: int = 0, seed: int = 7) -> dict:
                 ),
             )
 
-    # requests Palinode already applied itself: archive and strike, Palinode's subjects, no ledger
-    when, clock = clock_at(40)
-    store = Store(root, clock=clock)
-    poker = store.load("insights/forget-poker.md")
-    pref = detect_forget_request(poker.body) or ""
-    with _dated(when):
-        apply(
-            store,
-            lifecycle.plan_archive(
-                store, "insights/pref-poker.md", superseded_by=poker.rel, reason=f'forget request: "{pref}"'
-            ),
-        )
-        apply(store, lifecycle.plan_retract(store, "projects/weekly-plan.md", pref, superseded_by=poker.rel))
+    def poker_applied() -> None:  # a request Palinode applied itself: archive and strike, its subjects, no ledger
+        when, clock = clock_at(40)
+        store = Store(root, clock=clock)
+        poker = store.load("insights/forget-poker.md")
+        pref = detect_forget_request(poker.body) or ""
+        with _dated(when):
+            apply(
+                store,
+                lifecycle.plan_archive(
+                    store, "insights/pref-poker.md", superseded_by=poker.rel, reason=f'forget request: "{pref}"'
+                ),
+            )
+            apply(store, lifecycle.plan_retract(store, "projects/weekly-plan.md", pref, superseded_by=poker.rel))
 
-    # a request applied, then withdrawn
-    when, clock = clock_at(41)
-    store = Store(root, clock=clock)
-    gym = store.load("insights/forget-gym.md")
-    gym_pref = detect_forget_request(gym.body) or ""
-    with _dated(when):
-        apply(
-            store,
-            lifecycle.plan_archive(
-                store, "insights/pref-gym.md", superseded_by=gym.rel, reason=f'forget request: "{gym_pref}"'
-            ),
-        )
-    when, clock = clock_at(43)
-    store = Store(root, clock=clock)
-    with _dated(when):
-        apply_withdraw(store, plan_withdraw(store, gym.rel, store.scan().memories))
+    def gym_applied() -> None:  # a request applied, then (gym_withdrawn) withdrawn
+        when, clock = clock_at(41)
+        store = Store(root, clock=clock)
+        gym = store.load("insights/forget-gym.md")
+        gym_pref = detect_forget_request(gym.body) or ""
+        with _dated(when):
+            apply(
+                store,
+                lifecycle.plan_archive(
+                    store, "insights/pref-gym.md", superseded_by=gym.rel, reason=f'forget request: "{gym_pref}"'
+                ),
+            )
+
+    def gym_withdrawn() -> None:
+        when, clock = clock_at(43)
+        store = Store(root, clock=clock)
+        with _dated(when):
+            apply_withdraw(store, plan_withdraw(store, "insights/forget-gym.md", store.scan().memories))
+
+    # Every save and operation in date order, so the history reads as it happened: the store as of a
+    # date holds only what was written by then (the three-hop chain v1 -> v2 -> v3 -> v4 is retired
+    # over the weeks it was decided, between the saves).
+    events: list[tuple[datetime, int, Callable[[], None]]] = []
+    for order, (rel, days, extras, body) in enumerate(CURATED):
+        when = EPOCH + timedelta(days=days, hours=rng.randint(0, 8))
+        events.append((when, order, partial(save, rel, when, extras, body)))
+    for order, (old, new, days) in enumerate((("v1", "v2", 18), ("v2", "v3", 22), ("v3", "v4", 26))):
+        events.append((clock_at(days)[0], 1000 + order, partial(retire, old, new, days)))
+    events += [
+        (clock_at(40)[0], 2000, poker_applied),
+        (clock_at(41)[0], 2001, gym_applied),
+        (clock_at(43)[0], 2002, gym_withdrawn),
+    ]
+    for _when, _order, event in sorted(events, key=lambda e: (e[0], e[1])):
+        event()
     scan = Store(root).scan()
     return {"root": str(root), **scan.counts()}

@@ -213,5 +213,8 @@ def _state(
     latest = applies[-1]
     if latest.get("deferred") or not latest.get("complete", True):
         return "partial"
-    approved = {a.get("path") for d in applies for a in d.get("approved") or () if isinstance(a, dict)}
+    approved: set[Any] = set()
+    for d in applies:  # a later apply's rejection (a request closed) overrides an earlier approval
+        approved |= {a.get("path") for a in d.get("approved") or () if isinstance(a, dict)}
+        approved -= set(d.get("rejected") or ())
     return "partial" if approved - live else "applied"

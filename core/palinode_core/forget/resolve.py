@@ -11,6 +11,7 @@ from typing import Any, Literal
 from ..ops import backing, lifecycle
 from ..ops.apply import uncommitted_files
 from ..ops.plan import Plan
+from ..search.embed import VECTORS_EXTRA_NOTICE
 from ..search.index import SearchIndex
 from ..search.results import Hit
 from ..storage.config import ForgetKnobs
@@ -231,7 +232,12 @@ def resolve(
     unembedded = not lexical and not (index.embedder.ready or index.has_vector(request.pref))
     result = index.search(request.pref, limit=search_k, per_file=1, lexical_only=lexical or unembedded)
     if unembedded:
-        result = replace(result, notice="lexical search: the preference has no vector yet (`palinode-audit index`)")
+        result = replace(
+            result,
+            notice="lexical search: the preference has no vector yet (`palinode-audit index`)"
+            if index.embedder.installed
+            else VECTORS_EXTRA_NOTICE,
+        )
     boundary = request.memory.created_at
     priors: list[str] = []
     for hit in result.hits:
@@ -294,7 +300,8 @@ def route(
             continue
         created = memory.effective_created_at
         if resolution.boundary and created and created > resolution.boundary:
-            skip(f"created {created}, after the request ({resolution.boundary})")
+            made = "restored" if memory.summary.restored_at else "created"  # restored_at counts, as for Palinode
+            skip(f"{made} {created}, after the request ({resolution.boundary})")
             continue
         if taken >= knobs.max_targets:
             candidates.append(

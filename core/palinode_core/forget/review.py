@@ -311,6 +311,93 @@ def dismiss(store: Store, request_path: str, note: str) -> str | None:
     )
 
 
+def close(store: Store, request_path: str, live: set[str], note: str | None = None) -> str | None:
+    """A partial request with nothing left to apply, recorded as done: an apply that approves
+    nothing more and rejects what an earlier apply approved that is no longer in force."""
+    request = request_at(store, request_path)
+    earlier = [
+        d
+        for d in believed(store, read_ledger(store))
+        if d.get("request") == request.path and d.get("action") == "apply"
+    ]
+    approved = {a.get("path") for d in earlier for a in d.get("approved") or () if isinstance(a, dict)}
+    return record(
+        store,
+        {
+            "action": "apply",
+            "request": request.path,
+            "pref": request.pref,
+            "rid": request.rid,
+            "targets": [],
+            "approved": [],
+            "rejected": sorted(p for p in approved - live if isinstance(p, str)),
+            "deferred": [],
+            "failed": [],
+            "complete": True,
+            "note": note or "closed: nothing remained to apply",
+        },
+    )
+
+
+def strike_entry(entry: dict[str, Any]) -> LedgerRecord:
+    """The ledger record of a sentence struck by hand, from what its transaction committed."""
+    done = committed(entry)
+    return {
+        "action": "strike",
+        "request": entry["request"],
+        "pref": entry["pref"],
+        "rid": entry["rid"],
+        "path": entry["path"],
+        "line": entry["line"],
+        "text": entry["text"],
+        "approved": [
+            {
+                "path": d["path"],
+                "route": "strike",
+                "spans": d.get("spans", []),
+                "commit": d["commit"],
+                **({"op_id": d["op_id"]} if d.get("op_id") else {}),
+            }
+            for d in done
+        ],
+        "note": entry.get("note"),
+    }
+
+
+def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | None = None) -> ForgetApplied:
+    """A sentence a reviewer struck for a request (``plan``: ``selection.strike_sentence``): its commit
+    and the decision, with who made it, in the ledger, as one transaction (recover completes either)."""
+    store.check_writable()
+    store.git.preflight()
+    request = plan.trailers.get("Forget-Request") or plan.superseded_by or ""
+    fields = {
+        "request": request,
+        "pref": plan.pref,
+        "rid": plan.rid,
+        "path": plan.target,
+        "line": line,
+        "text": text,
+        "note": note,
+    }
+    with writer_lock(store):
+        refuse_stale(store, [plan])
+        refuse_uncommitted(store, [plan])
+        txn = begin(
+            store, "strike", fields, [step_record(plan, route="strike", spans=list(plan.selected))], strike_entry, None
+        )
+        txn.run_step(0, plan)
+        out = ForgetApplied(request)
+        out.ledger_commit = txn.record_ledger()
+        if not committed(txn.entry):
+            raise refusal(txn.entry)
+    out.commits = [
+        {"path": d["path"], "op": d["op"], "commit": d["commit"], "subject": d["subject"]} for d in committed(txn.entry)
+    ]
+    out.approved = [dict(ref) for ref in strike_entry(txn.entry)["approved"]]
+    out.message = f"struck {plan.target}:{line} for {request}; the decision is recorded in the ledger"
+    return out
+
+
 def flag(
     store: Store, path: str, line: int, kind: str, text: str, note: str, request_path: str | None = None
 ) -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from ..ops import backing, lifecycle
 from ..ops.plan import Plan
+from ..search.embed import VECTORS_EXTRA_NOTICE
 from ..search.index import SearchIndex
 from ..search.vectors import Progress
 from ..storage.config import ForgetKnobs
@@ -148,7 +149,8 @@ def plan_thorough(
     guarded += [(rel, why) for rel, why in sorted(records.items()) if rel not in seen and rel != request.path]
     provisional: tuple[str, ...] = ()
     if semantic is not None and not semantic.complete:
-        notice = notice or semantic.describe()
+        # a lean install has no model: the way to semantic evidence is the vectors extra, not `index`
+        notice = notice or (semantic.describe() if index.embedder.installed else VECTORS_EXTRA_NOTICE)
         unembedded = {r.memory.rel for r in reads if r.unembedded}
         provisional = tuple(c.path for c in out if c.path in unembedded and c.route != "skipped")
     return checked(
@@ -184,7 +186,8 @@ def _not_targets(
             records[rel] = "already retracted for this pref"
         elif boundary and memory.effective_created_at and memory.effective_created_at > boundary:
             skip.add(rel)
-            records[rel] = f"created {memory.effective_created_at}, after the request ({boundary})"
+            made = "restored" if memory.summary.restored_at else "created"  # restored_at counts, as for Palinode
+            records[rel] = f"{made} {memory.effective_created_at}, after the request ({boundary})"
     return skip, records
 
 

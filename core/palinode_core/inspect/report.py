@@ -195,7 +195,8 @@ def _one(
     prefix = store.config.commit_prefix
     mine = [d for d in decisions if d.get("request") == request.path]
     applies = [d for d in mine if d.get("action") == "apply"]
-    approved = {a.get("path"): d for d in applies for a in d.get("approved") or [] if isinstance(a, dict)}
+    reviewed = [d for d in mine if d.get("action") in ("apply", "strike")]  # a strike by hand is a decision too
+    approved = {a.get("path"): d for d in reviewed for a in d.get("approved") or [] if isinstance(a, dict)}
     ops: list[dict[str, Any]] = []
     undos: list[dict[str, Any]] = []
     targets: dict[str, dict[str, Any]] = {}
@@ -283,7 +284,7 @@ def _one(
                     },
                 )
                 row["decision"] = key
-                row["decided_by"] = (decision.get("recorded") or {}).get("author")
+                row["decided_by"] = decision.get("decided_by") or (decision.get("recorded") or {}).get("author")
     for decision in mine:
         if decision.get("action") == "flag" and decision.get("path") in targets:
             targets[decision["path"]]["flags"].append(str(decision.get("note") or ""))
@@ -322,7 +323,7 @@ def _one(
         "state": state["state"],
         "filed": {"commit": filed.sha, "author": filed.author, "date": filed.date} if filed else None,
         "resolver": {
-            "by": "palinode-audit (reviewed)" if applies else "palinode (automatic, unreviewed)" if ops else None,
+            "by": "palinode-audit (reviewed)" if reviewed else "palinode (automatic, unreviewed)" if ops else None,
             "search_mode": last_apply.get("search_mode") if last_apply else None,
             "knobs": knobs,
             "knobs_source": source,
@@ -372,6 +373,7 @@ def _decision_row(entry: dict[str, Any]) -> dict[str, Any]:
         "line": entry.get("line"),
         "kind": entry.get("kind"),
         "text": entry.get("text"),
+        "counts": entry.get("counts") if isinstance(entry.get("counts"), dict) else None,
     }
 
 
@@ -425,8 +427,8 @@ def build_report(
         objects.close()
     return {
         "schema": SCHEMA_ID,
-        "store": str(store.root),
-        "generated_at": generated_at or store.now().isoformat(),
+        "store": store.root.name,  # the folder's name: a report is shared, the auditor's own folders are not
+        "generated_at": generated_at or store.now().replace(microsecond=0).isoformat(),
         "head": history[0].sha if history else None,
         "as_of": as_of.to_dict() if as_of else None,
         "scope": {"request": request, "pref": pref, "since": since, "until": until},

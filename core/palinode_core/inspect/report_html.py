@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..text.sanitize import printable
+from .report_chart import forgetting_over_time, request_life
 from .report_md import plain_time, verdict
 
 _STRIKE_RE = re.compile(r"~~(.+?)~~", re.DOTALL)
@@ -22,7 +23,7 @@ pre{background:#f6f6f6;border:1px solid #ddd;padding:.5rem;overflow-x:auto;white
 del{color:#a00;text-decoration:line-through}.add{color:#060;background:#eaffea}.rm{color:#900;background:#ffecec}
 .hunk{color:#557}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}
 .k-live{color:#a00;font-weight:600}.k-struck,.k-archived{color:#555}.k-unforgettable{color:#a60;font-weight:600}
-.muted{color:#666}@media print{details{display:block}}
+.muted{color:#666}.chart{max-width:100%;height:auto;display:block;margin:.5rem 0}@media print{details{display:block}}
 """
 
 
@@ -103,10 +104,16 @@ def _decision_rows(req: dict[str, Any]) -> list[list[str]]:
             what.append(
                 f"<code>{esc(d['path'])}</code> line {esc(d['line'])} ({esc(d['kind'])}): " + with_strikes(d["text"])
             )
+        elif d["action"] == "strike":
+            what.append(
+                f"struck by hand: <code>{esc(d['path'])}</code> line {esc(d['line'])}: <del>{esc(d['text'])}</del>"
+            )
+        elif d["action"] == "residue" and d.get("counts") is not None:
+            what.append("leak check: " + (", ".join(f"{esc(k)} {esc(v)}" for k, v in d["counts"].items()) or "nothing"))
         rows.append(
             [
                 esc(d["action"]),
-                esc(d["at"]),
+                esc(plain_time(d["at"])),
                 esc(d["by"] or "—"),
                 "<br>".join(what),
                 esc(d["note"] or "")
@@ -188,6 +195,7 @@ def _request(req: dict[str, Any]) -> str:
                     ),
                 ]
             ),
+            *(["<h3>Its life</h3>", life] if (life := request_life(req)) else []),
             f"<h3>Targets (the plan under review, by the {esc(req['under_review']['resolver'])} resolver: "
             "nothing of it is applied)</h3>"
             if req.get("under_review")
@@ -265,6 +273,8 @@ def render_html(report: dict[str, Any]) -> str:
         ]
     )
     body = "\n".join(_request(r) for r in report["requests"]) or '<p class="muted">No forget request in scope.</p>'
+    if len(report["requests"]) > 1 and (chart := forgetting_over_time(report["requests"])):
+        body = "<h2>Forgetting over time</h2>" + chart + "\n" + body
     if report["requests"]:
         body = "<h2>Verdict</h2>" + "".join(f"<p>{esc(line)}</p>" for line in verdict(report)) + "\n" + body
     return (

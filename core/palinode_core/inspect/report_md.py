@@ -110,11 +110,15 @@ def _request(req: dict[str, Any]) -> list[str]:
             ]
             if d["action"] == "flag":
                 what.append(f"{md(d['path'])} line {md(d['line'])} ({md(d['kind'])}): {md(d['text'])}")
+            elif d["action"] == "strike":
+                what.append(f"struck by hand: {md(d['path'])} line {md(d['line'])}: ~~{md(d['text'])}~~")
+            elif d["action"] == "residue" and d.get("counts") is not None:
+                what.append("leak check: " + (", ".join(f"{md(k)} {v}" for k, v in d["counts"].items()) or "nothing"))
             out.append(
                 _row(
                     [
                         md(d["action"]),
-                        md(d["at"]),
+                        md(plain_time(d["at"])),
                         md(d["by"] or "—"),
                         "<br>".join(what),
                         md(d["note"] or "")

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..forget.evidence import pref_stems_of
+from ..forget.leak import memory_leaks
 from ..storage.grep import files_containing
 from ..storage.memory import Memory
 from ..storage.store import Store
@@ -36,6 +38,7 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
     matcher = Matcher.for_pref(pref)
     rid = retraction_id(pref)
     norm = normalize_pref(pref)
+    stems = pref_stems_of(pref)
     found: list[Mention] = []
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
@@ -60,6 +63,7 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
                 )
             )
             continue
+        found += _frontmatter(rel, memory, pref, rid, stems)
         if not memory.struck and not matcher.could_match(memory.body):
             continue  # nothing to segment: none of the pref's words, no strike marker
         spans, regions = find_mentions(memory.body, matcher)
@@ -85,6 +89,27 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
                 )
             )
     return found
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What the leak check reads of a request: its preference and retraction id."""
+
+    pref: str
+    rid: str
+
+
+def _frontmatter(rel: str, memory: Memory, pref: str, rid: str, stems: frozenset[str]) -> list[Mention]:
+    """Mentions in the frontmatter's label fields (name:, summary:, …), found as the leak check finds
+    them, so Residue and `leaks` agree; striking cannot reach them."""
+    out = []
+    for leak in memory_leaks(rel, memory, _Asked(pref, rid), stems):  # type: ignore[arg-type]
+        if leak.kind == "struck" or leak.line > memory.body_line_offset:
+            continue  # the body is read below, by Palinode's own walker
+        field = leak.text.split(":", 1)[0]
+        kind: MentionKind = "archived" if leak.kind == "archived" else "unforgettable"
+        out.append(Mention(rel, leak.line, kind, f"in the frontmatter ({field}): striking cannot reach it", leak.text))
+    return out
 
 
 def candidates_for(store: Store, pref: str) -> set[str] | None:

@@ -21,12 +21,12 @@ PlanOp = Literal["archive", "restore", "retract", "unretract"]
 # Where a forget request stands.
 # conflicted: a dismissal and an apply made apart (in clones that had not synced), until someone decides again
 RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed", "conflicted"]
-# What a ledger record records: a decision (apply, dismiss, withdraw), a residue line marked
-# for later (flag), or a leak check (residue).
-LedgerAction = Literal["apply", "dismiss", "withdraw", "flag", "residue"]
-DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw")
-# The kinds of crash-journal entry: one commit, or a whole forget or withdraw transaction.
-JournalKind = Literal["apply", "ledger", "forget", "withdraw"]
+# What a ledger record records: a decision (apply, dismiss, withdraw), a sentence a reviewer
+# struck by hand (strike), a residue line marked for later (flag), or a leak check (residue).
+LedgerAction = Literal["apply", "dismiss", "withdraw", "strike", "flag", "residue"]
+DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw", "strike")
+# The kinds of crash-journal entry: one commit, or a whole forget, withdraw or hand-strike transaction.
+JournalKind = Literal["apply", "ledger", "forget", "withdraw", "strike"]
 
 
 class CommitRef(TypedDict, total=False):
@@ -58,7 +58,7 @@ class LedgerRecord(TypedDict, total=False):
     # (sha256 of each one's line, 16 hex digits), less those another of them names
     after: list[str]
     # apply
-    approved: list[CommitRef]
+    approved: list[CommitRef]  # also strike: the one commit
     rejected: list[str]
     deferred: list[str]
     failed: list[dict[str, Any]]
@@ -69,7 +69,7 @@ class LedgerRecord(TypedDict, total=False):
     # withdraw
     commits: list[CommitRef]
     broad: bool
-    # residue (a leak check) and flag
+    # residue (a leak check), flag and strike (path, line, text)
     counts: dict[str, int]
     mentions: list[dict[str, Any]]
     path: str

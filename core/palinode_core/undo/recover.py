@@ -20,7 +20,7 @@ from ..storage.commits import escape_control
 from ..storage.store import AUDIT_DIR, Store
 from . import withdraw
 
-LEDGERS = {"forget": review.ledger_entry, "withdraw": withdraw.ledger_entry}
+LEDGERS = {"forget": review.ledger_entry, "withdraw": withdraw.ledger_entry, "strike": review.strike_entry}
 
 
 def leftover_folders(store: Store, items: list[journal.Interrupted] | None = None) -> set[str]:
