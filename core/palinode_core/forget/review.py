@@ -315,11 +315,7 @@ def close(store: Store, request_path: str, live: set[str], note: str | None = No
     """A partial request with nothing left to apply, recorded as done: an apply that approves
     nothing more and rejects what an earlier apply approved that is no longer in force."""
     request = request_at(store, request_path)
-    earlier = [
-        d
-        for d in believed(store, read_ledger(store))
-        if d.get("request") == request.path and d.get("action") == "apply"
-    ]
+    earlier = [d for d in read(store).believed if d.get("request") == request.path and d.get("action") == "apply"]
     approved = {a.get("path") for d in earlier for a in d.get("approved") or () if isinstance(a, dict)}
     return record(
         store,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..forget.evidence import pref_stems_of
+from ..forget.judgment import Judge, StoreFacts, user_names
 from ..forget.leak import memory_leaks
 from ..storage.grep import files_containing
 from ..storage.memory import Memory
@@ -38,7 +38,7 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
     matcher = Matcher.for_pref(pref)
     rid = retraction_id(pref)
     norm = normalize_pref(pref)
-    stems = pref_stems_of(pref)
+    judge = Judge(pref, StoreFacts(user_names(memories)))
     found: list[Mention] = []
     kind: MentionKind
     for rel, memory in sorted(memories.items()):
@@ -63,7 +63,7 @@ def residue(pref: str, memories: Mapping[str, Memory], candidates: set[str] | No
                 )
             )
             continue
-        found += _frontmatter(rel, memory, pref, rid, stems)
+        found += _frontmatter(rel, memory, pref, rid, judge)
         if not memory.struck and not matcher.could_match(memory.body):
             continue  # nothing to segment: none of the pref's words, no strike marker
         spans, regions = find_mentions(memory.body, matcher)
@@ -99,11 +99,13 @@ class _Asked:
     rid: str
 
 
-def _frontmatter(rel: str, memory: Memory, pref: str, rid: str, stems: frozenset[str]) -> list[Mention]:
+def _frontmatter(rel: str, memory: Memory, pref: str, rid: str, judge: Judge) -> list[Mention]:
     """Mentions in the frontmatter's label fields (name:, summary:, …), found as the leak check finds
     them, so Residue and `leaks` agree; striking cannot reach them."""
     out = []
-    for leak in memory_leaks(rel, memory, _Asked(pref, rid), stems):  # type: ignore[arg-type]
+    for leak in memory_leaks(rel, memory, _Asked(pref, rid), judge):  # type: ignore[arg-type]
+        if leak.kind == "possible":
+            continue
         if leak.kind == "struck" or leak.line > memory.body_line_offset:
             continue  # the body is read below, by Palinode's own walker
         field = leak.text.split(":", 1)[0]

@@ -25,14 +25,20 @@ def files_containing(store: Store, words: set[str] | frozenset[str]) -> set[str]
     return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
 
 
-def files_with_words_starting(store: Store, prefixes: set[str], literals: set[str] = frozenset()) -> set[str] | None:
+def files_with_words_starting(
+    store: Store, prefixes: set[str], literals: frozenset[str] | set[str] = frozenset()
+) -> set[str] | None:
     """Which store files hold a word starting with one of ``prefixes`` (case-insensitive,
     at a word's start: "liv" finds "living", not "delivery") or any of ``literals``
     anywhere; a superset, by one ``git grep -P``. None: cannot tell (no PCRE in this git,
     a non-ASCII prefix): fall back to ``files_containing``."""
     if getattr(store, "as_of", None) is not None or not store.git.available:
         return None
-    if not prefixes or any(not p.isascii() or not p.isalnum() for p in prefixes) or any(not w.isascii() for w in literals):
+    if (
+        not prefixes
+        or any(not p.isascii() or not p.isalnum() for p in prefixes)
+        or any(not w.isascii() for w in literals)
+    ):
         return None
     args = ["grep", "-l", "-z", "-i", "-P", "-I", "--no-color", "--untracked", "--no-exclude-standard"]
     for prefix in sorted(prefixes):
