@@ -8,6 +8,7 @@ from __future__ import annotations
 from .demo import build_demo_store
 from .errors import Cancelled, PalinodeError
 from .forget.evidence import Evidence
+from .forget.possible import ConfirmPlan, PossibleRequest
 from .forget.requests import RequestState
 from .forget.resolve import Candidate, ForgetPlan
 from .forget.review import ForgetApplied
@@ -45,6 +46,7 @@ __all__ = [
     "Cancelled",
     "Candidate",
     "Choice",
+    "ConfirmPlan",
     "Embedder",
     "Evidence",
     "ForgetApplied",
@@ -59,6 +61,7 @@ __all__ = [
     "Plan",
     "Point",
     "Pointer",
+    "PossibleRequest",
     "RequestState",
     "RequestStateName",
     "ReviewMark",
