@@ -408,10 +408,11 @@ class Session(InspectViews):
     def possible_requests(self, *, decided: bool = False) -> list[PossibleRequest]:
         """Every possible request in the store as last scanned (``decided``: with those
         confirmed or dismissed); nothing is written."""
+        self._live_only("listing possible requests")
         from .forget import possible
 
-        index = self._index if self.as_of is None else None  # the index as it is; nothing is built for this
-        return possible.possible_requests(self.store, self.memories, decided=decided, index=index)
+        # the index as it is (nothing is built or embedded for this)
+        return possible.possible_requests(self.store, self.memories, decided=decided, index=self._index)
 
     def plan_confirm(self, ref: str, pref: str | None = None, note: str | None = None) -> ConfirmPlan:
         """What confirming the possible request ``ref`` would write: a value to show."""

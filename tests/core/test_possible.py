@@ -263,3 +263,41 @@ def test_a_referent_said_in_other_words_is_found_by_the_cached_sentence_vectors(
     assert embedder.encoded == encoded  # listing embeds nothing: only vectors the store cached are read
     assert [(c.path, c.how) for c in cand.carriers] == [("people/marco.md", "meaning")]
     assert cand.carriers[0].similarity >= 0.55
+
+
+def test_what_each_memory_holds_is_cached_by_its_version_and_read_again_when_it_changes(store, tmp_path):
+    session = open_session(store)
+    first = {c.id for c in session.possible_requests()}
+    cache = session.store.cache_dir / "possible.sqlite3"
+    assert cache.exists()
+    again = open_session(store)
+    reads: list[str] = []
+    from palinode_core.forget import possible as module
+    real = module._seeds
+
+    def counting(st, memory, names):
+        reads.append(memory.rel)
+        return real(st, memory, names)
+
+    module._seeds = counting
+    try:
+        assert {c.id for c in again.possible_requests()} == first
+        assert reads == []  # every memory's findings came from the cache
+        (store / "insights/news.md").write_text(
+            palinode_file(meta("insights/news.md", 12), "I stopped smoking! Please don't mention my old habit again."))
+        again.refresh()
+        found = {c.path: c for c in again.possible_requests()}
+        assert reads == ["insights/news.md"]  # only the changed file is read
+        assert found["insights/news.md"].referent.text == "my old habit"
+    finally:
+        module._seeds = real
+    cache.write_bytes(b"not a database")  # a damaged cache is never a source of truth
+    assert {c.path for c in open_session(store).possible_requests()} == set(found)
+
+
+def test_as_of_a_point_in_history_there_is_no_list(store):
+    from palinode_core.errors import ReadOnlyError
+
+    with pytest.raises(ReadOnlyError):
+        Session.open_as_of(store, at="HEAD").possible_requests()
+    assert "needs the live store" in run("requests", str(store), "--possible", "--at", "HEAD", code=1).stderr

@@ -15,15 +15,20 @@ come back. Both are keyed by the candidate's id: its memory's path and its sente
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from .. import __version__
 from ..errors import PalinodeError, UsageError
 from ..ops.lock import writer_lock
 from ..storage import safeio
@@ -33,7 +38,7 @@ from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.detect import blanket_scope, detect_blanket, detect_forget_request
-from ..text.implied import Implied, Sentence, find_implied, last_statement, sentences
+from ..text.implied import CUE_PATTERN, Implied, Sentence, find_implied, last_statement, may_hold_request, sentences
 from ..text.palinode_detect import detect_palinode_request
 from ..text.stem import stems
 from ..text.words import normalize_pref, retraction_id
@@ -52,13 +57,11 @@ REQUEST_FOLDER = "insights"
 AMR_SPEC_VERSION = "0.1"
 SOURCE = "palinode-audit"
 
-# The bytes of a memory worth segmenting: any word a cue needs (most memories hold none).
+# The bytes of a memory worth reading: what some rule of text.implied needs, or a verb of a
+# blanket request (most memories hold none, and are never parsed for this).
 _CUE_BYTES_RE = re.compile(
-    rb"(?i)mention|bring|brought|rais|discuss|talk|speak|limits|longer|anymore|any more|outdated|out of date|"
-    rb"not true|true any|forget|scratch|take (?:that|it) back|pretend|stop|quit|avoid|steer|spare|enough|leave|keep|"
-    rb"revisit|remind|refer|comfortable|sore|wipe|erase|delete|profile|case|accurate|correct|wrong|changed|apply|"
-    rb"used to|regret|shouldn|skip|dwell|get into|go there|table"
-)
+    CUE_PATTERN.encode() + rb"|\b(?:forget|wipe|erase|delete|clear|purge|remove)\b"
+)  # read lowered
 
 
 @dataclass(frozen=True)
@@ -161,19 +164,28 @@ def possible_requests(
     """Every possible request in the live memories, most sure first; ``decided``:
     also those a person confirmed or dismissed (with their decision). With the
     store's ``index``, each names the memories that likely hold what it points at
-    (read from the index as it is: nothing is indexed or embedded for this)."""
+    (read from the index as it is: nothing is indexed or embedded for this).
+
+    What each memory version holds is kept in the store's cache folder by its
+    fingerprint (possible.sqlite3): a listing reads only the files that changed."""
     names = user_names(memories)
     decisions = _decisions(store)
+    cache = _SeedCache(store, names)
+    known = cache.load()
+    fresh: list[tuple[str, list[dict[str, Any]]]] = []
     out: list[PossibleRequest] = []
     for rel, memory in sorted(memories.items()):
         if memory.retired_reason or memory.is_history:
             continue
         if memory.forget_pref and not _may_be_blanket(memory.forget_pref):
             continue  # an explicit request: Review has it
-        body = _body(store, memory)
-        if body is None:
-            continue
-        for cand in _in_memory(rel, memory, body, memories, names, store):
+        seeds = known.get(memory.fingerprint)
+        if seeds is None:
+            seeds, keep = _seeds(store, memory, names)
+            if keep:
+                fresh.append((memory.fingerprint, seeds))
+        for seed in seeds:
+            cand = _candidate(rel, memory, seed, memories, names)
             record = decisions.get(cand.id)
             if record is not None:
                 if not decided:
@@ -184,10 +196,79 @@ def possible_requests(
                     decision=record,
                 )
             out.append(cand)
+    cache.save(fresh, {m.fingerprint for m in memories.values()})
     out.sort(key=lambda c: (c.state != "open", -c.sure, c.path, c.line))
     if index is not None:
         out = [replace(c, carriers=_carriers(index, memories, c)) for c in out]
     return out
+
+
+class _SeedCache:
+    """fingerprint -> what that memory version holds, before the store around it is read
+    (its same day's note, the ledger's decisions). A cache, never a source of truth: any
+    failure reading or writing it means the memories are read instead."""
+
+    def __init__(self, store: Store, names: frozenset[str]) -> None:
+        folder = getattr(store, "cache_dir", None)
+        self.path = folder / "possible.sqlite3" if folder is not None else None
+        # the user's names change a finding's voice; the rules' own source changes everything
+        self.key = hashlib.sha256(f"{_rules_version()}\0{sorted(names)}".encode()).hexdigest()[:16]
+
+    def _connect(self) -> sqlite3.Connection:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=5.0)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS seeds (key TEXT, fingerprint TEXT, data TEXT, PRIMARY KEY (key, fingerprint))"
+        )
+        return db
+
+    def load(self) -> dict[str, list[dict[str, Any]]]:
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            db = self._connect()
+            try:
+                rows = db.execute("SELECT fingerprint, data FROM seeds WHERE key = ?", (self.key,)).fetchall()
+            finally:
+                db.close()
+            return {fp: seeds for fp, data in rows if isinstance(seeds := json.loads(data), list)}
+        except (sqlite3.Error, OSError, ValueError):
+            return {}
+
+    def save(self, rows: list[tuple[str, list[dict[str, Any]]]], live: set[str]) -> None:
+        if self.path is None or not rows:
+            return
+        try:
+            db = self._connect()
+            try:
+                with db:
+                    db.execute("DELETE FROM seeds WHERE key != ?", (self.key,))  # the rules or the user's names changed
+                    db.executemany(
+                        "INSERT OR REPLACE INTO seeds VALUES (?, ?, ?)",
+                        [(self.key, fp, json.dumps(seeds, ensure_ascii=False)) for fp, seeds in rows],
+                    )
+                    kept = [r[0] for r in db.execute("SELECT fingerprint FROM seeds")]
+                    if len(kept) > 2 * len(live) + 100:  # versions no memory has any more
+                        db.executemany("DELETE FROM seeds WHERE fingerprint = ?", [(f,) for f in kept if f not in live])
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError):
+            return
+
+
+@functools.cache
+def _rules_version() -> str:
+    """The rules' own text: a cached finding of other rules is never read back."""
+    from ..text import detect, implied
+
+    digest = hashlib.sha256(__version__.encode())
+    for source in (detect.__file__, implied.__file__, __file__):
+        try:
+            digest.update(Path(str(source)).read_bytes())
+        except (OSError, TypeError):  # no source beside the code: the release alone says which rules
+            digest.update(str(source).encode())
+    return digest.hexdigest()[:16]
 
 
 _MEANING_FLOOR = 0.55  # a sentence this near in meaning says the same thing in other words
@@ -239,61 +320,85 @@ def _may_be_blanket(pref: str) -> bool:
     return blanket_scope(pref) is not None or bool(re.search(r"\b(?:stuff|things|information|info|data)\b", pref, re.I))
 
 
-def _body(store: Store, memory: Memory) -> str | None:
+def _body(store: Store, memory: Memory) -> tuple[str | None, bool]:
     """The memory's body, read now and not kept on the scan's memory (a store's
-    memories stay summaries); None when it holds no cue word or changed since."""
+    memories stay summaries), and whether what it holds may be cached by the scan's
+    fingerprint: no body when it holds no cue word (cacheable) or changed since the
+    scan or cannot be read (not)."""
     try:
         data = (
             memory.text.encode() if memory.text_read else safeio.read_file(memory.rel, store.root, MAX_MEMORY_BYTES)[0]
         )
     except (OSError, ValueError):
-        return None
-    if fingerprint(data) != memory.fingerprint or not _CUE_BYTES_RE.search(data):
-        return None
+        return None, False
+    if fingerprint(data) != memory.fingerprint:
+        return None, False
+    if not _CUE_BYTES_RE.search(data.lower().replace(b"\xe2\x80\x99", b"'")):
+        return None, True
     fresh = memory if memory.text_read or memory.reload is None else memory.reload()
     try:
-        return fresh.body
+        return fresh.body, fresh.fingerprint == memory.fingerprint
     except Exception:  # unreadable since the scan: nothing to show
-        return None
+        return None, False
 
 
-def _in_memory(
-    rel: str,
-    memory: Memory,
-    body: str,
-    memories: Mapping[str, Memory],
-    names: frozenset[str],
-    store: Store,
-) -> list[PossibleRequest]:
-    out: list[PossibleRequest] = []
+def _seeds(store: Store, memory: Memory, names: frozenset[str]) -> tuple[list[dict[str, Any]], bool]:
+    """What one memory version holds, as plain values (cached by its fingerprint):
+    each possible request with its sentence, cue and what it points at, before the
+    store around it (the same day's note) is read."""
+    body, keep = _body(store, memory)
+    if body is None:
+        return [], keep
+    out: list[dict[str, Any]] = []
     scope = detect_blanket(body)
     if scope:
         sent = _sentence_holding(body, scope)
-        said = sent.said.strip() if sent is not None else scope
         out.append(
-            PossibleRequest(
-                candidate_id(rel, said),
-                rel,
-                _line(body, sent.start) if sent is not None else 1,
-                said,
-                sent.speaker if sent is not None else "",
-                "blanket",
-                scope,
-                "a blanket request: everything about the user, or a whole area of their life",
-                Referent("scope", rel, scope),
-                0.9,
-                "first",
-                None,
-                request=rel if memory.forget_pref else None,
-            )
+            {
+                "said": " ".join(sent.said.split()) if sent is not None else scope,
+                "line": _line(body, sent.start) if sent is not None else 1,
+                "speaker": sent.speaker if sent is not None else "",
+                "kind": "blanket",
+                "cue": scope,
+                "why": "a blanket request: everything about the user, or a whole area of their life",
+                "points": "scope",
+                "phrase": scope,
+                "sure": 0.9,
+                "voice": "first",
+                "pref": None,
+                "request": bool(memory.forget_pref),
+            }
         )
-    if memory.forget_pref:
-        return out  # an explicit request's other sentences are its own
+    if memory.forget_pref or not may_hold_request(body):
+        return out, keep  # an explicit request's other sentences are its own; a body with no cue holds none
     for found in find_implied(body, names):
-        if scope and out and " ".join(found.sentence.said.split()) == " ".join(out[0].sentence.split()):
+        said = " ".join(found.sentence.said.split())
+        if out and said == out[0]["said"]:
             continue
-        out.append(_candidate(rel, memory, body, found, memories, names))
-    return out
+        seed: dict[str, Any] = {
+            "said": said,
+            "line": _line(body, found.sentence.start),
+            "speaker": found.sentence.speaker,
+            "kind": found.kind,
+            "cue": found.cue,
+            "why": found.why,
+            "points": found.points,
+            "phrase": found.phrase,
+            "sure": found.sure,
+            "voice": found.voice,
+            "pref": None,
+            "request": False,
+        }
+        if found.points == "object":
+            seed["pref"] = proposed_pref(found.phrase or "", found, found.sentence.said)
+        elif found.points == "previous" and found.antecedent is not None:
+            before = found.antecedent
+            seed["antecedent"] = {"said": " ".join(before.said.split()), "line": _line(body, before.start)}
+            seed["pref"] = first_person(before.said, before.speaker)
+        if seed["pref"] is not None and not writable_pref(seed["pref"]):
+            seed["pref"] = None
+        out.append(seed)
+    return out, keep
 
 
 def _sentence_holding(body: str, phrase: str) -> Sentence | None:
@@ -306,42 +411,37 @@ def _line(body: str, offset: int) -> int:
 
 
 def _candidate(
-    rel: str, memory: Memory, body: str, found: Implied, memories: Mapping[str, Memory], names: frozenset[str]
+    rel: str, memory: Memory, seed: dict[str, Any], memories: Mapping[str, Memory], names: frozenset[str]
 ) -> PossibleRequest:
-    sent = found.sentence
-    said = " ".join(sent.said.split())
-    sure = found.sure
-    if found.points == "scope":
-        referent = Referent("scope", rel, found.phrase or "")
-        pref = None
-    elif found.points == "object":
-        referent = Referent("object", rel, found.phrase or "")
-        pref = proposed_pref(found.phrase or "", found, found.sentence.said)
-    elif found.points == "previous" and found.antecedent is not None:
-        before = found.antecedent
-        referent = Referent("previous", rel, " ".join(before.said.split()), _line(body, before.start))
-        pref = first_person(before.said, before.speaker)
+    sure, pref = float(seed["sure"]), seed.get("pref")
+    points = seed["points"]
+    if points == "scope":
+        referent = Referent("scope", rel, seed.get("phrase") or "")
+    elif points == "object":
+        referent = Referent("object", rel, seed.get("phrase") or "")
+    elif points == "previous" and seed.get("antecedent"):
+        referent = Referent("previous", rel, seed["antecedent"]["said"], seed["antecedent"]["line"])
     else:
         referent = _note_referent(rel, memory, memories, names)
         if referent.where == "note":
             pref = first_person(referent.text, "")
+            pref = pref if writable_pref(pref) else None
         else:
             pref, sure = None, round(sure - 0.15, 2)
-    if pref is not None and not writable_pref(pref):
-        pref = None
     return PossibleRequest(
-        candidate_id(rel, said),
+        candidate_id(rel, seed["said"]),
         rel,
-        _line(body, sent.start),
-        said,
-        sent.speaker,
-        found.kind,
-        found.cue,
-        found.why,
+        int(seed["line"]),
+        seed["said"],
+        seed.get("speaker") or "",
+        seed["kind"],
+        seed["cue"],
+        seed["why"],
         referent,
         sure,
-        found.voice,
+        seed.get("voice") or "first",
         pref,
+        request=rel if seed.get("request") else None,
     )
 
 
