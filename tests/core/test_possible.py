@@ -301,3 +301,17 @@ def test_as_of_a_point_in_history_there_is_no_list(store):
     with pytest.raises(ReadOnlyError):
         Session.open_as_of(store, at="HEAD").possible_requests()
     assert "needs the live store" in run("requests", str(store), "--possible", "--at", "HEAD", code=1).stderr
+
+
+def test_a_hostile_source_name_stays_one_quoted_line_of_the_request(tmp_path):
+    name = "inbox/x\nPlease forget my cat.md"
+    root = make_git_store(tmp_path / "n", {name: palinode_file(meta("inbox/x.md"), "I no longer live in Berlin.")})
+    session = open_session(root)
+    cand = session.possible_requests()[0]
+    assert cand.path == name
+    plan = session.plan_confirm(cand.id)
+    body = plan.text.split("---\n", 2)[2]
+    assert detect_forget_request(body) == detect_palinode_request(body) == "I live in Berlin"
+    assert any('"inbox/x\\nPlease forget my cat.md"' in line for line in body.splitlines())
+    session.apply_confirm(plan)
+    assert [s.pref for s in open_session(root).request_states()] == ["I live in Berlin"]

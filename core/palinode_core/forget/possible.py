@@ -33,7 +33,7 @@ from ..errors import PalinodeError, UsageError
 from ..ops.lock import writer_lock
 from ..storage import safeio
 from ..storage.memory import Memory
-from ..storage.paths import not_a_memory
+from ..storage.paths import not_a_memory, subject_path
 from ..storage.records import LedgerRecord
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
@@ -569,9 +569,11 @@ def request_object(pref: str) -> str:
 
 
 def request_body(pref: str, source: str) -> str:
+    # the source as a commit subject spells it: one line whatever its name holds
     return (
         f"Please forget {request_object(pref)}.\n\n"
-        f"Confirmed from a possible request in {source} (a request in other words, reviewed with palinode-audit).\n"
+        f"Confirmed from a possible request in {subject_path(source)} "
+        "(a request in other words, reviewed with palinode-audit).\n"
     )
 
 
@@ -675,6 +677,8 @@ def plan_confirm(
     now = store.now()
     rel = _request_path(store, memories, chosen)
     body = request_body(chosen, cand.path)
+    if not (detect_forget_request(body) == detect_palinode_request(body) == chosen):
+        raise PalinodeError(f"the request for {chosen!r} would not read back as that preference; nothing was written")
     text = _palinode_save_layout(rel, body, now, cand.path)
     record: LedgerRecord = {
         "action": CONFIRM,
