@@ -9,6 +9,7 @@ from . import __version__
 from .demo import build_demo_store
 from .errors import Cancelled, PalinodeError
 from .forget.evidence import Evidence
+from .forget.possible import ConfirmPlan, PossibleRequest
 from .forget.requests import RequestState
 from .forget.resolve import Candidate, ForgetPlan
 from .forget.review import ForgetApplied
@@ -46,6 +47,7 @@ __all__ = [
     "Cancelled",
     "Candidate",
     "Choice",
+    "ConfirmPlan",
     "Embedder",
     "Evidence",
     "ForgetApplied",
@@ -60,6 +62,7 @@ __all__ = [
     "Plan",
     "Point",
     "Pointer",
+    "PossibleRequest",
     "RequestState",
     "RequestStateName",
     "ReviewMark",

@@ -26,6 +26,7 @@ from .storage.store import Store, utc_now
 
 if TYPE_CHECKING:
     from .forget.leak import Leak
+    from .forget.possible import ConfirmPlan, PossibleRequest
     from .forget.requests import RequestState
     from .forget.resolve import ForgetPlan, Resolution
     from .forget.review import ForgetApplied
@@ -241,9 +242,12 @@ class Session(InspectViews):
         same plan whether or not the index's vectors are built; without, it
         reads only cached vectors and never loads the model."""
         self._live_only("planning a forget request")
+        from .forget import verify
+        from .forget.requests import refuse_blanket, request_at
+
+        refuse_blanket(request_at(self.store, request_path, self.memories))
         index = index or self.search_index()
         resolver = resolver or self.resolver
-        from .forget import verify
 
         if resolver == "palinode":
             from .forget import resolve as forget_resolve
@@ -439,6 +443,36 @@ class Session(InspectViews):
         from .forget import review as forget_review
 
         return forget_review.dismiss(self.store, request_path, note)
+
+    # -- possible requests: requests in other words, for a person to confirm (issue 44) --------------
+    def possible_requests(self, *, decided: bool = False) -> list[PossibleRequest]:
+        """Every possible request in the store as last scanned (``decided``: with those
+        confirmed or dismissed); nothing is written."""
+        self._live_only("listing possible requests")
+        from .forget import possible
+
+        # the index as it is (nothing is built or embedded for this)
+        return possible.possible_requests(self.store, self.memories, decided=decided, index=self._index)
+
+    def plan_confirm(self, ref: str, pref: str | None = None, note: str | None = None) -> ConfirmPlan:
+        """What confirming the possible request ``ref`` would write: a value to show."""
+        self._live_only("confirming a possible request")
+        from .forget import possible
+
+        return possible.plan_confirm(self.store, self.refresh().memories, ref, pref, note)
+
+    def apply_confirm(self, plan: ConfirmPlan) -> str | None:
+        """Write exactly ``plan`` (the request memory and its ledger record, one commit)."""
+        self._live_only("confirming a possible request")
+        from .forget import possible
+
+        return possible.apply_confirm(self.store, self.memories, plan)
+
+    def dismiss_possible(self, ref: str, note: str) -> str | None:
+        self._live_only("dismissing a possible request")
+        from .forget import possible
+
+        return possible.dismiss_possible(self.store, self.refresh().memories, ref, note)
 
     def flag(
         self, path: str, line: int, kind: str, text: str, note: str, request_path: str | None = None

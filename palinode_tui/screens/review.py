@@ -21,6 +21,7 @@ from ..render import STATE_STYLE, plain
 from ..widgets import AsOfBanner, KeyedTable, ListFilter, ModeTabs, StatusLine
 from .base import footer
 from .review_decisions import ReviewDecisions
+from .review_possible import PossibleRequests, possible_widgets
 from .review_record import PARTIAL_WHY, record_cells, record_detail, record_header
 from .review_view import (
     CANDIDATE_COLUMNS,
@@ -69,7 +70,7 @@ class KnobInput(Input):
 STATE_FILTERS: tuple[StateFilter, ...] = get_args(StateFilter)
 
 
-class ReviewScreen(ReviewDecisions):
+class ReviewScreen(ReviewDecisions, PossibleRequests):
     SCOPE = "review"
 
     def __init__(self) -> None:
@@ -90,6 +91,7 @@ class ReviewScreen(ReviewDecisions):
                 yield Static(id="requests-summary")
                 yield ListFilter("requests")
                 yield KeyedTable(id="requests", classes="pane")
+                yield from possible_widgets()
             with Vertical(id="review-right"):
                 yield Static(id="plan-header")
                 with Horizontal(id="knobs"):
@@ -112,6 +114,7 @@ class ReviewScreen(ReviewDecisions):
         self._set_knob_inputs(self.app.store.config.forget)
         self.resolver = self.app.live.resolver
         self._label_knobs()
+        self.mount_possible()
         super().on_mount()
         self.query_one("#requests", KeyedTable).focus()
 
@@ -127,6 +130,7 @@ class ReviewScreen(ReviewDecisions):
                 self._states_ready(states)
 
         self.app.run_blocking(session.request_states, listed, "list forget requests", "requests", exclusive=True)
+        self.list_possible()
         if self.review is None and self.current:
             self._render_plan()  # what the first plan waits for has moved on
         if self.review and (changed is None or self._touches(changed)):

@@ -17,7 +17,8 @@ from helpers import Clock, make_git_store, palinode_file
 from palinode_core.search.unit_index import entity_words
 from palinode_core.session import Session
 from palinode_core.storage.store import Store
-from palinode_core.text.detect import detect_forget_request
+from palinode_core.text.detect import detect_blanket, detect_forget_request
+from palinode_core.text.implied import find_implied, last_statement
 from palinode_core.text.markdown import Matcher, find_mentions
 from palinode_core.text.palinode_detect import detect_palinode_request
 from palinode_core.text.units import clauses, inner_spans, item_sentences, memory_units
@@ -47,9 +48,13 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "random": _random_text,
     "one list item of many sentences": lambda n: "- " + "I love Zanzibar coffee. " * (n // 24),
     "a run of Titlecase words": lambda n: ("Mum Dad Bees Garden " * (n // 20 + 1))[:n],
+    "requests in other words": lambda n: ("Please stop bringing up my divorce. I no longer live in Berlin. " * n)[:n],
 }
 READERS: dict[str, Callable[[str], object]] = {
     "palinode detector": detect_palinode_request,
+    "implied requests": find_implied,
+    "blanket requests": detect_blanket,
+    "the same day's note": last_statement,
     "our detector": detect_forget_request,
     "clauses": clauses,
     "units": lambda text: memory_units(text, {}),

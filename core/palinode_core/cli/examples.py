@@ -19,7 +19,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "demo-store": (f"demo-store {DEMO}",),
     "index": (f"index {DEMO}",),
     "search": (f"search {DEMO} 'oolong tea' --lexical",),
-    "requests": (f"requests {DEMO}",),
+    "requests": (f"requests {DEMO}", f"requests {DEMO} --possible"),
     "plan": (f"plan {DEMO} insights/forget-tea.md", f"plan {DEMO} insights/forget-tea.md --out tea-plan.json"),
     "apply": (f"apply {DEMO} insights/forget-tea.md", f"apply {DEMO} --plan tea-plan.json --yes"),
     "leaks": (f"leaks {DEMO} insights/forget-poker.md --lexical",),

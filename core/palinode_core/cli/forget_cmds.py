@@ -115,8 +115,65 @@ def _search(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _requests_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--possible",
+        action="store_true",
+        help="possible requests instead: requests in other words ('stop bringing that up', 'I no longer live in "
+        "Berlin') and blanket ones, each with its sentence, what it points at, how sure, and what confirming does",
+    )
+    p.add_argument("--all", action="store_true", help="with --possible: also those confirmed or dismissed")
+    decide = p.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--confirm",
+        metavar="ID",
+        help="write the possible request ID as a forget request in Palinode's format, naming its source "
+        "(previewed; --yes writes it, with the ledger's record, in one commit)",
+    )
+    decide.add_argument("--dismiss", metavar="ID", help="record that the possible request ID is none (needs --note)")
+    p.add_argument("--pref", help="with --confirm: the preference to write (a blanket request needs one)")
+    p.add_argument("--note", help="with --confirm or --dismiss: why (recorded in the ledger)")
+    dry_run_arg(p)
+
+
 def _requests(args: argparse.Namespace) -> dict[str, Any]:
-    return {"requests": [s.to_dict() for s in open_session(args).request_states()]}
+    deciding = args.confirm is not None or args.dismiss is not None
+    require(
+        args.possible or not (deciding or args.all or args.pref or args.note or args.yes),
+        "--all, --confirm, --dismiss, --pref, --note and --yes go with --possible",
+    )
+    require(args.pref is None or args.confirm is not None, "--pref goes with --confirm")
+    if not args.possible:
+        return {"requests": [s.to_dict() for s in open_session(args).request_states()]}
+    session = open_session(args)
+    if args.confirm is not None:
+        plan = session.plan_confirm(args.confirm, args.pref, args.note)
+        if not writes(args):
+            return {"confirmed": False, "message": NOTHING_WRITTEN, "plan": plan.to_dict()}
+        commit = session.apply_confirm(plan)
+        return {
+            "confirmed": True,
+            "candidate": plan.candidate.id,
+            "request": plan.request,
+            "pref": plan.pref,
+            "rid": plan.rid,
+            "source": plan.candidate.path,
+            "commit": commit,
+        }
+    if args.dismiss is not None:
+        require(bool((args.note or "").strip()), "a dismissal needs a note saying why (--note)")
+        if not writes(args):
+            from ..forget.possible import find_candidate
+
+            cand = find_candidate(session.store, session.memories, args.dismiss)  # an unknown id says so now
+            return {"candidate": cand.to_dict(), "dismissed": False, "note": args.note, "message": NOTHING_WRITTEN}
+        return {
+            "candidate": args.dismiss,
+            "dismissed": True,
+            "commit": session.dismiss_possible(args.dismiss, args.note),
+        }
+    session.search_index()  # the index as it is (never built or embedded for this): who likely holds each referent
+    return {"possible": [c.to_dict() for c in session.possible_requests(decided=args.all)]}
 
 
 def _planned(args: argparse.Namespace) -> tuple[Session, Any]:
@@ -352,7 +409,14 @@ def _leaks(args: argparse.Namespace) -> dict[str, Any]:
 COMMANDS = (
     Command("index", "build the search index, or bring it up to date with the store", _index, _index_args),
     Command("search", "hybrid search (BM25 + vectors, RRF) over the store", _search, _search_args),
-    Command("requests", "every forget request in the store and its state", _requests, as_of=True),
+    Command(
+        "requests",
+        "every forget request in the store and its state; --possible: requests in other words, for a person to "
+        "confirm or dismiss",
+        _requests,
+        _requests_args,
+        as_of=True,
+    ),
     Command("plan", "what a forget request would do, target by target (writes nothing but --out)", _plan, _plan_args),
     Command(
         "apply", "apply a forget request's plan: one commit per target, recorded in the ledger", _apply, _apply_args

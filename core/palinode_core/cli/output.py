@@ -105,7 +105,90 @@ def _surfacing(out: Text, rows: list[dict[str, Any]] | None) -> None:
         )
 
 
+def _possible(out: Text, data: dict[str, Any]) -> None:
+    """Possible requests, each with its sentence, what it points at, how sure, and
+    what confirming would do; or a confirmation's plan, or what was written."""
+    if "plan" in data:
+        plan = data["plan"]
+        _candidate(out, plan["candidate"])
+        out.add()
+        out.add(
+            out.style(f"Confirming writes {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}'
+        )
+        for line in p(plan["text"]).splitlines():
+            out.add("    " + line)
+        out.add(f"  in one commit ({p(plan['subject'])}) with the ledger's record of who confirmed it")
+        out.add(p(data.get("message")))
+        return
+    if "confirmed" in data:
+        out.add(
+            f"Confirmed {p(data['candidate'])}: wrote {p(data['request'])} "
+            f'"{p(data["pref"])}" r:{data["rid"]} from {p(data["source"])}'
+            + (f", commit {data['commit'][:7]}" if data.get("commit") else "")
+        )
+        out.add(f"It waits in Review: palinode-audit plan <store> {p(data['request'])}")
+        return
+    if "dismissed" in data:
+        if not data["dismissed"]:
+            _candidate(out, data["candidate"])
+            out.add(p(data.get("message")))
+        else:
+            out.add(
+                f"Dismissed {p(data['candidate'])}" + (f", commit {data['commit'][:7]}" if data.get("commit") else "")
+            )
+        return
+    found = data["possible"]
+    if not found:
+        out.add("no possible requests in this store")
+        return
+    for i, cand in enumerate(found):
+        if i:
+            out.add()
+        _candidate(out, cand)
+    out.add()
+    out.add(
+        f"{len(found)} possible request(s); nothing was written. Confirm one with --confirm ID [--yes], "
+        "or dismiss it with --dismiss ID --note WHY [--yes]."
+    )
+
+
+_WHERE = {
+    "object": "what it names",
+    "previous": "the sentence before",
+    "note": "the same day's note",
+    "scope": "a blanket scope, yours to choose",
+    "unknown": "nothing found to point at",
+}
+
+
+def _candidate(out: Text, c: dict[str, Any]) -> None:
+    state = "" if c["state"] == "open" else f"  [{c['state']}: {_decided(c.get('decision'))}]"
+    out.add(
+        out.style(f"{c['id']}  {c['sure_words']} ({c['sure']:.2f})  {c['kind'].replace('_', ' ')}", "head")
+        + f"  {p(c['path'])}:{c['line']}{state}"
+    )
+    speaker = f"{c['speaker']}: " if c.get("speaker") else ""
+    out.add(f"  sentence:  {speaker}{p(c['sentence'])!r}")
+    out.add(f"  evidence:  {p(c['cue'])!r} ({p(c['why'])})")
+    ref = c["referent"]
+    where = _WHERE.get(ref["where"], ref["where"])
+    at = (
+        f" {p(ref['path'])}" + (f":{ref['line']}" if ref.get("line") else "")
+        if ref.get("path") and ref["where"] != "object"
+        else ""
+    )
+    out.add(f"  refers to: {where}{at}" + (f": {p(ref['text'])!r}" if ref.get("text") else ""))
+    for carrier in c.get("carriers", []):
+        how = "its words" if carrier["how"] == "words" else f"meaning, {carrier['similarity']:.2f}"
+        out.add(f"  likely in: {p(carrier['path'])} ({how}): {p(carrier['text'])!r}")
+    out.add(f"  preference: {p(c['pref'])!r}" if c.get("pref") else "  preference: none yet (give one with --pref)")
+    out.add(f"  confirming would: {p(c['effect'])}")
+
+
 def _requests(out: Text, data: dict[str, Any]) -> None:
+    if "requests" not in data:
+        _possible(out, data)
+        return
     states = data["requests"]
     if not states:
         out.add("no forget requests in this store")

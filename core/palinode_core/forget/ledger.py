@@ -9,6 +9,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from ..ops.apply import commit_files, step_op_id
 from ..ops.lock import writer_lock
@@ -83,9 +84,12 @@ def record(
     parent: str | None = None,
     fault: Callable[[str], None] | None = None,
     also: Sequence[LedgerRecord] = (),
+    extra: Sequence[dict[str, Any]] = (),
 ) -> str | None:
     """Append one decision (and ``also``, the records that belong with it,
-    such as an apply's leak check) to the ledger in one commit of its own.
+    such as an apply's leak check) to the ledger in one commit of its own;
+    ``extra``: files (rel, before, after) the decision writes, committed with it
+    (a confirmed possible request's request memory).
 
     The read-append-commit runs under the store's writer lock, so two
     instances never lose each other's decision; it is journaled like any
@@ -111,6 +115,7 @@ def record(
         attributes = store.read_optional(ATTRIBUTES_REL)[0]
         if attributes is None:  # the merge rule travels with the ledger from its first line on
             files.append({"rel": ATTRIBUTES_REL, "before": None, "after": ATTRIBUTES})
+        files.extend(dict(f) for f in extra)
         return commit_files(
             store,
             {

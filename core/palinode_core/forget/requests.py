@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import NotAForgetRequest
+from ..errors import NotAForgetRequest, PalinodeError
 from ..ops.subjects import OP_ID_TRAILER, UNDOES_OP_TRAILER, parse_subject
 from ..storage import records
 from ..storage.memory import Memory
 from ..storage.store import Store
-from ..text.detect import detect_forget_request
+from ..text.detect import detect_blanket, detect_forget_request
 from ..text.words import normalize_pref, retraction_id
 from .ledger import Ledger, conflict_in, decisions_for, read
 
@@ -38,8 +38,25 @@ class Request:
     def rid(self) -> str:
         return retraction_id(self.pref)
 
+    @functools.cached_property
+    def blanket(self) -> str | None:
+        """The scope, when the request is a blanket one ("my work stuff", "everything
+        about my health"): a person chooses what it covers; it is never planned."""
+        return detect_blanket(self.memory.body)
+
+
+def refuse_blanket(request: Request) -> None:
+    """A blanket request is never planned on the whole store (issue 44)."""
+    if request.blanket:
+        raise PalinodeError(
+            f"{request.path} is a blanket request ({request.blanket!r}): its scope is a person's to choose, "
+            "so it is never planned on the whole store; name the facts it covers as requests of their own "
+            "(requests --possible lists it; confirm it with --pref), or dismiss it"
+        )
+
 
 PALINODE_ONLY_NOTE = "applied by Palinode; not a request by our rules"
+BLANKET_NOTE = "a blanket request: its scope is yours to choose (requests --possible); never planned"
 
 
 def find_requests(memories: Mapping[str, Memory]) -> list[Request]:
@@ -128,10 +145,17 @@ def request_states(store: Store, memories: Mapping[str, Memory], ledger: Ledger 
                 struck,
                 request.memory.created_at,
                 decisions[-1] if decisions else None,
-                PALINODE_ONLY_NOTE if request.palinode_only else None,
+                PALINODE_ONLY_NOTE if request.palinode_only else BLANKET_NOTE if _blanket(request) else None,
             )
         )
     return states
+
+
+def _blanket(request: Request) -> bool:
+    try:
+        return request.blanket is not None
+    except Exception:  # unreadable since the scan: its state is still the files' to say
+        return False
 
 
 def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]]]:

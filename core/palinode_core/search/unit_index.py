@@ -498,6 +498,17 @@ class UnitIndex:
         kept = [h for h in hashes if h in found]
         return kept, [found[h] for h in kept]
 
+    def units_of(self, hashes: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(text hash, fingerprint, text) of every unit whose text has one of ``hashes``."""
+        wanted = list(dict.fromkeys(hashes))
+        out: list[tuple[str, str, str]] = []
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                sql = f"SELECT hash, fingerprint, text FROM units WHERE hash IN ({','.join('?' * len(part))})"
+                out.extend(self._db.execute(sql, part).fetchall())
+        return out
+
     def unit_hashes(self, hashes: Iterable[str]) -> set[str]:
         """Those of ``hashes`` that are the text of a unit (not only of a list item's sentence)."""
         return self._of_hashes("hash", hashes, f"AND kind != '{ITEM_SENTENCE}'")

@@ -22,8 +22,12 @@ PlanOp = Literal["archive", "restore", "retract", "unretract"]
 # conflicted: a dismissal and an apply made apart (in clones that had not synced), until someone decides again
 RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed", "conflicted"]
 # What a ledger record records: a decision (apply, dismiss, withdraw), a sentence a reviewer
-# struck by hand (strike), a residue line marked for later (flag), or a leak check (residue).
-LedgerAction = Literal["apply", "dismiss", "withdraw", "strike", "flag", "residue"]
+# struck by hand (strike), a residue line marked for later (flag), a leak check (residue), or a
+# person's decision on a possible request (a request in other words): confirmed (its request
+# memory written in the same commit) or dismissed.
+LedgerAction = Literal[
+    "apply", "dismiss", "withdraw", "strike", "flag", "residue", "confirm_possible", "dismiss_possible"
+]
 DECIDING_ACTIONS: tuple[LedgerAction, ...] = ("apply", "dismiss", "withdraw", "strike")
 # The kinds of crash-journal entry: one commit, or a whole forget, withdraw or hand-strike transaction.
 JournalKind = Literal["apply", "ledger", "forget", "withdraw", "strike"]
@@ -72,10 +76,14 @@ class LedgerRecord(TypedDict, total=False):
     # residue (a leak check), flag and strike (path, line, text)
     counts: dict[str, int]
     mentions: list[dict[str, Any]]
-    path: str
+    path: str  # flag, confirm_possible, dismiss_possible: the memory the line is in
     line: int
     kind: str
     text: str
+    # confirm_possible, dismiss_possible: the possible request's id (its memory and sentence), and,
+    # when confirmed, what it pointed at (where, path, text, line)
+    candidate: str
+    referent: dict[str, Any]
 
 
 class JournalEntry(TypedDict, total=False):

@@ -14,12 +14,21 @@ Extraction rules (tests/core/detection_cases.yaml pins each one):
   abbreviation's dot, a second instruction kept in, a quote or emphasis kept;
 - "what I said about X" is a request only if X is about the user, and names X;
 - a bare pronoun or possessive is never a preference; talk about the conversation
-  (my last message, that typo, the filter, what I said) is not a request."""
+  (my last message, my last post, that typo, the filter, what I said) is not a request,
+  nor taking back what was said about a topic not the user's ("that I mentioned anything
+  about complex numbers");
+- a run of bare "Forget X." sentences is rhetoric ("Forget the busy box errors. Forget
+  the disk ... Forget the fact that ..."), and a that-clause whose subject is "it" is a
+  thing's doing, not the user's fact;
+- a blanket request ("forget everything (you know) about me", "my work stuff") names a
+  scope, not a preference (detect_blanket): a person chooses what it covers, it is never
+  planned on the whole store. One Palinode 0.23 detects keeps its preference and rid."""
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 
 from .request_lines import _BEFORE, _line_shape, _logical_line
 from .sentence_ends import _sentence
@@ -166,7 +175,7 @@ _WH_RE = re.compile(r"(?:where|what|when|how|who|whose|which|why|whether)\b", _I
 _CONVO = (
     r"(?:message|msg|repl(?:y|ies)|response|question|comment|sentence|text|answer|request|prompt|"
     r"instruction|typo|mistake|misspelling|spelling|wording|phrasing|filter|query|search|correction|"
-    r"edit|input|command|example|suggestion)s?"
+    r"edit|input|command|example|suggestion|post|posting|thread)s?"
 )
 # "my last message" always; "my mistake" only when nothing about the user follows
 # ("my mistake at work" is a fact, "my typo above" is the chat).
@@ -230,6 +239,12 @@ _BARE = frozenset(
     ]
 )
 _WORDS_RE = re.compile(r"[a-z0-9]+")
+_THING_SUBJECT_RE = re.compile(r"(?:it|this|there)\b(?!\s*(?:['’]s|is|was)\s+(?:my|me)\b)", _I)
+# A run of bare "Forget X." sentences is rhetoric ("Forget the busy box errors. Forget the
+# disk that ... Forget the fact that ..."; "Forget 'I can never eat that again.' Forget ..."),
+# not a list of requests: counted in the token's bounded window.
+_BARE_FORGET_RE = re.compile(r"(?:^|[.!?,;:]\s+|[\"“”]\s*)forget\b", _I)
+_ANAPHORA = 3
 
 
 def _strip_tails(s: str) -> str:
@@ -277,10 +292,15 @@ def _preference(obj: str, frame: str) -> str | None:
     m = _I_SAID_RE.match(rest)
     if m:  # "I said that" is about the chat; "I said I smoke" is Palinode's phrase, kept
         after = rest[m.end() :]
-        about_me = lead.group("that") or _FP_HINT_RE.search(after.split(",", 1)[0])
+        # "that I mentioned anything about complex numbers": taking back what was said
+        # about a topic, a request only when the topic is the user's
+        topic = "anything" in m.group().lower()
+        about_me = (lead.group("that") and not topic) or _FP_HINT_RE.search(after.split(",", 1)[0])
         return _bare_or(rest) if about_me and _bare_or(after) else None
     if _FP_RE.match(rest):
         return _bare_or(rest)
+    if lead.group("that") and _THING_SUBJECT_RE.match(rest):
+        return None  # "the fact that it reformatted some of my drives": a thing's doing, not the user's fact
     head = rest.split(",", 1)[0]
     if _WH_RE.match(rest) and _FP_HINT_RE.search(head, 0, 60):
         return _bare_or(rest)
@@ -317,15 +337,16 @@ def _bare_or(pref: str) -> str | None:
     return None if not words or all(w in _BARE for w in words) else pref
 
 
-def detect_forget_request(text: str) -> str | None:
-    """The preference a first-person forget request names, or None."""
-    if not text or "forget" not in text.lower():
-        return None
+def _requests(text: str, verb_re: re.Pattern[str]) -> Iterator[tuple[str, int, int, str]]:
+    """Each token of ``verb_re`` that a user's request frame says, in text order:
+    (its logical line, the token's index and the sentence's end in it, the frame).
+    Tokens in code, headings, tables, assistant turns, block quotes, quoted
+    mentions, reported speech or suppositions are skipped."""
     fences = None
     # The physical line of the current token, found once per line (tokens come in
     # order, so each line is scanned once however long it is), and its backticks so far.
     line_start = line_end = ticks_at = ticks = 0
-    for m in _FORGET_RE.finditer(text):
+    for m in verb_re.finditer(text):
         s, e = m.span()
         # Cheap rejections first, so a body of a million tokens stays fast.
         if e >= len(text) or not text[e].isspace() or not _FP_HINT_RE.search(text, e, e + 80):
@@ -359,9 +380,81 @@ def detect_forget_request(text: str) -> str | None:
         frame = _frame(line[start:pos])
         if frame is None and own > start and not _REPORTED_RE.search(line, start, own):
             frame = _frame(line[own:pos])  # "Notes\nplease forget ...": the join was wrong
-        if frame is None:
-            continue
+        if frame is not None:
+            yield line, pos, end, frame
+
+
+def detect_forget_request(text: str) -> str | None:
+    """The preference a first-person forget request names, or None."""
+    if not text or "forget" not in text.lower():
+        return None
+    for line, pos, end, frame in _requests(text, _FORGET_RE):
         pref = _preference(line[pos + 6 : end], frame)
-        if pref:
+        if pref and not (frame == "bare" and len(_BARE_FORGET_RE.findall(line)) >= _ANAPHORA):
             return pref
+    return None
+
+
+# --- blanket requests: a scope, not a preference (issue 44) ----------------------------
+# "forget everything (you know) about me", "wipe whatever you have stored on me", "all my
+# personal data", and a whole area of the user's life ("everything about my work", "my work
+# stuff", "all my health information"). Never planned on the whole store: the person
+# chooses what the scope covers. A request that names a fact ("everything about my ex",
+# "my bank details") is no blanket one.
+_BLANKET_VERB_RE = re.compile(r"\b(?:forget|wipe|erase|delete|clear|purge|remove)\b", _I)
+_QUANT = r"(?:everything|all|anything|whatever|every\s+(?:single\s+)?(?:thing|detail|bit|fact))"
+_KIND = r"(?:info|information|data|details?|stuff|things|facts|memories|notes|records)"
+_KNOWN = (
+    r"(?:(?:that\s+)?(?:you(?:['’]ve|\s+have)?\s+(?:ever\s+)?(?:know|knew|learned|learnt|remember|stored|saved|"
+    r"collected|gathered|got|have|kept|recorded)|(?:is\s+|was\s+|are\s+)?(?:stored|saved|known|kept|recorded)|"
+    r"i(?:['’]ve|\s+have)?\s+(?:ever\s+)?(?:told|shared|said|given|mentioned)(?:\s+you)?))"
+)
+_ABOUT = r"(?:about|on|of|regarding|concerning|related\s+to|to\s+do\s+with)"
+_AREA = (
+    r"(?:work|job|career|health|family|finances?|money|past|life|personal\s+life|private\s+life|love\s+life|"
+    r"relationships?|dating\s+life|medical\s+history)"
+)
+_BLANKET_RE = re.compile(
+    rf"""(?:about\s+)?(?:(?:all\s+of\s+it|everything)\s*[,;:–—-]\s*)?(?:
+        (?:the\s+)?{_QUANT}(?:\s+(?:of\s+)?(?:the\s+)?(?:personal\s+|private\s+)?{_KIND})?(?:\s+{_KNOWN})?
+            \s+{_ABOUT}\s+(?:me|myself)\b(?!\s*['’]s)
+      | (?:the\s+)?{_QUANT}(?:\s+(?:of\s+)?(?:the\s+)?{_KIND})?(?:\s+{_KNOWN})?\s+{_ABOUT}\s+my\s+
+            (?:(?:old|previous|former|last|current|whole|entire)\s+)?{_AREA}\b
+      | (?:all\s+(?:of\s+)?)?my\s+(?:personal\s+|private\s+)?(?:data|info|information|memories|profile)\b
+      | (?:all\s+(?:of\s+)?)?my\s+(?:[^\W\d_]+\s+){{1,2}}(?:stuff|things)\b
+      | all\s+(?:of\s+)?my\s+(?:[^\W\d_]+\s+){{0,2}}{_KIND}\b
+    )""",
+    _I | re.VERBOSE,
+)
+
+
+_SCOPE_LEAD_RE = re.compile(r"^(?:about\s+)?(?:(?:all\s+of\s+it|everything)\s*[,;:–—-]\s*)?", _I)
+
+
+def detect_blanket(text: str) -> str | None:
+    """The scope of a blanket request (everything about the user, or a whole area of
+    their life) the text makes, or None. A person chooses what it covers; it is never
+    resolved against the whole store."""
+    if not text or not _BLANKET_VERB_RE.search(text):
+        return None
+    for line, pos, end, frame in _requests(text, _BLANKET_VERB_RE):
+        verb = _BLANKET_VERB_RE.match(line, pos)
+        assert verb is not None  # _requests yields the token's own index
+        obj = line[verb.end() : end]
+        if frame == "bare" and len(_BARE_FORGET_RE.findall(line)) >= _ANAPHORA:
+            continue
+        scope = blanket_scope(obj)
+        if scope:
+            return scope
+    return None
+
+
+def blanket_scope(obj: str) -> str | None:
+    """The blanket scope an object phrase ("everything you know about me", "my work
+    stuff") names, or None; implied requests reuse it ("asked to forget everything ...")."""
+    m = _BLANKET_RE.match(obj.strip().lstrip(_TRIM))
+    if m is None:
+        return None
+    scope = _strip_tails(m.group())
+    return _SCOPE_LEAD_RE.sub("", scope) or None
     return None
