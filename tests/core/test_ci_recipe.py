@@ -156,7 +156,7 @@ def test_the_rid_is_taken_as_the_review_comment_writes_it(forge, tmp_path):
                 {"rid": "r:../../x", "plan_sha256": tea["plan_sha256"]})
     ran = run_job("apply", checkout(forge, tmp_path / "ci-b"), tmp_path / "t3",
                   {"rid": f"r:{tea['rid']}", "plan_sha256": tea["plan_sha256"]})
-    assert ran == ["apply"]
+    assert ran == ["apply", "trust", "push"]
     assert "status: archived" in (checkout(forge, tmp_path / "reviewer") / "insights/pref-tea.md").read_text()
 
 def test_the_tool_is_installed_from_its_repository_at_a_pinned_commit_never_by_name():

@@ -43,6 +43,7 @@ def _files(n_filler: int = 30) -> dict[str, str]:
 class _NoModel:
     """An embedder that must never be asked to load: a plan reads cached vectors only."""
 
+    installed = True  # the vectors extra is there; only its model must not be loaded
     ready = False
     notice = None
     encoded = 0

@@ -84,21 +84,21 @@ async def test_found_by_evidence_and_palinode_beside_it(tmp_path, store):
 
         detail = await show(app, pilot, review, BOARD)
         assert "found by thorough · missed by Palinode" in detail
-        assert "sentence line 6 · score 0.99 strong · no vector (lexical only)" in detail
+        assert "sentence line 6 · score 0.97 strong · no vector (lexical only)" in detail
         assert "words: rowing≈row, Ann, Lee" in detail  # an inflection, shown with the pref's own word
         assert "⚠ also removes: The budget is fine" in detail and "Not pre-approved (⚠ compound)" in detail
 
         detail = await show(app, pilot, review, SHOP)
         assert "found by thorough and Palinode" in detail and "Palinode would archive it" in detail
-        assert "heading line 6 · score 0.92 ask" in detail  # some words, no vector to confirm them
-        assert "sentence line 8 · score 0.62 ask · no vector (lexical only)" in detail
+        assert "heading line 6 · score 0.82 ask · no vector (lexical only)" in detail  # some words, no vector to confirm them
+        assert "sentence line 8 · score 0.50 ask · no vector (lexical only)" in detail
         assert "words: Lee\n    Lee runs the till on Saturdays." in detail
         assert "Not pre-approved (ask: low evidence, 1 unforgotten)" in detail
         assert "unforgotten (heading, line 6): ## Rota: Ann and Lee" in detail
 
         detail = await show(app, pilot, review, ANN)
         assert "found by thorough and Palinode" in detail and "Palinode would also archive it" in detail
-        assert "score 0.99 strong" in detail and "Not pre-approved" not in detail
+        assert "score 0.97 strong" in detail and "Not pre-approved" not in detail
         assert errors(app) == []
 
 
