@@ -64,6 +64,16 @@ def test_the_readme_has_the_three_install_lines():
     assert set(INSTALLS) == {"venv", "pipx", "lean"}
 
 
+def test_every_version_an_install_line_pins_is_the_constraints_one():
+    """pipx runpip reads no constraints file from the clone, so its line pins the model's
+    version itself: that pin and constraints.txt must not drift apart."""
+    pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", (ROOT / "constraints.txt").read_text(), re.M))
+    in_lines = re.findall(r"([A-Za-z0-9_.-]+)==(\S+)", "".join(block for block, _ in INSTALLS.values()))
+    assert in_lines, "the pipx line pins the model package's version"
+    for name, version in in_lines:
+        assert pinned.get(name) == version, f"{name}=={version} in the README, {pinned.get(name)} in constraints.txt"
+
+
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
     return checkout_copy(tmp_path_factory.mktemp("clone"))
