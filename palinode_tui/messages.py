@@ -8,12 +8,14 @@ from typing import Any, Literal
 
 from textual.message import Message
 
+from palinode_core.api import ProgressPhase
+
 ActivityKind = Literal["action", "git", "error", "watch"]
 IndexMode = Literal["building", "lexical", "hybrid"]
 # published on the app's index signal on the way to an IndexMode: chunks current (units still being
 # segmented; a plan reads those whole), units current, the likeliest sentences embedded
 IndexStep = Literal["searchable", "lexical-partial", "hybrid-partial"]
-WorkPhase = Literal["reading", "lexical", "vectors"]
+WorkPhase = ProgressPhase  # the core's phases of long work
 
 
 class ScanDone(Message):
@@ -39,7 +41,7 @@ class FilesChanged(Message):
 
 
 class WorkProgress(Message):
-    """Long background work: phase is reading (the first scan), lexical or vectors."""
+    """Long background work, in one of the core's phases (reading is the first scan)."""
 
     def __init__(self, phase: WorkPhase, done: int, total: int) -> None:
         super().__init__()

@@ -14,7 +14,7 @@ from textual.widget import Widget
 
 from palinode_core.api import Cancelled, PalinodeError
 
-from .messages import WorkDone, WorkFailed, WorkProgress
+from .messages import WorkDone, WorkFailed, WorkPhase, WorkProgress
 
 T = TypeVar("T")
 PROGRESS_INTERVAL = 0.25  # seconds between status-line progress reports
@@ -80,18 +80,18 @@ class BlockingWork:
         else:
             self.fail(message.description, message.reason)  # type: ignore[attr-defined]
 
-    def progress_reporter(self) -> Callable[[str, int, int], None]:
+    def progress_reporter(self) -> Callable[[WorkPhase, int, int], None]:
         """Progress for the status line, at most a few times a second: a child
         indexing 100,000 files reports dozens of times a second, and each report
         repaints."""
         app: Any = self
         last_at, last_phase = [0.0], [""]
 
-        def report(phase: str, done: int, total: int) -> None:
+        def report(phase: WorkPhase, done: int, total: int) -> None:
             now = time.monotonic()
             if phase == last_phase[0] and now - last_at[0] < PROGRESS_INTERVAL and done < total:
                 return
             last_at[0], last_phase[0] = now, phase
-            app.post_message(WorkProgress(phase, done, total))  # type: ignore[arg-type]
+            app.post_message(WorkProgress(phase, done, total))
 
         return report

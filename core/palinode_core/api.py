@@ -24,9 +24,10 @@ from .ops.plan import Plan
 from .search.embed import Embedder
 from .search.index import SearchIndex
 from .session import Session
+from .storage.child import ProgressPhase
 from .storage.config import ForgetKnobs
 from .storage.memory import Memory, ScanResult
-from .storage.records import LedgerRecord, OpKind, RequestStateName
+from .storage.records import OPERATION_KINDS, LedgerRecord, OperationKind, OpKind, RequestStateName
 from .storage.snapshot import AsOf
 from .storage.store import utc_now
 from .storage.watch import StoreWatcher
@@ -41,6 +42,7 @@ from .undo.withdraw import WithdrawPlan
 __all__ = [
     "APPROVE_ALL",
     "FORMATS",
+    "OPERATION_KINDS",
     "REJECT",
     "Applied",
     "AsOf",
@@ -58,11 +60,13 @@ __all__ = [
     "Mention",
     "OpKind",
     "Operation",
+    "OperationKind",
     "PalinodeError",
     "Plan",
     "Point",
     "Pointer",
     "PossibleRequest",
+    "ProgressPhase",
     "RequestState",
     "RequestStateName",
     "ReviewMark",

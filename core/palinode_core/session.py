@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PalinodeError, ReadOnlyError, UsageError
 from .inspect.views import InspectViews
+from .storage.child import Progress
 from .storage.config import CONFIG_NAME, ForgetKnobs, config_or_defaults, load_store_config
 from .storage.memory import Memory, ScanResult
 from .storage.store import Store, utc_now
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from .storage.snapshot import AsOf
     from .undo.operations import Operation
     from .undo.withdraw import WithdrawPlan
-
-Progress = Callable[[str, int, int], None]
 
 
 def _config_stamp(root: Path) -> tuple[int, int, int] | None:

@@ -6,10 +6,11 @@ target and why)."""
 from .diff import colour_diff, unified_diff
 from .evidence import comparison_line, evidence_text, found_by_line, found_by_marker
 from .formats import coverage_gauge, short_date, short_sha
-from .plans import ROUTE_STYLE, STATE_STYLE, after_body, field_changes, plan_preview, route_word, words
+from .plans import OPERATION_STYLE, ROUTE_STYLE, STATE_STYLE, after_body, field_changes, plan_preview, route_word, words
 from .text import STATUS_STYLE, MemoryStatus, body_text, memory_status, plain, safe, spoken
 
 __all__ = [
+    "OPERATION_STYLE",
     "ROUTE_STYLE",
     "STATE_STYLE",
     "STATUS_STYLE",

@@ -6,10 +6,12 @@ import re
 
 from rich.text import Text
 
-from palinode_core.api import Plan, parse_document, struck_spans
+from palinode_core.api import OPERATION_KINDS, Plan, parse_document, struck_spans
 
 from .text import body_text, plain
 
+# each operation kind in its own colour (the core's table of kinds)
+OPERATION_STYLE: dict[str, str] = {name: kind.colour for name, kind in OPERATION_KINDS.items()}
 ROUTE_STYLE: dict[str, str] = {
     "archive": "bold yellow",
     "strike": "bold magenta",

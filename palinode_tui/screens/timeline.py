@@ -13,19 +13,11 @@ from textual.widgets import Header, Static
 
 from palinode_core.api import Point
 
-from ..render import colour_diff, plain, short_date, short_sha
+from ..render import OPERATION_STYLE, colour_diff, plain, short_date, short_sha
 from ..widgets import AsOfBanner, KeyedTable, ListFilter
 from .base import ModeScreen, footer
 
-OP_STYLE = {
-    "archive": "yellow",
-    "supersede": "yellow",
-    "retract": "magenta",
-    "restore": "green",
-    "unretract": "green",
-    "save": "",
-    "edit": "bold red",
-}
+OP_STYLE = {**OPERATION_STYLE, "save": "", "edit": "bold red"}
 ACTOR_WORDS = {"palinode": "Palinode", "palinode-audit": "ours"}
 
 

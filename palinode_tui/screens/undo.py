@@ -12,18 +12,11 @@ from textual.widgets import Static
 
 from palinode_core.api import Applied, Operation, Plan, WithdrawPlan
 
-from ..render import STATE_STYLE, plain, plan_preview, short_date, short_sha, words
+from ..render import OPERATION_STYLE, STATE_STYLE, plain, plan_preview, short_date, short_sha, words
 from ..widgets import AsOfBanner, ConfirmModal, KeyedTable, ListFilter, ModeTabs, StatusLine
 from .base import ModeScreen, footer
 
-OP_STYLE = {
-    "archive": "yellow",
-    "supersede": "yellow",
-    "retract": "magenta",
-    "restore": "green",
-    "unretract": "green",
-    "request": "bold cyan",
-}
+OP_STYLE = {**OPERATION_STYLE, "request": "bold cyan"}
 
 
 class UndoScreen(ModeScreen):

@@ -126,7 +126,9 @@ def request_states(store: Store, memories: Mapping[str, Memory], ledger: Ledger 
     for request in requests:
         archived = tuple(sorted(r for r, m in memories.items() if m.archived and m.superseded_by == request.path))
         struck = tuple(sorted(r for r, m in memories.items() if request.norm in m.retracted_prefs))
-        decisions = [d for d in decisions_for(ledger.believed, request.path) if d.get("action") in _DECIDING]
+        decisions = [
+            d for d in decisions_for(ledger.believed, request.path) if d.get("action") in records.DECIDING_ACTIONS
+        ]
         live = set(archived) | set(struck)
         states.append(
             RequestState(
@@ -184,7 +186,7 @@ def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]
         undoes, redoes = commit.trailers.get("Undoes"), "Redoes" in commit.trailers
         # by sha, or by the operation's id when a rebase rewrote the sha
         undid = by_ref.get(undoes or "") or by_ref.get(commit.trailers.get(UNDOES_OP_TRAILER) or "")
-        if op.op == "retract" and not undoes and not redoes:
+        if op.kind.route == "strike" and not undoes and not redoes:
             # by path, so a commit only counts for a memory that is struck for the request now
             by_hand.setdefault(commit.trailers.get("Forget-Request", ""), set()).add(op.path)
         elif undoes and not redoes and undid is not None:
@@ -197,7 +199,6 @@ def _from_history(store: Store) -> tuple[dict[str, set[str]], dict[str, set[str]
 
 
 # The ledger records that decide a state (a leak check or a flag decides nothing).
-_DECIDING = records.DECIDING_ACTIONS
 
 
 def _state(

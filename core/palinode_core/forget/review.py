@@ -11,7 +11,7 @@ from ..errors import PalinodeError, UsageError
 from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
-from ..storage.records import CommitRef, LedgerRecord
+from ..storage.records import DECIDING_ACTIONS, CommitRef, LedgerRecord
 from ..storage.store import Store
 from .ledger import LEDGER_REL, conflict_in, parse_ledger, read, record
 from .requests import request_at
@@ -202,9 +202,7 @@ def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
 def last_decision(store: Store, request_path: str) -> LedgerRecord | None:
     """The latest apply, dismiss or withdraw history backs for the request (in the order history made them)."""
     decisions = [
-        d
-        for d in read(store).believed
-        if d.get("request") == request_path and d.get("action") in ("apply", "dismiss", "withdraw")
+        d for d in read(store).believed if d.get("request") == request_path and d.get("action") in DECIDING_ACTIONS
     ]
     return decisions[-1] if decisions else None
 

@@ -30,6 +30,7 @@ from ..ops.backing import Flag
 from ..ops.plan import FieldChange, Plan
 from ..storage.gitstore import GitCommandFailed
 from ..storage.paths import spelled_on_disk
+from ..storage.records import OPERATION_KINDS
 from ..storage.store import Store
 from ..text.markdown import Region, Span
 from ..text.stem import counted_stems, stems
@@ -40,7 +41,8 @@ from .leak import _cached_similarities
 from .requests import Request, request_at
 
 FORMAT = "palinode-audit.forget-plan"
-_ROUTE_OF = {"archive": "archive", "retract": "strike"}  # a step's operation and the route it is shown as
+# a step's operation and the route it is shown as
+_ROUTE_OF: dict[str, str] = {k.plans_as: k.route for k in OPERATION_KINDS.values() if k.route is not None}
 VERSION = 1
 RESOLVERS = ("palinode", "thorough")
 SEARCH_MODES = ("hybrid", "lexical")

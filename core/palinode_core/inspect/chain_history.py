@@ -148,6 +148,7 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
         }
         who.pop("trailers")
         who.pop("parents")
+        strikes = parsed is not None and parsed.kind.route == "strike"  # a commit that struck (a retract)
         for rel in sorted(touched):
             before = current.get(rel, (frozenset(), frozenset(), frozenset(), frozenset()))
             after = check(rel) if rel in state else (frozenset(), frozenset(), frozenset(), frozenset())
@@ -160,7 +161,7 @@ def chain_history(store: Store, rev: str = "HEAD") -> dict[str, Any]:
                         "rid": rid,
                         "record": rid in after[2],
                         "history_line": rid in after[3],
-                        "retract_commit": who["op"] == "retract",
+                        "retract_commit": strikes,
                     }
                 )
             for kind, detail in sorted(after[0] - before[0]):

@@ -26,6 +26,7 @@ from ..storage.commits import Commit, parse_trailers
 from ..storage.config import CONFIG_NAME, config_from_text
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
+from ..storage.records import OperationKind
 from ..storage.snapshot import GitObjects, date_bound
 from ..storage.store import Store
 from ..text.document import parse_document
@@ -37,7 +38,6 @@ from .residue import candidates_for, residue
 
 SCHEMA_ID = "palinode-audit/report/1"
 MAX_DIFF_CHARS = 200_000  # one pathological commit must not make the report unreadable
-FORWARD_OPS = ("archive", "supersede", "retract")
 _LOG_FMT = "%x1e%H%x1f%s%x1f%an%x1f%aI%x1f%(trailers:only,unfold)"
 _ADD_FMT = "%x1e%H%x1f%an%x1f%aI%x1d"
 
@@ -132,13 +132,13 @@ def _commit_dict(commit: Commit, prefix: str) -> dict[str, Any]:
     }
 
 
-def _evidence(objects: GitObjects, request: Request, commit: Commit, path: str, op: str) -> dict[str, Any]:
+def _evidence(objects: GitObjects, request: Request, commit: Commit, path: str, kind: OperationKind) -> dict[str, Any]:
     """What the commit itself shows: the words shared before it, its coverage,
     the sentences it struck and the history line it wrote."""
     before = _blob_body(objects, commit.sha + "^", path) or ""
     after = _blob_body(objects, commit.sha, path) or ""
     struck: list[str] = []
-    if op == "retract":
+    if kind.route == "strike":
         old = {s.text for s in struck_spans(before, request.rid)}
         struck = [s.text for s in struck_spans(after, request.rid) if s.text not in old]
     sibling = history_rel_for(path)
@@ -207,7 +207,7 @@ def _one(
         if parsed is None:
             continue
         ours = commit.trailers.get("Forget-Request") == request.path or parsed.counterpart == request.path
-        if ours and parsed.op in FORWARD_OPS and parsed.path != request.path:
+        if ours and parsed.kind.direction == "forward" and parsed.path != request.path:
             entry = {**_commit_dict(commit, prefix), "diff": _diff(store, commit.sha)}
             ops.append(entry)
             first = in_force.get((parsed.path, parsed.op))
@@ -215,8 +215,8 @@ def _one(
                 entry["same_as"] = first
                 continue
             in_force[(parsed.path, parsed.op)] = commit.sha
-            route = "strike" if parsed.op == "retract" else "archive"
-            evidence = _evidence(objects, request, commit, parsed.path, parsed.op)
+            route = parsed.kind.route
+            evidence = _evidence(objects, request, commit, parsed.path, parsed.kind)
             decided = approved.get(parsed.path)
             targets[parsed.path] = {
                 "path": parsed.path,
@@ -231,8 +231,8 @@ def _one(
                 "flags": [],
             }
             forward_at[parsed.path] = parsed.op
-        elif (ours and (parsed.op in ("restore", "unretract") or parsed.path == request.path)) or (
-            parsed.path in forward_at and parsed.op in ("restore", "unretract")
+        elif (ours and (parsed.kind.direction == "backward" or parsed.path == request.path)) or (
+            parsed.path in forward_at and parsed.kind.direction == "backward"
         ):
             kind = "withdrawal" if commit.trailers.get("Forget-Request") == request.path else "undo"
             in_force = {k: v for k, v in in_force.items() if k[0] != parsed.path}

@@ -24,11 +24,10 @@ from ..forget.requests import Request, request_states
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, UNDOES_OP_TRAILER, parse_subject
 from ..storage.commits import Commit
 from ..storage.memory import Memory
-from ..storage.records import LedgerRecord
+from ..storage.records import DECIDING_ACTIONS, LedgerRecord
 from ..storage.store import Store
-from .report import FORWARD_OPS, _all_commits, _first_added, _parse_when
+from .report import _all_commits, _first_added, _parse_when
 
-INVERSE_OPS = ("restore", "unretract")
 # What moved a request into a stage, most telling first (several things can happen in one second).
 EVENTS = ("withdrawn", "reopened", "dismissed", "undone", "redone", "partly applied", "applied", "restored", "filed")
 
@@ -167,7 +166,7 @@ def request_lives(store: Store, memories: Mapping[str, Memory], requests: list[R
         if kind == "decision":
             entry = what.entry
             decided = lives.get(str(entry.get("request")))
-            if decided is not None and entry.get("action") in ("apply", "dismiss", "withdraw"):
+            if decided is not None and entry.get("action") in DECIDING_ACTIONS:
                 reopened = bool(decided.decisions) and decided.decisions[-1].get("action") == "dismiss"
                 decided.decide(what)
                 action = entry["action"]
@@ -211,14 +210,14 @@ def _commit(
         return
     trailers = commit.trailers
     named = lives.get(trailers.get("Forget-Request", "")) or lives.get(op.counterpart or "")
-    if op.path in lives and op.op in ("archive", "supersede", "restore"):  # the request file itself
+    if op.path in lives and op.kind.changes == "status":  # the request file itself archived or restored
         life = lives[op.path]
-        life.archived = op.op != "restore"
+        life.archived = op.kind.direction == "forward"
         _enter(life, when, commit.date, "withdrawn" if life.archived else "restored", commit.sha)
         return
     original = ops.get(trailers.get("Redoes", "")) or ops.get(trailers.get(REDOES_OP_TRAILER, ""))
     undid = ops.get(trailers.get("Undoes", "")) or ops.get(trailers.get(UNDOES_OP_TRAILER, ""))
-    if op.op in FORWARD_OPS:
+    if op.kind.direction == "forward":
         owner = named or (original[0] if original else None)
         if owner is None:
             candidates = by_rid.get(trailers.get("Retraction-Id") or "", [])
@@ -233,11 +232,15 @@ def _commit(
         redo = original is not None or "Redoes" in trailers
         if redo:
             life.undone.discard(op.path)
-        elif op.op == "retract" and trailers.get("Forget-Request") == life.request.path and "Undoes" not in trailers:
+        elif (
+            op.kind.route == "strike"
+            and trailers.get("Forget-Request") == life.request.path
+            and "Undoes" not in trailers
+        ):
             life.by_hand.add(op.path)
         _enter(life, when, commit.date, "redone" if redo else "applied", commit.sha)
         return
-    if op.op not in INVERSE_OPS:
+    if op.kind.direction != "backward":
         return
     if undid is not None and "Redoes" not in trailers:  # an undo of one of a request's operations
         life, path = undid

@@ -1,14 +1,18 @@
 """archive / restore / retract / unretract as plans (nothing is written here;
-``apply`` writes). One dispatcher plans any operation by name, so re-planning
-a plan and planning an operation's inverse are each written once."""
+``apply`` writes). One dispatcher plans any operation by name through
+``PLANNERS``, the kind's row (storage.records.OPERATION_KINDS) saying which
+planner makes it and which takes it back, so re-planning a plan and planning an
+operation's inverse are each written once."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import PalinodeError
 from ..storage.paths import history_rel_for, subject_path
+from ..storage.records import OPERATION_KINDS
 from ..storage.store import Memory, Store
 from ..text.history import history_line
 from ..text.markdown import Matcher, Region, Span, find_mentions, marker_for, strike, struck_spans, unstrike
@@ -260,12 +264,30 @@ def plan_unretract(
     )
 
 
-INVERSE: dict[str, Op] = {
-    "archive": "restore",
-    "supersede": "restore",
-    "restore": "archive",
-    "retract": "unretract",
-    "unretract": "retract",
+@dataclass(frozen=True)
+class OpArgs:
+    """What planning an operation by name may be given; each planner takes what it uses."""
+
+    pref: str | None = None
+    superseded_by: str | None = None
+    reason: str | None = None
+    trailers: dict[str, str] | None = None
+
+
+Planner = Callable[[Store, str, OpArgs], Plan]
+
+# One planner per kind a plan makes (storage.records.OPERATION_KINDS names it as ``plans_as``).
+PLANNERS: dict[str, Planner] = {
+    "archive": lambda store, target, a: plan_archive(
+        store, target, superseded_by=a.superseded_by, reason=a.reason, trailers=a.trailers
+    ),
+    "restore": lambda store, target, a: plan_restore(store, target, reason=a.reason, trailers=a.trailers),
+    "retract": lambda store, target, a: plan_retract(
+        store, target, a.pref or "", superseded_by=a.superseded_by, trailers=a.trailers
+    ),
+    "unretract": lambda store, target, a: plan_unretract(
+        store, target, a.pref or "", reason=a.reason, trailers=a.trailers
+    ),
 }
 
 
@@ -279,16 +301,11 @@ def plan_op(
     reason: str | None = None,
     trailers: dict[str, str] | None = None,
 ) -> Plan:
-    """Plan any operation by name, against the file as it is now."""
-    if op in ("archive", "supersede"):
-        return plan_archive(store, target, superseded_by=superseded_by, reason=reason, trailers=trailers)
-    if op == "restore":
-        return plan_restore(store, target, reason=reason, trailers=trailers)
-    if op == "retract":
-        return plan_retract(store, target, pref or "", superseded_by=superseded_by, trailers=trailers)
-    if op == "unretract":
-        return plan_unretract(store, target, pref or "", reason=reason, trailers=trailers)
-    raise PalinodeError(f"unknown operation {op!r}")
+    """Plan any operation by name (an ``OPERATION_KINDS`` name), against the file as it is now."""
+    kind = OPERATION_KINDS.get(op)
+    if kind is None:
+        raise PalinodeError(f"unknown operation {op!r}")
+    return PLANNERS[kind.plans_as](store, target, OpArgs(pref, superseded_by, reason, trailers))
 
 
 def replan(store: Store, plan: Plan) -> Plan:
@@ -317,4 +334,5 @@ def plan_inverse(
     """The undo of an applied ``op``, made against the file as it is now.
     ``counterpart`` is what the operation pointed at: the successor a restore
     came from (archived again under it) or the request a strike was undone for."""
-    return plan_op(store, INVERSE[op], target, pref=pref, superseded_by=counterpart, reason=reason, trailers=trailers)
+    inverse = OPERATION_KINDS[op].inverse
+    return plan_op(store, inverse, target, pref=pref, superseded_by=counterpart, reason=reason, trailers=trailers)

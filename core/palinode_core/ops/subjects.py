@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from ..storage.paths import SUBJECT_PATH_PATTERN, parse_subject_path
+from ..storage.records import OPERATION_KINDS, OperationKind, OpKind
 
 Actor = Literal["palinode", "palinode-audit", "other"]
 
 _P = SUBJECT_PATH_PATTERN  # a plain word, or a JSON-quoted path (spaces, newlines, quotes)
+_KINDS = "|".join(map(re.escape, OPERATION_KINDS))
 SUBJECT_RE = re.compile(
-    rf"^(?P<prefix>\S+) (?P<op>archive|supersede|retract|unretract|restore): (?P<path>{_P})"
+    rf"^(?P<prefix>\S+) (?P<op>{_KINDS}): (?P<path>{_P})"
     rf"(?: \((?P<n>\d+) mentions\))?(?: -> (?P<succ>{_P}))?(?: <- (?P<src>{_P}))?(?: \(actor: [^)]*\))?$"
 )
 AUDIT_PREFIX = "palinode-audit"
@@ -28,9 +30,13 @@ REDOES_OP_TRAILER = "Redoes-Operation"
 
 @dataclass(frozen=True)
 class SubjectOp:
-    op: str
+    op: OpKind
     path: str
     counterpart: str | None  # the successor, the forget request, or the restored-from
+
+    @property
+    def kind(self) -> OperationKind:
+        return OPERATION_KINDS[self.op]
 
 
 def parse_subject(subject: str, prefix: str) -> SubjectOp | None:
@@ -39,7 +45,7 @@ def parse_subject(subject: str, prefix: str) -> SubjectOp | None:
         return None
     counterpart = match.group("succ") or match.group("src")
     return SubjectOp(
-        match.group("op"),
+        cast(OpKind, match.group("op")),  # the pattern admits only the kinds' names
         parse_subject_path(match.group("path")),
         parse_subject_path(counterpart) if counterpart else None,
     )

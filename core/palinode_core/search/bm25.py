@@ -13,10 +13,11 @@ import shutil
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import Cancelled, PalinodeError
+from ..storage.child import Progress
 from ..storage.memory import Memory
 from .chunks import Chunk, chunk_memory
 
@@ -142,7 +143,7 @@ def write_files(
     changed: list[Memory],
     removed: list[str],
     known: dict[str, str],
-    progress: Callable[[str, int, int], None] | None,
+    progress: Progress | None,
     cancel: threading.Event,
     errors: list[str],
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EmbeddingUnavailable, PalinodeError
-from ..storage.child import ISOLATE_ABOVE, run_audit
+from ..storage.child import ISOLATE_ABOVE, Progress, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
@@ -39,7 +39,6 @@ NUMPY_ABOVE = 4096
 RESCORE_POOL = 2000  # chunks a BM25 query ranks at most (FTS5's best first)
 SEARCHABLE_BEHIND = 200  # versions to segment above which a plan need not wait for them (it reads them whole)
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 class SearchIndex:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import Cancelled
+from ..storage.child import Progress
 from ..storage.memory import Memory
 from ..text.letters import fold, words
 from ..text.stem import counted_stems
@@ -45,7 +46,6 @@ from .embed import DIM
 if TYPE_CHECKING:
     import numpy as np
 
-Progress = Callable[[str, int, int], None]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS unit_versions (fingerprint TEXT PRIMARY KEY, units INTEGER, strikeable INTEGER);

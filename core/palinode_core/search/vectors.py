@@ -43,13 +43,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import Cancelled, EmbeddingUnavailable
+from ..storage.child import Progress, ProgressPhase
 from .chunks import text_hash
 from .embed import DIM, Embedder
 
 if TYPE_CHECKING:
     import numpy as np
 
-Progress = Callable[[str, int, int], None]
 
 # One encode call per CALL texts: the unit of cancelling, progress and commits.
 CALL = 256
@@ -150,7 +150,7 @@ class VectorCache:
         self,
         pairs: Sequence[tuple[str, str]],
         progress: Progress | None = None,
-        phase: str = "vectors",
+        phase: ProgressPhase = "vectors",
         before: int = 0,
         total: int | None = None,
     ) -> int:

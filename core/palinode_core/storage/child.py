@@ -14,14 +14,20 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import Literal, cast
 
 from ..errors import Cancelled, PalinodeError
 
 # Work moves to a child above this many files still to read or index.
 ISOLATE_ABOVE = 2000
+# What long work reports as it goes, (phase, done, total): reading the store (a scan), its
+# lexical index, segmenting its sentences, loading the embedding model, embedding its chunks
+# (vectors) and then its sentences.
+ProgressPhase = Literal["reading", "lexical", "segmenting", "model", "vectors", "sentences"]
+Progress = Callable[[ProgressPhase, int, int], None]
 
 
-def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None, cancel: threading.Event) -> None:
+def run_audit(args: list[str], progress: Progress | None, cancel: threading.Event) -> None:
     """Run ``palinode-audit --json <args> --progress --background`` read-only,
     relaying its progress lines; raise Cancelled when ``cancel`` is set (the
     child and everything it forked are killed) and PalinodeError if it fails
@@ -55,7 +61,8 @@ def run_audit(args: list[str], progress: Callable[[str, int, int], None] | None,
                     break
                 if progress and line.startswith(b'{"progress"'):  # then the (multi-line) result
                     event = json.loads(line)
-                    progress(event["progress"], event["done"], event["total"])
+                    # the child is this same code: its phases are ours
+                    progress(cast(ProgressPhase, event["progress"]), event["done"], event["total"])
             code = child.wait()
         finally:
             _end_group(child)

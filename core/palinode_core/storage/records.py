@@ -8,6 +8,7 @@ test keeps the two in step."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
 # The version written into every ledger record (``v``). A record without one predates it;
@@ -18,6 +19,38 @@ RECORD_VERSION = 1
 # one of the four (an archive with a successor is committed as ``supersede``).
 OpKind = Literal["archive", "supersede", "retract", "unretract", "restore"]
 PlanOp = Literal["archive", "restore", "retract", "unretract"]
+# forward: what a forget applies; backward: what takes a forget back
+Direction = Literal["forward", "backward"]
+# how a forget's target is forgotten: archived whole, or its mentions struck
+TargetRoute = Literal["archive", "strike"]
+
+
+@dataclass(frozen=True)
+class OperationKind:
+    """One operation kind and what follows from it. Every other place reads it
+    from ``OPERATION_KINDS``: the commit subject pattern, planning by name, what
+    takes an operation back (undo, redo, a rolled-back transaction), which way a
+    commit goes (an audit's applied and undone), and the app's colours."""
+
+    name: OpKind  # the word its commit subject carries: ``<prefix> <name>: <path>``
+    plans_as: PlanOp  # the planner that makes it (a supersede is an archive with a successor)
+    inverse: PlanOp  # the planner that takes it back
+    direction: Direction
+    route: TargetRoute | None  # a forward kind: the route its target is shown on
+    changes: Literal["status", "strikes"]  # what of a memory it changes: its status, or its strikes
+    colour: str  # a colour name, as the app shows the kind
+
+
+OPERATION_KINDS: dict[str, OperationKind] = {
+    kind.name: kind
+    for kind in (
+        OperationKind("archive", "archive", "restore", "forward", "archive", "status", "yellow"),
+        OperationKind("supersede", "archive", "restore", "forward", "archive", "status", "yellow"),
+        OperationKind("retract", "retract", "unretract", "forward", "strike", "strikes", "magenta"),
+        OperationKind("unretract", "unretract", "retract", "backward", None, "strikes", "green"),
+        OperationKind("restore", "restore", "archive", "backward", None, "status", "green"),
+    )
+}
 # Where a forget request stands.
 # conflicted: a dismissal and an apply made apart (in clones that had not synced), until someone decides again
 RequestStateName = Literal["pending", "applied", "partial", "withdrawn", "dismissed", "conflicted"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -14,7 +15,7 @@ from ..ops.plan import Plan
 from ..ops.subjects import OP_ID_TRAILER, REDOES_OP_TRAILER, SUBJECT_RE, UNDOES_OP_TRAILER
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for, parse_subject_path
-from ..storage.records import OpKind
+from ..storage.records import OPERATION_KINDS, OperationKind, OpKind
 from ..storage.snapshot import GitObjects, memory_from_bytes
 from ..storage.store import Store
 from ..text.history import parse_entries
@@ -55,6 +56,10 @@ class Operation:
         return self.trailers.get(OP_ID_TRAILER) or None
 
     @property
+    def kind(self) -> OperationKind:
+        return OPERATION_KINDS[self.op]
+
+    @property
     def undone(self) -> bool:
         """Undone and not redone since: its change is no longer in force."""
         return self.undone_by is not None and self.redone_by is None
@@ -72,17 +77,6 @@ class Operation:
             "undone_at": self.undone_at,
             "redone_by": self.redone_by,
         }
-
-
-# An operation and the kind of operation that takes it back.
-_KIND = {
-    "archive": "archive",
-    "supersede": "archive",
-    "restore": "restore",
-    "retract": "retract",
-    "unretract": "unretract",
-}
-_TAKES_BACK = {"archive": "restore", "restore": "archive", "retract": "unretract", "unretract": "retract"}
 
 
 def operations(store: Store, limit: int = 500) -> list[Operation]:
@@ -109,7 +103,7 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
                 target is not None
                 and target.commit not in undone  # newest first: the latest undo wins
                 and target.path == o.path
-                and _TAKES_BACK[_KIND[target.op]] == _KIND[o.op]
+                and target.kind.inverse == o.kind.plans_as
                 and changes.made(o)
             ):
                 undone[target.commit] = o
@@ -118,7 +112,7 @@ def operations(store: Store, limit: int = 500) -> list[Operation]:
                 original is not None
                 and original.commit not in redone
                 and original.path == o.path
-                and _KIND[original.op] == _KIND[o.op]
+                and original.kind.plans_as == o.kind.plans_as
                 and changes.made(o)
             ):
                 redone[original.commit] = o.commit
@@ -183,13 +177,13 @@ class _Changes:
         after = self._memory(operation.commit, operation.path)
         if after is None:
             return False
-        kind = _KIND[operation.op]
-        if kind in ("archive", "restore"):
-            return after.archived == (kind == "archive") and (before is None or before.archived != after.archived)
+        forward = operation.kind.direction == "forward"  # archives, or strikes more
+        if operation.kind.changes == "status":
+            return after.archived == forward and (before is None or before.archived != after.archived)
         rid = operation.trailers.get("Retraction-Id") or None
         struck = len(struck_spans(after.body, rid))
         was = len(struck_spans(before.body, rid)) if before is not None else 0
-        return struck > was if kind == "retract" else struck < was
+        return struck > was if forward else struck < was
 
     def _memory(self, rev: str, path: str) -> Memory | None:
         assert self.objects is not None
@@ -269,37 +263,60 @@ def plan_undo(store: Store, operation: Operation, reason: str | None = None) -> 
         raise PalinodeError(f"{short} was undone and then redone in {operation.redone_by[:7]}; undo that commit")
     pref = None
     trailers = {"Undoes": operation.commit, **({UNDOES_OP_TRAILER: operation.op_id} if operation.op_id else {})}
-    if operation.op in ("retract", "unretract"):
+    if operation.kind.changes == "strikes":
         pref = pref_for(store, operation.path, operation.trailers.get("Retraction-Id"), operation.op)
         if pref is None:
             raise PalinodeError(f"cannot tell which preference {operation.subject!r} struck; use unretract with --pref")
         trailers["Retraction-Id"] = retraction_id(pref)
-    if operation.op == "unretract":  # exactly what it unstruck, not every mention
-        return restrike(
-            store,
-            operation.path,
-            operation.commit,
-            operation.counterpart,
-            trailers,
-            pref or "",
-            f"{operation.commit}^",
-            operation.commit,
-        )
-    if operation.op == "retract":  # only its own strikes: another commit may have struck more under the id
-        return lifecycle.plan_unretract(
-            store,
-            operation.path,
-            pref or "",
-            reason,
-            trailers,
-            _own_strikes(store, operation, retraction_id(pref or "")),
-        )
-    return lifecycle.plan_inverse(
-        store,
-        operation.op,
-        operation.path,
-        pref=pref,
-        counterpart=operation.counterpart,
-        reason=reason,
-        trailers=trailers,
+    return plan_change(store, operation, back=True, pref=pref, reason=reason, trailers=trailers)
+
+
+def plan_change(
+    store: Store,
+    operation: Operation,
+    *,
+    back: bool,
+    pref: str | None,
+    reason: str | None,
+    trailers: dict[str, str],
+) -> Plan:
+    """``operation``'s change made again (a redo) or taken back (``back``: an
+    undo), planned against the file as it is now: by the kind's row, exactly
+    where ``_EXACT`` says how, else by name."""
+    kind = operation.kind.inverse if back else operation.kind.plans_as
+    exact = _EXACT.get((kind, back))
+    if exact is not None:
+        return exact(store, operation, pref or "", reason, trailers, back)
+    return lifecycle.plan_op(
+        store, kind, operation.path, pref=pref, superseded_by=operation.counterpart, reason=reason, trailers=trailers
     )
+
+
+def _restrike(
+    store: Store, operation: Operation, pref: str, _reason: str | None, trailers: dict[str, str], back: bool
+) -> Plan:
+    """Strike again exactly what ``operation`` struck (the redo of a retract)
+    or unstruck (``back``: the undo of an unretract), not every mention."""
+    commit, parent = operation.commit, f"{operation.commit}^"
+    struck, base = (parent, commit) if back else (commit, parent)
+    return restrike(store, operation.path, commit, operation.counterpart, trailers, pref, struck, base)
+
+
+def _unstrike_own(
+    store: Store, operation: Operation, pref: str, reason: str | None, trailers: dict[str, str], _back: bool
+) -> Plan:
+    """Unstrike only the strikes ``operation`` made (the undo of a retract):
+    another commit may have struck more under the id."""
+    own = _own_strikes(store, operation, retraction_id(pref))
+    return lifecycle.plan_unretract(store, operation.path, pref, reason, trailers, own)
+
+
+Exact = Callable[[Store, Operation, str, str | None, dict[str, str], bool], Plan]
+# A kind that changes strikes, planned from one commit's change exactly: keyed by the kind
+# planned and whether the change is taken back. A redo of an unretract unstrikes the
+# preference's strikes by name, as the unretract did.
+_EXACT: dict[tuple[str, bool], Exact] = {
+    ("retract", False): _restrike,
+    ("retract", True): _restrike,
+    ("unretract", True): _unstrike_own,
+}

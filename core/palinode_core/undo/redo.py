@@ -6,13 +6,12 @@ no longer holds them where they were, the redo is refused."""
 from __future__ import annotations
 
 from ..errors import PalinodeError
-from ..ops import lifecycle
 from ..ops.plan import Plan
 from ..ops.subjects import REDOES_OP_TRAILER, UNDOES_OP_TRAILER
 from ..storage.store import Store
 from ..text.markdown import struck_spans
-from .operations import Operation, pref_for
-from .restrike import body_at, restrike
+from .operations import Operation, plan_change, pref_for
+from .restrike import body_at
 
 
 def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> Plan:
@@ -30,37 +29,14 @@ def plan_redo(store: Store, operation: Operation, reason: str | None = None) -> 
         trailers[REDOES_OP_TRAILER] = operation.op_id
     if operation.undone_by_op:
         trailers[UNDOES_OP_TRAILER] = operation.undone_by_op
-    if operation.op == "retract":
-        rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after")
-        pref = pref_for(store, operation.path, rid, "retract")
+    pref = None
+    if operation.kind.changes == "strikes":
+        forward = operation.kind.direction == "forward"
+        rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="after" if forward else "before")
+        pref = pref_for(store, operation.path, rid, "retract")  # an unretract's undo struck it again under that rid
         if pref is None:
-            raise PalinodeError(f"cannot tell which preference {short} struck")
-        plan = restrike(
-            store,
-            operation.path,
-            operation.commit,
-            operation.counterpart,
-            trailers,
-            pref,
-            operation.commit,
-            f"{operation.commit}^",
-        )
-    else:
-        pref = None
-        if operation.op == "unretract":
-            rid = operation.trailers.get("Retraction-Id") or _rid(store, operation, new_in="before")
-            pref = pref_for(store, operation.path, rid, "retract")  # the undo struck it again under that rid
-            if pref is None:
-                raise PalinodeError(f"cannot tell which preference {short} unstruck")
-        plan = lifecycle.plan_op(
-            store,
-            operation.op,
-            operation.path,
-            pref=pref,
-            superseded_by=operation.counterpart,
-            reason=reason or f"redo of {short}",
-            trailers=trailers,
-        )
+            raise PalinodeError(f"cannot tell which preference {short} {'struck' if forward else 'unstruck'}")
+    plan = plan_change(store, operation, back=False, pref=pref, reason=reason or f"redo of {short}", trailers=trailers)
     if not plan.changes:
         raise PalinodeError(f"nothing to redo: {operation.path} is {plan.status.replace('_', ' ')}")
     return plan
