@@ -383,9 +383,8 @@ async def test_hybrid_search_lists_only_related_memories_and_says_when_none_is(t
         assert "search (hybrid): poker · 1 related" in summary and "unrelated not listed" in summary, summary
         assert any(" search (hybrid): poker · 1 related" in line for line in screen_lines(app))  # not cut off
         await search("database")  # no memory says the word; the database decision is near it in meaning
-        assert screen.rows == ["decisions/db-choice-v4.md"] and screen.search_hits["decisions/db-choice-v4.md"].endswith(
-            " vector"
-        ), screen.search_hits
+        assert screen.rows == ["decisions/db-choice-v4.md"], screen.search_hits
+        assert screen.search_hits["decisions/db-choice-v4.md"].endswith(" vector"), screen.search_hits
         scores = [float(m.split()[0]) for m in (await search("judging") and screen.search_hits).values()]
         assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
         assert "projects/moonrise-closeout.md" in screen.rows and len(screen.rows) < 4, screen.search_hits

@@ -12,7 +12,7 @@ from palinode_core.session import Session
 from palinode_tui.app import PalinodeApp
 from palinode_tui.screens.review import ReviewScreen
 from palinode_tui.widgets import ConfirmModal
-from tui.conftest import SPEC_FILES, errors, fm, settle
+from tui.conftest import SPEC_FILES, errors, fm, screen_lines, settle
 
 SIZE = (120, 36)
 W, FAIR = "insights/forget-w.md", "people/wilhelmina-fair.md"
@@ -181,3 +181,34 @@ async def test_our_own_apply_never_marks_the_plan_stale(tmp_path):
         assert any(e.kind == "watch" for e in app.activity), "the watcher never saw the commit"
         assert errors(app) == [] and review.review is not None and review.review.plan.actionable
         assert [c.path for c in review.review.actionable] == targets[:1]
+
+
+async def test_at_120_columns_undo_and_residue_show_their_key_column_whole(tmp_path):
+    """The path an Undo row changed and where a Residue mention is are never cut at 120 columns:
+    the other columns give way (issue 41). The demo store with its longest paths in both lists."""
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    session = Session.open(root, vectors=False, clock=Clock())
+    session.apply_forget(session.plan(W))  # strikes projects/moonrise-closeout.md: the longest path in Undo
+    app = PalinodeApp(root, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        undo = app.screen.query_one("#undo-ops")
+        paths = [str(undo.get_row(key)[2]) for key in undo.keys]
+        assert "projects/moonrise-closeout.md" in paths, paths
+        shown = "\n".join(screen_lines(app))
+        assert [p for p in paths if p not in shown] == [], shown
+        await pilot.press("4")
+        await settle(app, pilot)
+        app.screen.set_pref("I know Wilhelmina Cragg")
+        await settle(app, pilot, rounds=8)
+        table = app.screen.query_one("#mentions")
+        where = [str(table.get_row(key)[2]) for key in table.keys]
+        assert any(len(w) > 30 for w in where), where  # longer than the column was
+        shown = "\n".join(screen_lines(app))
+        assert [w for w in where if w not in shown] == [], shown
+        assert errors(app) == []
