@@ -49,10 +49,6 @@ def _preview(body: str) -> Text:
     return preview
 
 
-# Semantic-only search hits listed (by vector rank): nearest first, then a cut-off.
-SEMANTIC_ONLY_KEPT = 10
-
-
 def category_of(rel: str, memory: Memory | None) -> str:
     """The memory's ``category:``, else its folder (Palinode files memories by category folder)."""
     if memory is not None and memory.category:
@@ -69,7 +65,7 @@ class BrowseScreen(ModeScreen):
         self.category: str | None = None  # None: every category
         self.text_filter = ""
         self.search_hits: dict[str, str] | None = None  # path -> score and arms, when a hybrid search is shown
-        self.search_cut = 0  # semantic-only hits left below the cut-off
+        self.search_cut = 0  # hits the search found but not related to the query (Hit.related)
         self.rows: list[str] = []
         self.shown_path: str | None = None
         self._columns: list = []
@@ -207,6 +203,17 @@ class BrowseScreen(ModeScreen):
 
     def _summarise(self, count: int) -> None:
         summary = Text()
+        if self.search_hits is not None:  # the query first: the line is cut at the pane's edge
+            if not self.search_hits:
+                summary.append("no memory mentions ", style="bold")
+                summary.append(plain(self.text_filter, "bold italic"))
+            else:
+                summary.append(f"search ({self.app.index_mode}): ", style="bold")
+                summary.append(plain(self.text_filter, "bold italic"))
+                summary.append(f" · {len(self.search_hits)} related", style="bold")
+            if self.search_cut:
+                summary.append(f" · {self.search_cut} unrelated not listed", style="dim")
+            summary.append(" · Esc clears · ", style="dim")
         summary.append(f"{count} shown", style="bold")
         if count > PAGE:
             summary.append(f" (first {PAGE}; type to narrow)", style="dim")
@@ -214,12 +221,6 @@ class BrowseScreen(ModeScreen):
         summary.append(" · category: ")
         summary.append(plain(self.category or "all"))
         summary.append(" (c)", style="dim")
-        if self.search_hits is not None:
-            summary.append(f" · search ({self.app.index_mode}): ")
-            summary.append(plain(self.text_filter, "italic"))
-            if self.search_cut:
-                summary.append(f" · {self.search_cut} weaker semantic-only match(es) not listed", style="dim")
-            summary.append("  Esc clears", style="dim")
         self.query_one("#browse-summary", Static).update(summary)
 
     def refill(self, visible: list) -> None:
@@ -343,11 +344,8 @@ class BrowseScreen(ModeScreen):
             return
 
         def done(result) -> None:
-            # every lexical hit carries the words; of the semantic-only ones, the nearest few:
-            # the vector arm ranks every memory, so without a cut-off a search lists the store
-            kept = [h for h in result.hits if h.bm25_rank is not None]
-            kept += [h for h in result.hits if h.bm25_rank is None and (h.vector_rank or 0) <= SEMANTIC_ONLY_KEPT]
-            kept.sort(key=lambda h: -h.score)
+            # the vector arm ranks every memory: only the hits the core finds related to the query are listed
+            kept = [h for h in result.hits if h.related]
             self.search_hits = {h.path: f"{h.score:.3f} {h.arms}" for h in kept}
             self.search_cut = len(result.hits) - len(kept)
             if result.notice:

@@ -74,6 +74,7 @@ class ResidueScreen(ModeScreen):
         mentions = self.query_one("#mentions", KeyedTable)
         for label, width in (("", 1), ("kind", 13), ("where", 30), ("reason", 34), ("text", 60)):
             mentions.add_column(label, width=width)
+        mentions.key_column = 2  # where: whole at 120 columns, the reason and text give way (the detail shows them)
         problems = self.query_one("#problems", DataTable)
         for label, width in (("severity", 8), ("path", 34), ("problem", 24), ("detail", 80)):
             problems.add_column(label, width=width)

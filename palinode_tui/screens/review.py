@@ -31,6 +31,7 @@ from .review_view import (
     candidate_detail,
     decider,
     plan_header,
+    plan_paths,
     semantic_change,
 )
 from .timeline import TimelineScreen
@@ -133,9 +134,11 @@ class ReviewScreen(ReviewDecisions, PossibleRequests):
         self.list_possible()
         if self.review is None and self.current:
             self._render_plan()  # what the first plan waits for has moved on
-        if self.review and (changed is None or self._touches(changed)):
+        if self.review and not self._applying and (changed is None or self._touches(changed)):
             # Re-plan once the index has caught up with the change (index_updated).
-            # said once per change, and never over a dialog (the header says STALE meanwhile)
+            # said once per change, and never over a dialog (the header says STALE meanwhile). Our own apply is
+            # no such change: it re-plans when it ends, and the watcher's late report of its commit finds each
+            # file as the new plan read it
             if not self.review.stale and self.app.screen is self:
                 self.notify("Files in this plan changed on disk; re-planning.", severity="warning")
             self.review.stale = True
@@ -176,9 +179,13 @@ class ReviewScreen(ReviewDecisions, PossibleRequests):
         self._render_plan()
 
     def _touches(self, changed: object) -> bool:
+        """A file of the plan is not as the plan read it."""
         assert self.review is not None
-        paths = {self.review.plan.request.path} | {c.path for c in self.review.plan.candidates}
-        return bool(paths & set(changed))  # type: ignore[call-overload]
+        read, memories = self.review.read, self.app.session.memories
+        return any(
+            read.get(p, "") != (memories[p].fingerprint if p in memories else None)
+            for p in plan_paths(self.review.plan) & set(changed)  # type: ignore[call-overload]
+        )
 
     def _states_ready(self, states: list[RequestState]) -> None:
         self.states = states

@@ -20,6 +20,7 @@ class ReviewDecisions(ModeScreen):
         super().__init__()
         self.current: str | None = None
         self.review: Review | None = None
+        self._applying = False  # our own apply runs: the files it commits are no change under the plan
         self.record: dict[str, Any] | None = None  # as of a point, or a decided request: its report, not a plan
 
     @property
@@ -88,6 +89,7 @@ class ReviewDecisions(ModeScreen):
             return result
 
         def done(result: ForgetApplied) -> None:
+            self._applying = False
             commits = [c["commit"] for c in result.commits]
             self.app.record(
                 "action",
@@ -102,7 +104,13 @@ class ReviewDecisions(ModeScreen):
             self.review = None
             self.app.scan_store(None)
 
-        self.app.run_blocking(work, done, f"apply {request}", "apply")
+        def failed(reason: str) -> None:
+            self._applying = False
+            self.app.fail(f"apply {request}", reason)
+            self.app.scan_store(None)  # whatever the failure left on disk: the plan is checked against it
+
+        self._applying = True
+        self.app.run_blocking(work, done, f"apply {request}", "apply", on_error=failed)
 
     def _close(self, review: Review) -> None:
         """A partial request with nothing left to apply: record it as done (issue 41)."""

@@ -45,6 +45,7 @@ class Review:
     hidden: frozenset[str] = frozenset()  # forget requests the resolver proposed: never targets here
     moved: list[str] = field(default_factory=list)  # span choices moved by a file change on this plan
     stale: bool = False
+    read: dict[str, str | None] = field(default_factory=dict)  # the version of each file the plan read, by path
     baseline: ForgetPlan | None = None  # Palinode's own plan of the same search and knobs (thorough plans)
 
     @property
@@ -91,7 +92,13 @@ def build_review(session: Session, book: DraftBook, plan: ForgetPlan, draft: Dra
     baseline = (
         session.reroute(plan.resolution, plan.knobs, resolver="palinode") if plan.resolver == "thorough" else None
     )
-    return Review(plan, draft, decisions, hidden, moved, baseline=baseline)
+    read = {p: memories[p].fingerprint if p in memories else None for p in plan_paths(plan)}
+    return Review(plan, draft, decisions, hidden, moved, read=read, baseline=baseline)
+
+
+def plan_paths(plan: ForgetPlan) -> set[str]:
+    """The files a plan is made of: its request and every candidate."""
+    return {plan.request.path} | {c.path for c in plan.candidates}
 
 
 def _from_ledger(request: str, rid: str, decisions: list[LedgerRecord]) -> Draft:

@@ -48,6 +48,7 @@ class UndoScreen(ModeScreen):
         # fixed widths: auto widths depended on which refill a repaint caught (a snapshot flake)
         for label, width in (("when", 16), ("op", 9), ("path", 26), ("via", 26), ("commit", 7)):
             table.add_column(label, width=width)
+        table.key_column = 2  # the path: whole at 120 columns, the others give way
         super().on_mount()
         self.query_one("#undo-ops", KeyedTable).focus()
 

@@ -222,3 +222,19 @@ def test_an_index_child_that_cannot_run_means_indexing_here(tmp_path, monkeypatc
     assert any("could not start" in e for e in index.stats.errors)
     assert index.stats.files_reindexed == 30
     assert len(index.search("river kayaking", 50, lexical_only=True).hits) == 3
+
+
+def test_a_hit_the_vector_arm_alone_found_is_related_only_when_near_the_query_and_the_nearest():
+    """The vector arm ranks every chunk: its tail is listed by the app only when Hit.related says so."""
+    from palinode_core.search.rank import RELATED_SIM, fuse
+
+    def row(cid: str) -> tuple[str, str, str, str, str]:
+        return (cid, f"notes/{cid}.md", "", "active", "text")
+
+    sims = {"named": 0.7, "near": 0.5, "half": 0.4, "noise": 0.15}
+    hits = {h.chunk_id: h for h in fuse([row("named")], [row(c) for c in sims], 10, 1, True, sims)}
+    assert [c for c, h in hits.items() if h.related] == ["named", "near"]  # 'half' is under 0.6 of the nearest
+    assert hits["noise"].similarity == 0.15 and not hits["noise"].related
+    lone = fuse([], [row("close")], 10, 1, True, {"close": RELATED_SIM})
+    assert lone[0].related and not fuse([], [row("far")], 10, 1, True, {"far": RELATED_SIM - 0.01})[0].related
+    assert all(h.related and h.similarity is None for h in fuse([row("a"), row("b")], [], 10, 1, True))

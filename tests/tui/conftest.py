@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -60,3 +61,12 @@ async def wait_until(app, pilot, predicate, attempts: int = 200) -> None:
         await pilot.pause(0.05)
         await workers_done(app)
     assert predicate(), f"condition never became true; errors: {errors(app)}"
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as a person sees it, one string a line: what a cut column or line leaves out is not there."""
+    from rich.console import Console
+
+    console = Console(width=app.size.width, record=True, file=io.StringIO(), color_system=None)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()

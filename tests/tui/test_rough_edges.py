@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-from helpers import Clock, make_git_store, palinode_file
+from helpers import Clock, git, make_git_store, palinode_file
 
 from palinode_core.session import Session
 from palinode_tui.app import PalinodeApp
 from palinode_tui.screens.review import ReviewScreen
 from palinode_tui.widgets import ConfirmModal
-from tui.conftest import SPEC_FILES, errors, fm, settle
+from tui.conftest import SPEC_FILES, errors, fm, screen_lines, settle
 
 SIZE = (120, 36)
 W, FAIR = "insights/forget-w.md", "people/wilhelmina-fair.md"
@@ -135,3 +135,80 @@ async def test_a_toast_shows_a_quoted_command_as_words_and_a_file_name_as_it_is(
         said = [str(n.message) for n in app._notifications]
         assert "the ledger record was not committed; run palinode-audit recover --complete" in said
         assert "cannot read `odd`.md" in said
+
+
+async def test_our_own_apply_never_marks_the_plan_stale(tmp_path):
+    """The watcher sees the app's own commit: that is no change under the plan, so no STALE banner
+    and no 're-planning' toast, and the plan after the apply stands (issue 41)."""
+    root = spec(tmp_path)
+    app = PalinodeApp(root, vectors=False, watch=True, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        review = await review_of(app, pilot, "all")  # the request stays listed once partial
+        await settle(app, pilot, rounds=8)
+        assert review.current == W and review.review is not None and review.review.plan.actionable
+        targets = [c.path for c in review.review.actionable]
+        assert len(targets) > 1, targets
+        table = review.query_one("#candidates")
+        table.focus()
+        assert table.select_key(targets[0])
+        await pilot.press("space")  # skip one target: the request stays open, with a plan after the apply
+        await settle(app, pilot)
+        assert review.review.selection()[targets[0]].rejects
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        # Apply confirmed (the dialog's own callback), and the watcher's report of our commit read while the
+        # apply still runs, as under load: published before the apply's result can be handled
+        review._apply(review.review, review.review.selection())
+        app.store_signal.publish({targets[-1], W})
+        await settle(app, pilot, rounds=8)
+        assert review.review is not None, "no plan after the apply"
+        # under load the watcher's events of our own commit arrive after the re-plan: as late here
+        ours = git(root, "diff", "--name-only", "HEAD~2", "HEAD").split()
+        assert targets[-1] in ours, ours
+        app.watcher.feed(*(str(root / rel) for rel in ours))
+        seen: list[str] = []
+        for _ in range(60):  # the events are read and the store refreshed, 3 s
+            await pilot.pause(0.05)
+            header = str(review.query_one("#plan-header").render())
+            if "STALE" in header or (review.review is not None and review.review.stale):
+                seen.append(header)
+        await settle(app, pilot)
+        said = [str(n.message) for n in app._notifications]
+        assert seen == [] and not any("re-planning" in m for m in said), (seen, said)
+        assert any(e.kind == "watch" for e in app.activity), "the watcher never saw the commit"
+        assert errors(app) == [] and review.review is not None and review.review.plan.actionable
+        assert [c.path for c in review.review.actionable] == targets[:1]
+
+
+async def test_at_120_columns_undo_and_residue_show_their_key_column_whole(tmp_path):
+    """The path an Undo row changed and where a Residue mention is are never cut at 120 columns:
+    the other columns give way (issue 41). The demo store with its longest paths in both lists."""
+    from palinode_core.demo import build_demo_store
+
+    root = tmp_path / "demo"
+    build_demo_store(root)
+    session = Session.open(root, vectors=False, clock=Clock())
+    session.apply_forget(session.plan(W))  # strikes projects/moonrise-closeout.md: the longest path in Undo
+    app = PalinodeApp(root, vectors=False, watch=False, clock=Clock(), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        undo = app.screen.query_one("#undo-ops")
+        paths = [str(undo.get_row(key)[2]) for key in undo.keys]
+        assert "projects/moonrise-closeout.md" in paths, paths
+        shown = "\n".join(screen_lines(app))
+        assert [p for p in paths if p not in shown] == [], shown
+        await pilot.press("4")
+        await settle(app, pilot)
+        app.screen.set_pref("I know Wilhelmina Cragg")
+        await settle(app, pilot, rounds=8)
+        table = app.screen.query_one("#mentions")
+        where = [str(table.get_row(key)[2]) for key in table.keys]
+        assert any(len(w) > 30 for w in where), where  # longer than the column was
+        shown = "\n".join(screen_lines(app))
+        assert [w for w in where if w not in shown] == [], shown
+        assert errors(app) == []

@@ -354,6 +354,7 @@ class SearchIndex:
         bm25 = self._guarded(lambda: self._bm25(query, pool, excluded, fts_floor), self.update_lexical)
         notice = None
         vector: list[Row] = []
+        similarity: dict[str, float] = {}
         mode: SearchMode = "lexical"
         if lexical_only:
             notice = "lexical search (vectors not requested)"
@@ -365,11 +366,11 @@ class SearchIndex:
             )
         else:
             try:
-                vector = self._vector(query, pool, excluded)
+                vector, similarity = self._vector(query, pool, excluded)
                 mode = "hybrid"
             except EmbeddingUnavailable as exc:
                 notice = str(exc)
-        return SearchResult(fuse(bm25, vector, limit, per_file, daily_penalty), mode, notice)
+        return SearchResult(fuse(bm25, vector, limit, per_file, daily_penalty, similarity), mode, notice)
 
     def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[Row]:
         terms = sorted(content_words(query)) or sorted({t.lower() for t in _TOKEN_RE.findall(query)})
@@ -393,10 +394,15 @@ class SearchIndex:
 
     def _rows(self, key: str, keys: Sequence[str | int]) -> list[Row]:
         """The chunks whose ``key`` column (chunk_id or rowid) is in ``keys``, in that order."""
+        found = self._rows_by(key, keys)
+        return [found[k] for k in keys if k in found]
+
+    def _rows_by(self, key: str, keys: Sequence[str | int]) -> dict[str | int, Row]:
+        """The chunks whose ``key`` column is in ``keys``, by that key."""
         if not keys:
-            return []
+            return {}
         with self._lock:
-            found = {
+            return {
                 r[0]: r[1:]
                 for r in self._db.execute(
                     f"SELECT {key}, chunk_id, path, section, status, text FROM chunks"
@@ -404,19 +410,25 @@ class SearchIndex:
                     list(keys),
                 )
             }
-        return [found[k] for k in keys if k in found]
 
-    def _vector(self, query: str, limit: int, excluded: set[str]) -> list[Row]:
+    def _vector(self, query: str, limit: int, excluded: set[str]) -> tuple[list[Row], dict[str, float]]:
+        """The nearest chunks, and each one's similarity to the query by chunk id."""
         matrix, rowids = self._vector_table()
         qvec = self._vectors.blob(query) if rowids else b""  # cached unless never embedded (a typed query)
-        order = nearest(matrix, qvec) if rowids else []
+        order, sims = nearest(matrix, qvec) if rowids else ([], [])
         picked: list[Row] = []
+        similarity: dict[str, float] = {}
         for start in range(0, len(order), limit * 2):  # rows read only for the nearest, a batch at a time
-            rows = self._rows("rowid", [rowids[i] for i in order[start : start + limit * 2]])
-            picked += [r for r in rows if r[3] not in excluded][: limit - len(picked)]
+            batch = order[start : start + limit * 2]
+            found = self._rows_by("rowid", [rowids[i] for i in batch])
+            for i in batch:
+                row = found.get(rowids[i])
+                if row is not None and row[3] not in excluded and len(picked) < limit:
+                    picked.append(row)
+                    similarity[row[0]] = sims[i]
             if len(picked) >= limit:
                 break
-        return picked
+        return picked, similarity
 
     def close(self) -> None:
         with self._lock:

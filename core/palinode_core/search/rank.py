@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 RRF_K = 60
+# A hit the vector arm alone found is related to the query when at least this near it, and not far below the
+# nearest hit (a share of its similarity). Query-to-memory cosines of the demo store: 'database' 0.30 to the
+# database decision, 'judging' 0.27 to the judge of a panel; unrelated ones 0.08-0.2 ('poker' to sneakers 0.18),
+# and a name's 0.27 to a profile that never names it is half of the 0.51 of the memory that does.
+RELATED_SIM, RELATED_SHARE = 0.25, 0.6
 # Below this many products pure Python beats importing numpy (about 0.08 s of CPU, the
 # cost of ~7,000 products):
 # a leak check after an apply compares a few dozen sentences.
@@ -44,22 +49,33 @@ def similarities(rows: Sequence[bytes], queries: Sequence[bytes]) -> list[list[f
 Row = tuple[str, str, str, str, str]  # chunk_id, path, section, status, text
 
 
-def nearest(matrix: np.ndarray | list[array], qvec: bytes) -> list[int]:
-    """Row indices of ``matrix``, most similar to ``qvec`` first; ties keep
-    row order (a stable sort, in both representations)."""
+def nearest(matrix: np.ndarray | list[array], qvec: bytes) -> tuple[list[int], list[float]]:
+    """Row indices of ``matrix``, most similar to ``qvec`` first (ties keep
+    row order: a stable sort, in both representations), and each row's similarity."""
     if isinstance(matrix, list):
         q = array("f", qvec)
         sims = [sum(map(operator.mul, row, q)) for row in matrix]
-        return sorted(range(len(sims)), key=lambda i: -sims[i])
+        return sorted(range(len(sims)), key=lambda i: -sims[i]), sims
     import numpy as np
 
-    order: list[int] = np.argsort(-(matrix @ np.frombuffer(qvec, dtype=np.float32)), kind="stable").tolist()
-    return order
+    products = matrix @ np.frombuffer(qvec, dtype=np.float32)
+    order: list[int] = np.argsort(-products, kind="stable").tolist()
+    return order, products.tolist()
 
 
-def fuse(bm25: list[Row], vector: list[Row], limit: int, per_file: int, daily_penalty: bool) -> list[Hit]:
+def fuse(
+    bm25: list[Row],
+    vector: list[Row],
+    limit: int,
+    per_file: int,
+    daily_penalty: bool,
+    similarity: dict[str, float] | None = None,
+) -> list[Hit]:
     """Both arms fused by RRF, best first, at most ``per_file`` hits per path;
-    scores normalised to the best (rank artifacts, not similarities)."""
+    scores normalised to the best (rank artifacts, not similarities: those,
+    by chunk id, ride along for the vector arm's hits)."""
+    similarity = similarity or {}
+    floor = max(RELATED_SIM, RELATED_SHARE * max(similarity.values(), default=0.0))
     scores: dict[str, float] = {}
     info: dict[str, tuple[str, str, str, str]] = {}
     ranks: dict[str, list[int | None]] = {}
@@ -81,7 +97,20 @@ def fuse(bm25: list[Row], vector: list[Row], limit: int, per_file: int, daily_pe
         if per_path.get(path, 0) >= per_file:
             continue
         per_path[path] = per_path.get(path, 0) + 1
-        hits.append(Hit(path, cid, section, text, scores[cid] / best, ranks[cid][0], ranks[cid][1], status))
+        hits.append(
+            Hit(
+                path,
+                cid,
+                section,
+                text,
+                scores[cid] / best,
+                ranks[cid][0],
+                ranks[cid][1],
+                status,
+                similarity.get(cid),
+                ranks[cid][0] is not None or similarity.get(cid, 0.0) >= floor,
+            )
+        )
         if len(hits) >= limit:
             break
     return hits

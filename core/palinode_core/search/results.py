@@ -19,6 +19,10 @@ class Hit:
     bm25_rank: int | None  # 1-based rank in the BM25 arm, None if absent
     vector_rank: int | None
     status: str
+    similarity: float | None = None  # the vector arm's cosine to the query; None for a lexical-only hit
+    # carries the query's words (the lexical arm keeps those near its best) or is near it in meaning (rank.RELATED_SIM):
+    # the vector arm ranks every memory, so its tail is there however unrelated
+    related: bool = True
 
     @property
     def arms(self) -> str:
