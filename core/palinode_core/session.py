@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .forget.saved import Approved
     from .forget.selection import Selection
     from .ops.apply import Applied
-    from .ops.journal import Interrupted
+    from .ops.journal import Interrupted, Recovered
     from .ops.plan import Plan
     from .search.embed import Embedder
     from .search.index import SearchIndex
@@ -535,7 +535,7 @@ class Session(InspectViews):
 
         return journal.pending(self.store) if self.as_of is None else []  # the journal is now, not history
 
-    def recover(self, how: Literal["complete", "rollback"]) -> list[dict[str, Any]]:
+    def recover(self, how: Literal["complete", "rollback"]) -> list[Recovered]:
         self._live_only("recovering interrupted operations")
         from .undo import recover as undo_recover
 

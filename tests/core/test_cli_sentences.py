@@ -125,15 +125,13 @@ def test_a_hand_strike_stopped_before_its_record_is_completed_by_recover(store):
     """The strike and its decision are one transaction: a stop between the commit and the ledger record is
     found by `recover`, which writes the record naming who struck it."""
     from palinode_core.forget import review
-    from palinode_core.forget.txn import begin, step_record
+    from palinode_core.forget.txn import begin
 
     session = Session.open(store, vectors=False)
     mention = next(m for m in session.residue("I keep bees") if m.kind == "live" and KEEP[:-1] in m.text)
     plan = session.plan_strike(REQ, mention.path, mention.line, mention.text)
-    fields = {"request": REQ, "pref": plan.pref, "rid": plan.rid, "path": plan.target, "line": mention.line,
-              "text": mention.text, "note": None}
-    txn = begin(session.store, "strike", fields, [step_record(plan, route="strike", spans=list(plan.selected))],
-                review.strike_entry, None)
+    entry = review.strike_intent(session.store, plan, mention.line, mention.text, None)
+    txn = begin(session.store, entry, review.strike_entry, None)
     assert txn.run_step(0, plan)  # the commit landed; the process stops before the ledger record
     assert ledger(store) == []
     proc = run("recover", str(store), "--complete", "--yes")

@@ -656,13 +656,14 @@ def test_an_assume_unchanged_file_is_compared_as_git_would_store_it():
     from palinode_core.errors import UncommittedEdits
     from palinode_core.ops.apply import _refuse_marked
     from palinode_core.storage.gitparse import blob_id
+    from palinode_core.storage.records import FileIntent
 
     stored = blob_id("a\nb\n", "0" * 40)
     index = {"people/a.md": ["100644", stored, "0"]}
-    _refuse_marked([{"rel": "people/a.md", "before": "a\r\nb\r\n"}], index, {"people/a.md": "h"})
+    _refuse_marked([FileIntent("people/a.md", "a\r\nb\r\n", None)], index, {"people/a.md": "h"})
     with pytest.raises(UncommittedEdits, match="assume-unchanged"):
-        _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "h"})
-    _refuse_marked([{"rel": "people/a.md", "before": "a\nb\nmine\n"}], index, {"people/a.md": "H"})  # status sees it
+        _refuse_marked([FileIntent("people/a.md", "a\nb\nmine\n", None)], index, {"people/a.md": "h"})
+    _refuse_marked([FileIntent("people/a.md", "a\nb\nmine\n", None)], index, {"people/a.md": "H"})  # status sees it
 
 
 def test_an_archive_under_autocrlf_commits_and_leaves_nothing_staged(tmp_path):

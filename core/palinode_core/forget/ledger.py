@@ -9,14 +9,23 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from ..ops.apply import commit_files, step_op_id
+from ..ops.apply import commit_files
 from ..ops.lock import writer_lock
 from ..ops.subjects import parse_subject
 from ..storage.gitstore import GitCommandFailed
 from ..storage.paths import subject_path
-from ..storage.records import DECIDING_ACTIONS, RECORD_VERSION, LedgerRecord, from_line, record_lines, to_line
+from ..storage.records import (
+    DECIDING_ACTIONS,
+    RECORD_VERSION,
+    CommitIntent,
+    FileIntent,
+    LedgerRecord,
+    from_line,
+    record_lines,
+    step_op_id,
+    to_line,
+)
 from ..storage.store import AUDIT_DIR, Store
 
 LEDGER_REL = f"{AUDIT_DIR}/ledger.jsonl"
@@ -84,11 +93,11 @@ def record(
     parent: str | None = None,
     fault: Callable[[str], None] | None = None,
     also: Sequence[LedgerRecord] = (),
-    extra: Sequence[dict[str, Any]] = (),
+    extra: Sequence[FileIntent] = (),
 ) -> str | None:
     """Append one decision (and ``also``, the records that belong with it,
     such as an apply's leak check) to the ledger in one commit of its own;
-    ``extra``: files (rel, before, after) the decision writes, committed with it
+    ``extra``: files the decision writes, committed with it
     (a confirmed possible request's request memory).
 
     The read-append-commit runs under the store's writer lock, so two
@@ -110,22 +119,24 @@ def record(
         written = head + "".join(to_line(line) + "\n" for line in (entry, *(_stamped(stamp, a) for a in also)))
         named = entry.get("request") or entry.get("path")
         subject = f"palinode-audit ledger: {entry.get('action')} {subject_path(named) if named else ''}"
-        trailers = {"Forget-Request": entry["request"]} if entry.get("request") else {}
-        files = [{"rel": LEDGER_REL, "before": before, "after": written}]
+        request = entry.get("request")
+        trailers = {"Forget-Request": request} if request else {}
+        files = [FileIntent(LEDGER_REL, before, written)]
         attributes = store.read_optional(ATTRIBUTES_REL)[0]
         if attributes is None:  # the merge rule travels with the ledger from its first line on
-            files.append({"rel": ATTRIBUTES_REL, "before": None, "after": ATTRIBUTES})
-        files.extend(dict(f) for f in extra)
+            files.append(FileIntent(ATTRIBUTES_REL, None, ATTRIBUTES))
+        files.extend(extra)
+        intent = CommitIntent(
+            kind="ledger",
+            target=LEDGER_REL,
+            subject=subject.strip(),
+            trailers=trailers,
+            parent=parent,
+            op_id=step_op_id(parent, "ledger") if parent else None,
+        )
         return commit_files(
             store,
-            {
-                "kind": "ledger",
-                "target": LEDGER_REL,
-                "subject": subject.strip(),
-                "trailers": trailers,
-                "parent": parent,
-                "op_id": step_op_id(parent, "ledger") if parent else None,
-            },
+            intent,
             files,
             fault,
             steps=("after_ledger_write",),

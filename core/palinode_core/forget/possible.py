@@ -34,7 +34,7 @@ from ..ops.lock import writer_lock
 from ..storage import safeio
 from ..storage.memory import Memory
 from ..storage.paths import not_a_memory, subject_path
-from ..storage.records import LedgerRecord
+from ..storage.records import FileIntent, LedgerRecord
 from ..storage.store import Store
 from ..storage.textio import MAX_MEMORY_BYTES, fingerprint
 from ..text.detect import blanket_scope, detect_blanket, detect_forget_request
@@ -746,9 +746,7 @@ def apply_confirm(store: Store, memories: Mapping[str, Memory], plan: ConfirmPla
             raise PalinodeError(f"{plan.request} exists already; plan again; nothing was changed")
         if plan.candidate.id in _decisions(store):
             raise PalinodeError(f"possible request {plan.candidate.id} was decided meanwhile; nothing was changed")
-        return forget_ledger.record(
-            store, plan.record, extra=[{"rel": plan.request, "before": None, "after": plan.text}]
-        )
+        return forget_ledger.record(store, plan.record, extra=[FileIntent(plan.request, None, plan.text)])
 
 
 def dismiss_possible(store: Store, memories: Mapping[str, Memory], ref: str, note: str) -> str | None:

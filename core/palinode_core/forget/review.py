@@ -4,21 +4,21 @@ commit each, the decision recorded in the ledger; and dismiss and flag."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import PalinodeError, UsageError
 from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
-from ..storage.records import DECIDING_ACTIONS, CommitRef, LedgerRecord
+from ..storage.records import DECIDING_ACTIONS, CommitRef, LedgerRecord, StruckSentence, TxnIntent
 from ..storage.store import Store
 from .ledger import LEDGER_REL, conflict_in, parse_ledger, read, record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .saved import Approved
 from .selection import APPROVE_ALL, Selection, narrow
-from .txn import begin, committed, describe, refusal, step_record
+from .txn import begin, describe, intent, refusal, step_record
 
 
 @dataclass
@@ -142,43 +142,32 @@ def execute(
     out = ForgetApplied(
         approved.request, rejected=list(approved.ledger["rejected"]), deferred=list(approved.ledger["deferred"])
     )
-    fields = {"request": approved.request, "pref": approved.pref, "rid": approved.rid, "ledger": approved.ledger}
-    txn = begin(
-        store,
-        "forget",
-        fields,
-        [step_record(p, route=r, spans=list(p.selected)) for p, r in plans],
-        ledger_entry,
-        fault,
+    steps = [step_record(p, route=r, spans=p.selected) for p, r in plans]
+    entry = replace(
+        intent(store, "forget", approved.request, approved.pref, approved.rid, steps), ledger=approved.ledger
     )
+    txn = begin(store, entry, ledger_entry, fault)
     for index, (plan, _route) in enumerate(plans):
         if fault:
             fault(f"before_step_{index}")
         if not txn.run_step(index, plan):
             break
-    out.failed = [{"path": f["path"], "reason": f["reason"]} for f in txn.entry["failed"]]
+    out.failed = [{"path": f.path, "reason": f.reason} for f in txn.entry.failed]
     leak_notice = ""
-    if leak_record is not None and committed(txn.entry):
+    if leak_record is not None and txn.entry.committed():
         try:
             txn.attach(leak_record())
         except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
             leak_notice = f"; the leak check could not run ({exc})"
     out.ledger_commit = txn.record_ledger()  # none when nothing was committed
-    if not committed(txn.entry):
+    done = txn.entry.committed()
+    if not done:
         raise refusal(txn.entry)
-    for done in committed(txn.entry):
-        out.commits.append(
-            {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
-        )
-        out.approved.append(
-            {
-                "path": done["path"],
-                "route": txn.entry["steps"][done["index"]]["route"],
-                "spans": done["spans"],
-                "commit": done["commit"],
-            }
-        )
-    out.message = f"{describe(txn.entry, committed(txn.entry))}; the decision is recorded in the ledger{leak_notice}"
+    for step in done:
+        out.commits.append({"path": step.path, "op": step.op, "commit": step.commit, "subject": step.subject})
+        route = txn.entry.steps[step.index].route
+        out.approved.append({"path": step.path, "route": route, "spans": list(step.spans), "commit": step.commit})
+    out.message = f"{describe(txn.entry, done)}; the decision is recorded in the ledger{leak_notice}"
     return out
 
 
@@ -262,27 +251,27 @@ def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str
     return f"{head}: no target is approved (awaiting review: {', '.join(deferred)}); nothing was changed"
 
 
-def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
+def ledger_entry(entry: TxnIntent) -> LedgerRecord:
     """The ledger record of a forget transaction, from what it committed."""
-    base = entry["ledger"]
-    failed = [*base.get("failed", []), *({"path": f["path"], "reason": f["reason"]} for f in entry["failed"])]
+    base: LedgerRecord = entry.ledger or {}
+    failed = [*base.get("failed", []), *({"path": f.path, "reason": f.reason} for f in entry.failed)]
     approved: list[CommitRef] = [
         {
-            "path": d["path"],
-            "route": entry["steps"][d["index"]].get("route"),
-            "spans": d.get("spans", []),
-            "commit": d["commit"],
-            **({"op_id": d["op_id"]} if d.get("op_id") else {}),
+            "path": d.path,
+            "route": entry.steps[d.index].route,
+            "spans": list(d.spans),
+            "commit": d.commit,
+            **({"op_id": d.op_id} if d.op_id else {}),
         }
-        for d in committed(entry)
+        for d in entry.committed()
     ]
     return {
         "action": "apply",
-        "request": entry["request"],
-        "pref": entry["pref"],
-        "rid": entry["rid"],
-        "knobs": base.get("knobs"),
-        "search_mode": base.get("search_mode"),
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "knobs": base.get("knobs", {}),
+        "search_mode": base.get("search_mode", ""),
         "targets": base.get("targets", []),
         "approved": approved,
         "rejected": base.get("rejected", []),
@@ -333,29 +322,40 @@ def close(store: Store, request_path: str, live: set[str], note: str | None = No
     )
 
 
-def strike_entry(entry: dict[str, Any]) -> LedgerRecord:
+def strike_entry(entry: TxnIntent) -> LedgerRecord:
     """The ledger record of a sentence struck by hand, from what its transaction committed."""
-    done = committed(entry)
+    struck = entry.struck
+    if struck is None:  # parse_entry gives every strike transaction its sentence
+        raise PalinodeError(f"the strike transaction {entry.id} names no sentence; nothing was changed")
     return {
         "action": "strike",
-        "request": entry["request"],
-        "pref": entry["pref"],
-        "rid": entry["rid"],
-        "path": entry["path"],
-        "line": entry["line"],
-        "text": entry["text"],
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "path": struck.path,
+        "line": struck.line,
+        "text": struck.text,
         "approved": [
             {
-                "path": d["path"],
+                "path": d.path,
                 "route": "strike",
-                "spans": d.get("spans", []),
-                "commit": d["commit"],
-                **({"op_id": d["op_id"]} if d.get("op_id") else {}),
+                "spans": list(d.spans),
+                "commit": d.commit,
+                **({"op_id": d.op_id} if d.op_id else {}),
             }
-            for d in done
+            for d in entry.committed()
         ],
-        "note": entry.get("note"),
+        "note": struck.note,
     }
+
+
+def strike_intent(store: Store, plan: Plan, line: int, text: str, note: str | None) -> TxnIntent:
+    """A hand strike's transaction before its first write: its one step, and the sentence."""
+    request = plan.trailers.get("Forget-Request") or plan.superseded_by or ""
+    steps = [step_record(plan, route="strike", spans=plan.selected)]
+    # strike_sentence's plan carries its request's preference and retraction id
+    entry = intent(store, "strike", request, plan.pref or "", plan.rid or "", steps)
+    return replace(entry, struck=StruckSentence(plan.target, line, text, note))
 
 
 def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | None = None) -> ForgetApplied:
@@ -363,32 +363,19 @@ def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | N
     and the decision, with who made it, in the ledger, as one transaction (recover completes either)."""
     store.check_writable()
     store.git.preflight()
-    request = plan.trailers.get("Forget-Request") or plan.superseded_by or ""
-    fields = {
-        "request": request,
-        "pref": plan.pref,
-        "rid": plan.rid,
-        "path": plan.target,
-        "line": line,
-        "text": text,
-        "note": note,
-    }
     with writer_lock(store):
         refuse_stale(store, [plan])
         refuse_uncommitted(store, [plan])
-        txn = begin(
-            store, "strike", fields, [step_record(plan, route="strike", spans=list(plan.selected))], strike_entry, None
-        )
+        txn = begin(store, strike_intent(store, plan, line, text, note), strike_entry, None)
         txn.run_step(0, plan)
-        out = ForgetApplied(request)
+        out = ForgetApplied(txn.entry.request)
         out.ledger_commit = txn.record_ledger()
-        if not committed(txn.entry):
+        done = txn.entry.committed()
+        if not done:
             raise refusal(txn.entry)
-    out.commits = [
-        {"path": d["path"], "op": d["op"], "commit": d["commit"], "subject": d["subject"]} for d in committed(txn.entry)
-    ]
+    out.commits = [{"path": d.path, "op": d.op, "commit": d.commit, "subject": d.subject} for d in done]
     out.approved = [dict(ref) for ref in strike_entry(txn.entry)["approved"]]
-    out.message = f"struck {plan.target}:{line} for {request}; the decision is recorded in the ledger"
+    out.message = f"struck {plan.target}:{line} for {txn.entry.request}; the decision is recorded in the ledger"
     return out
 
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..errors import PalinodeError, StalePlan, UnreadableMemory
 from ..ops import lifecycle
@@ -30,7 +30,7 @@ from ..ops.backing import Flag
 from ..ops.plan import FieldChange, Plan
 from ..storage.gitstore import GitCommandFailed
 from ..storage.paths import spelled_on_disk
-from ..storage.records import OPERATION_KINDS
+from ..storage.records import OPERATION_KINDS, LedgerRecord
 from ..storage.store import Store
 from ..text.markdown import Region, Span
 from ..text.stem import counted_stems, stems
@@ -67,7 +67,7 @@ class Approved:
     resolver: str
     planned_at: str  # ISO 8601: the date a strike marker carries
     steps: tuple[tuple[Plan, str], ...]  # (the target's plan, narrowed to the approved spans; its route)
-    ledger: dict[str, Any]
+    ledger: LedgerRecord  # the decision's own fields: knobs, search_mode, targets, rejected, deferred, note
     base_commit: str | None = None
 
     @property
@@ -320,7 +320,7 @@ _LEDGER_TARGET = {
 }
 
 
-def _ledger(value: Any, where: str) -> dict[str, Any]:
+def _ledger(value: Any, where: str) -> LedgerRecord:
     ledger = _object(
         value,
         where,
@@ -336,7 +336,7 @@ def _ledger(value: Any, where: str) -> dict[str, Any]:
     )
     if ledger["failed"]:
         raise _Malformed(f"{where}.failed is not empty: a plan not applied yet has no failure")
-    return dict(value)  # as the file holds it: the ledger record keeps lists as written
+    return cast(LedgerRecord, dict(value))  # as the file holds it (checked above): lists kept as written
 
 
 def _approved(data: Any) -> Approved:

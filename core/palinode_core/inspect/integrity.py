@@ -38,7 +38,7 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
     items = journal.pending(store) if interrupted else []
     problems: list[Problem] = [
         Problem(
-            str(item.entry.get("target") or item.entry.get("request") or item.path.name),
+            item.target or item.path.name,
             f"interrupted_{item.kind}",
             item.summary
             + (" — run recover to complete or roll back" if item.can_complete or item.can_roll_back else ""),
@@ -78,25 +78,14 @@ def integrity(store: Store, memories: Mapping[str, Memory], *, interrupted: bool
         )
     # our atomic writes' temp files: in any memory's folder, the audit folder, or one a journal names
     folders = {AUDIT_DIR, ""} | {rel.rpartition("/")[0] for rel in memories}
-    folders |= {
-        f["rel"].rpartition("/")[0]
-        for item in items
-        for entry in [item.entry, *(c for _, c in item.children)]
-        for f in entry.get("files", [])
-    }
+    folders |= {rel.rpartition("/")[0] for item in items for rel in item.writes}
     if interrupted and not any(item.live for item in items):
         problems += [
             Problem(rel, "temp_file", "a temp file an interrupted write left behind; recover removes it")
             for rel in journal.temp_files(store, folders)
         ]
     # an interrupted operation explains its file's other symptoms: report only the cause
-    explained = {p.path for p in problems} | {s["target"] for item in items for s in item.entry.get("steps", [])}
-    explained |= {
-        f["rel"]
-        for item in items
-        for entry in [item.entry, *(c for _, c in item.children)]
-        for f in entry.get("files", [])
-    }
+    explained = {p.path for p in problems} | {rel for item in items for rel in (*item.step_targets, *item.writes)}
     for rel, memory in sorted(memories.items()):
         if memory.superseded_by and memory.superseded_by not in memories:
             problems.append(

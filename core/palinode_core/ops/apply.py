@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..errors import GitError, PalinodeError, PathError, StalePlan, UncommittedEdits, UnreadableMemory
 from ..storage import safeio
 from ..storage.gitparse import blob_id
 from ..storage.gitstore import GitCommandFailed
+from ..storage.records import CommitIntent, FileIntent, step_op_id
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from ..text.history import with_entry
 from . import journal
-from .journal import in_head
+from .journal import Recovered, in_head
 from .lock import git_locks, writer_lock
 from .plan import Applied, Plan
 from .subjects import OP_ID_TRAILER
@@ -62,24 +63,24 @@ def apply(
         refuse_uncommitted(store, [plan])  # again: the lock holds off our writers, not an editor or a script
         history_before, _ = read_or_refuse(store, plan.history_rel, plan.target)
         history_after = with_entry(history_before, plan.history_line or "")
-        files: list[dict[str, Any]] = [
-            {"rel": plan.target, "before": target_before, "after": plan.new_text},
-            {"rel": plan.history_rel, "before": history_before, "after": history_after},
+        files = [
+            FileIntent(plan.target, target_before, plan.new_text),
+            FileIntent(plan.history_rel, history_before, history_after),
         ]
-        meta = {
-            "kind": "apply",
-            "op": plan.op,
-            "target": plan.target,
-            "history_rel": plan.history_rel,
-            "subject": plan.commit_subject or plan.op,
-            "trailers": plan.trailers,
-            "parent": parent,
-            "step": step_index,
-            "op_id": step_op_id(parent, step_index) if parent and step_index is not None else None,
-        }
+        intent = CommitIntent(
+            kind="apply",
+            op=plan.op,
+            target=plan.target,
+            history_rel=plan.history_rel,
+            subject=plan.commit_subject or plan.op,
+            trailers=plan.trailers,
+            parent=parent,
+            step=step_index,
+            op_id=step_op_id(parent, step_index) if parent and step_index is not None else None,
+        )
         sha = commit_files(
             store,
-            meta,
+            intent,
             files,
             fault,
             on_commit,
@@ -153,10 +154,10 @@ def refuse_uncommitted(store: Store, plans: list[Plan]) -> None:
         raise UncommittedEdits(f"commit or stash your edits to {', '.join(dirty)} first; nothing was changed")
 
 
-def _refuse_marked(files: list[dict[str, Any]], index: dict[str, list[str]], tags: dict[str, str]) -> None:
+def _refuse_marked(files: Sequence[FileIntent], index: dict[str, list[str]], tags: dict[str, str]) -> None:
     """An index entry git is told not to look at: skip-worktree (git will not stage it), or
     assume-unchanged holding an edit `git status` does not report (it would be committed as ours)."""
-    skipped = [f["rel"] for f in files if tags.get(f["rel"], "").upper() == "S"]  # "s": also assume-unchanged
+    skipped = [f.rel for f in files if tags.get(f.rel, "").upper() == "S"]  # "s": also assume-unchanged
     if skipped:
         raise UncommittedEdits(
             f"{', '.join(skipped)} marked skip-worktree (outside a sparse checkout): git will not stage it; "
@@ -164,13 +165,13 @@ def _refuse_marked(files: list[dict[str, Any]], index: dict[str, list[str]], tag
         )
     hidden = []
     for f in files:
-        entry = index.get(f["rel"])
-        if entry is None or tags.get(f["rel"]) == "H" or entry[2] != "0":
+        entry = index.get(f.rel)
+        if entry is None or tags.get(f.rel) == "H" or entry[2] != "0":
             continue
-        text = f["before"]
+        text = f.before
         # as git's own line-ending conversion (core.autocrlf, eol) would store it
         if entry[1] not in (blob_id(text, entry[1]), blob_id(text and text.replace("\r\n", "\n"), entry[1])):
-            hidden.append(f["rel"])
+            hidden.append(f.rel)
     if hidden:
         raise UncommittedEdits(
             f"{', '.join(hidden)} differ from the last commit but are marked assume-unchanged, so git status "
@@ -202,41 +203,34 @@ def _apply_flags(store: Store, plan: Plan) -> tuple[str | None, str | None]:
     if not todo:
         return None, None
     subject = (plan.flags_subject or "").replace(f"-> {len(plan.flags)} dependent", f"-> {len(todo)} dependent")
-    files: list[dict[str, Any]] = [{"rel": f.rel, "before": f.old_text, "after": f.new_text} for f in todo]
+    files = [FileIntent(f.rel, f.old_text, f.new_text) for f in todo]
     try:
-        return commit_files(
-            store,
-            {
-                "kind": "flags",
-                "op": "flag dependents of",
-                "target": plan.target,
-                "subject": subject,
-                "trailers": plan.trailers,
-            },
-            files,
-            None,
-        ), None
+        intent = CommitIntent(
+            kind="flags", op="flag dependents of", target=plan.target, subject=subject, trailers=plan.trailers
+        )
+        return commit_files(store, intent, files, None), None
     except PalinodeError as exc:
         return None, f"dependents were not flagged: {exc}"
 
 
 def commit_files(
     store: Store,
-    meta: dict[str, Any],
-    files: list[dict[str, Any]],
+    intent: CommitIntent,
+    files: Sequence[FileIntent],
     fault: Fault | None,
     on_commit: Callable[[str | None], None] | None = None,
     recheck: Callable[[], bool] | None = None,
     steps: tuple[str, ...] = ("after_file_write", "after_history_write"),
 ) -> str | None:
-    """Journal, write ``files`` (rel, before, after) in order, commit exactly them.
+    """Journal ``intent`` (what the commit is), write ``files`` in order,
+    commit exactly them.
 
     The caller holds the writer lock. Returns the commit, or None when the
     change was already in HEAD (someone else committed our bytes). On failure
     the files and their index entries are as they were, and the error says so."""
     step = fault or _nothing
-    rels = [f["rel"] for f in files]
-    name = meta.get("target") or rels[0]
+    rels = [f.rel for f in files]
+    name = intent.target or rels[0]
     for rel in rels:
         refuse_misspelled(store, rel)
     abs_paths = [store.resolve(rel)[1] for rel in rels]
@@ -246,11 +240,16 @@ def commit_files(
         # The id travels in the commit, so a record names the operation whatever its sha becomes
         # after a rebase; journaled with the message, so a recovered commit carries the same id.
         at = store.now().isoformat()
-        op_id = meta.get("op_id") or new_op_id(str(meta.get("kind") or "op"), at, files, index_before)
-        meta = {**meta, "op_id": op_id, "trailers": {**(meta.get("trailers") or {}), OP_ID_TRAILER: op_id}}
-        entry = journal.write_entry(
-            store, {**meta, "files": files, "index_before": index_before, "started_at": store.now().isoformat()}
+        op_id = intent.op_id or new_op_id(intent.kind, at, files, index_before)
+        intent = replace(
+            intent,
+            op_id=op_id,
+            trailers={**intent.trailers, OP_ID_TRAILER: op_id},
+            files=tuple(files),
+            index_before=index_before,
+            started_at=store.now().isoformat(),
         )
+        intent, entry = journal.write_entry(store, intent)
     except OSError as exc:
         raise PalinodeError(f"could not write {name}: {exc.strerror or exc}; nothing was changed") from None
     try:
@@ -259,32 +258,31 @@ def commit_files(
         if recheck is not None and not recheck():
             raise StalePlan(f"{name} changed while applying; nothing was written")
         for number, (f, path) in enumerate(zip(files, abs_paths, strict=True)):
-            if f["after"] is not None:
-                atomic_write(path, f["after"])
+            if f.after is not None:
+                atomic_write(path, f.after)
             step(steps[number] if number < len(steps) else f"after_write_{number}")
         step("before_commit")
-        if store.read_optional(rels[0])[0] != files[0]["after"]:
+        if store.read_optional(rels[0])[0] != files[0].after:
             # someone wrote the file after us: keep their bytes, take back only the rest
             put_back(store, files[1:], index_before)
             raise StalePlan(f"{name} was changed by someone else while applying; their version was kept")
         # a plain index entry is committed from the worktree with no `git add` first
         add_first = [rel for rel in rels if tags.get(rel) != "H" or index_before[rel][2] != "0"]
-        sha = store.git.commit(
-            rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}, add_first=add_first
-        )
+        subject = intent.subject or str(intent.op)
+        sha = store.git.commit(rels, subject, intent.trailers, add_first=add_first)
         committed = in_head(store, files, store.git.head_after_commit)
         for _ in range(2):
             if committed:
                 break
             # a rival (a reset, a checkout) reverted part of our write between the check and git reading
             # the files: write what it took again and commit that too, so HEAD holds the whole change
-            currents = [store.read_optional(f["rel"])[0] for f in files]
-            if any(c not in (f["before"], f["after"]) for c, f in zip(currents, files, strict=True)):
+            currents = [store.read_optional(f.rel)[0] for f in files]
+            if any(c not in (f.before, f.after) for c, f in zip(currents, files, strict=True)):
                 break  # a stranger's bytes, not a revert: never written over
             for f, path, current in zip(files, abs_paths, currents, strict=True):
-                if f["after"] is not None and current != f["after"]:
-                    atomic_write(path, f["after"])
-            sha = store.git.commit(rels, meta.get("subject") or str(meta.get("op")), meta.get("trailers") or {}) or sha
+                if f.after is not None and current != f.after:
+                    atomic_write(path, f.after)
+            sha = store.git.commit(rels, subject, intent.trailers) or sha
             committed = in_head(store, files, store.git.head_after_commit)
         if not committed:
             raise GitError(f"another process kept changing {name} while it was committed")
@@ -322,20 +320,14 @@ def commit_files(
     return sha
 
 
-def new_op_id(kind: str, at: str, files: list[dict[str, Any]], index_before: dict[str, list[str]]) -> str:
+def new_op_id(kind: str, at: str, files: Sequence[FileIntent], index_before: dict[str, list[str]]) -> str:
     """Unique per commit (the time, what it writes over what), yet reproducible
     under a fixed clock: the demo store's history is the same every build."""
     digest = hashlib.sha256(f"{at}\0{json.dumps(index_before, sort_keys=True)}".encode())
     for f in files:
-        digest.update(f"\0{f['rel']}\0".encode("utf-8", "surrogatepass"))
-        digest.update(str(f["after"]).encode("utf-8", "surrogatepass"))
+        digest.update(f"\0{f.rel}\0".encode("utf-8", "surrogatepass"))
+        digest.update(str(f.after).encode("utf-8", "surrogatepass"))
     return f"{kind}-{digest.hexdigest()[:12]}"
-
-
-def step_op_id(txn_id: str, step: int | str) -> str:
-    """The id of one step of a transaction (or its ``ledger`` record): known
-    before the commit exists, so the transaction's journal names it too."""
-    return f"{txn_id}.{step}"
 
 
 def _reason(exc: BaseException, name: str) -> str:
@@ -351,7 +343,7 @@ def _held_git_lock(store: Store) -> str | None:
 
 
 def put_back(
-    store: Store, files: list[dict[str, Any]], index_before: dict[str, list[str]], subject: str | None = None
+    store: Store, files: Sequence[FileIntent], index_before: dict[str, list[str]], subject: str | None = None
 ) -> str | None:
     """Files and their index entries as they were before we staged anything.
 
@@ -360,18 +352,18 @@ def put_back(
     ``subject``), so no half-change is left staged or silently reverted."""
     in_commit = []
     for f in files:
-        _, path = store.resolve(f["rel"])
-        current, _ = store.read_optional(f["rel"])
-        if current == f["after"] and current != f["before"]:
-            if f["before"] is None:
-                safeio.unlink(f["rel"], store.root)  # never through a swapped-in folder link
+        _, path = store.resolve(f.rel)
+        current, _ = store.read_optional(f.rel)
+        if current == f.after and current != f.before:
+            if f.before is None:
+                safeio.unlink(f.rel, store.root)  # never through a swapped-in folder link
             else:
-                atomic_write(path, f["before"])
-        elif current != f["before"]:
+                atomic_write(path, f.before)
+        elif current != f.before:
             continue  # a stranger's bytes: theirs to keep
-        if store.git.blob_at("HEAD", f["rel"]) == f["after"] and f["after"] != f["before"]:
-            in_commit.append(f["rel"])
-    rels = [f["rel"] for f in files if f["rel"] not in in_commit]
+        if store.git.blob_at("HEAD", f.rel) == f.after and f.after != f.before:
+            in_commit.append(f.rel)
+    rels = [f.rel for f in files if f.rel not in in_commit]
     now = store.git.index_entries(rels) if rels else {}
     for rel in rels:
         if now.get(rel) != index_before.get(rel):
@@ -383,32 +375,25 @@ def put_back(
     return None
 
 
-def finish(store: Store, entry: dict[str, Any], how: str) -> dict[str, Any]:
+def finish(store: Store, intent: CommitIntent, how: str) -> Recovered:
     """Complete or roll back one interrupted single commit, from the real state."""
-    files = entry["files"]
-    name = entry.get("target") or files[0]["rel"]
+    files, name = intent.files, intent.name
     if in_head(store, files):
-        return {"result": "already committed", "commit": _last_commit(store, files[0]["rel"])}
-    states = [store.read_optional(f["rel"])[0] for f in files]
-    if any(s not in (f["before"], f["after"]) for s, f in zip(states, files, strict=True)):
+        return {"result": "already committed", "commit": _last_commit(store, files[0].rel)}
+    states = [store.read_optional(f.rel)[0] for f in files]
+    if any(s not in (f.before, f.after) for s, f in zip(states, files, strict=True)):
         raise PalinodeError(f"cannot {how} {name}: it was changed by someone else since; resolve it by hand")
     if how == "rollback":
-        sha = put_back(
-            store,
-            files,
-            entry.get("index_before") or {},
-            f"palinode-audit recover: roll back {entry.get('op') or entry['kind']} {name}",
-        )
-        return {"result": "rolled back", **({"commit": sha} if sha else {})}
+        subject = f"palinode-audit recover: roll back {intent.op or intent.kind} {name}"
+        sha = put_back(store, files, intent.index_before, subject)
+        return {"result": "rolled back", "commit": sha} if sha else {"result": "rolled back"}
     for f, state in zip(files, states, strict=True):
-        if state != f["after"] and f["after"] is not None:
-            atomic_write(store.resolve(f["rel"])[1], f["after"])
-    sha = store.git.commit(
-        [f["rel"] for f in files], entry.get("subject") or str(entry.get("op")), entry.get("trailers") or {}
-    )
+        if state != f.after and f.after is not None:
+            atomic_write(store.resolve(f.rel)[1], f.after)
+    sha = store.git.commit([f.rel for f in files], intent.subject or str(intent.op), intent.trailers)
     if sha is None and not in_head(store, files):
         raise PalinodeError(f"cannot complete {name}: git committed nothing")
-    return {"result": "completed", "commit": sha or _last_commit(store, files[0]["rel"])}
+    return {"result": "completed", "commit": sha or _last_commit(store, files[0].rel)}
 
 
 def _last_commit(store: Store, rel: str) -> str | None:

@@ -20,21 +20,23 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, TypeVar
 
 from ..errors import GitError, PathError
 from ..storage import safeio
 from ..storage.gitparse import HeadObjects
+from ..storage.records import CommitIntent, FileIntent, Json, Malformed, TxnIntent, parse_entry
 from ..storage.store import Store
 from ..storage.textio import atomic_write
 from .lock import audit_dir, busy_elsewhere
 
 # atomic_write's temp names: ".<name>." + mkstemp's 8 random characters + ".tmp"
 TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
-TXN_KINDS = ("forget", "withdraw")
+Entry = CommitIntent | TxnIntent
+E = TypeVar("E", CommitIntent, TxnIntent)
 
 
 def journal_dir(store: Store) -> Path | None:
@@ -42,25 +44,28 @@ def journal_dir(store: Store) -> Path | None:
     return None if folder is None else folder / "journal"
 
 
-def write_entry(store: Store, entry: dict[str, Any]) -> Path | None:
+def write_entry(store: Store, entry: E) -> tuple[E, Path | None]:
+    """Journal a new entry; it is given its id here (returned with it)."""
     folder = journal_dir(store)
     if folder is None:
-        return None
-    if "id" not in entry:
+        return entry, None
+    if not entry.id:
         # from what it records and when (its ids go into commits: a fixed clock gives the demo
         # store the same history every build); a clash with a live entry takes a random id
-        body = json.dumps(entry, ensure_ascii=False, sort_keys=True, default=str)
-        entry["id"] = f"{entry['kind']}-{hashlib.sha256(body.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
-        if (folder / f"{entry['id']}.json").exists():
-            entry["id"] = f"{entry['kind']}-{secrets.token_hex(6)}"
-    path = folder / f"{entry['id']}.json"
-    atomic_write(path, json.dumps(entry, ensure_ascii=False))
-    return path
+        body = json.dumps(entry.to_json(), ensure_ascii=False, sort_keys=True, default=str)
+        entry = replace(
+            entry, id=f"{entry.kind}-{hashlib.sha256(body.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+        )
+        if (folder / f"{entry.id}.json").exists():
+            entry = replace(entry, id=f"{entry.kind}-{secrets.token_hex(6)}")
+    path = folder / f"{entry.id}.json"
+    atomic_write(path, json.dumps(entry.to_json(), ensure_ascii=False))
+    return entry, path
 
 
-def update(path: Path | None, entry: dict[str, Any]) -> None:
+def update(path: Path | None, entry: TxnIntent) -> None:
     if path is not None:
-        atomic_write(path, json.dumps(entry, ensure_ascii=False))
+        atomic_write(path, json.dumps(entry.to_json(), ensure_ascii=False))
 
 
 def clear(path: Path | None) -> None:
@@ -68,48 +73,77 @@ def clear(path: Path | None) -> None:
         path.unlink(missing_ok=True)
 
 
-def in_head(store: Store, files: list[dict[str, Any]], seen: HeadObjects | None = None) -> bool:
+def in_head(store: Store, files: Sequence[FileIntent], seen: HeadObjects | None = None) -> bool:
     """Does HEAD hold every file exactly as we meant to write it? ``seen``: HEAD
     as our commit left it, read by that commit (else read now, in one git process)."""
-    rels = [f["rel"] for f in files]
+    rels = [f.rel for f in files]
     try:
         head = seen if seen is not None and all(rel in seen.blobs for rel in rels) else store.git.head_objects(rels)
     except GitError:  # git could not answer in one go: ask file by file
-        return all(store.git.blob_at("HEAD", f["rel"]) == f["after"] for f in files)
-    return all(head.holds(f["rel"], f["after"]) for f in files)
+        return all(store.git.blob_at("HEAD", f.rel) == f.after for f in files)
+    return all(head.holds(f.rel, f.after) for f in files)
 
 
-def staged_leftovers(store: Store, entry: dict[str, Any]) -> list[str]:
+def staged_leftovers(store: Store, intent: CommitIntent) -> list[str]:
     """Paths whose index entry is no longer what it was before we staged."""
-    before = entry.get("index_before") or {}
-    rels = [f["rel"] for f in entry.get("files", [])]
+    rels = [f.rel for f in intent.files]
     now = store.git.index_entries(rels) if rels else {}
-    return [rel for rel in rels if now.get(rel) != before.get(rel)]
+    return [rel for rel in rels if now.get(rel) != intent.index_before.get(rel)]
 
 
 @dataclass(frozen=True)
 class Interrupted:
-    """One operation that did not finish, with what was and was not done."""
+    """One operation that did not finish, with what was and was not done.
+    ``entry`` is None for an entry this tool cannot act on (unreadable, not
+    one it wrote, or an older version's); ``kind`` and ``target`` name it."""
 
     path: Path
-    entry: dict[str, Any]
+    entry: Entry | None
     summary: str
     can_complete: bool
     can_roll_back: bool
-    children: tuple[tuple[Path, dict[str, Any]], ...] = ()
+    children: tuple[tuple[Path, CommitIntent], ...] = ()
     live: bool = False  # another writer holds the lock: work in progress, not a crash
     done: dict[int, str | None] = field(default_factory=dict)
     ledger_committed: bool = False
+    older: tuple[str, str | None, str | None] | None = None  # an older version's entry: its kind, target, id
 
     @property
     def kind(self) -> str:
-        return str(self.entry.get("kind"))
+        if self.entry is not None:
+            return self.entry.kind
+        return self.older[0] if self.older else "unknown"
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def target(self) -> str | None:
+        if isinstance(self.entry, CommitIntent):
+            return self.entry.target
+        if isinstance(self.entry, TxnIntent):
+            return self.entry.request
+        return self.older[1] if self.older else None
+
+    @property
+    def id(self) -> str | None:
+        if self.entry is not None:
+            return self.entry.id or self.path.stem
+        return self.older[2] if self.older else self.path.stem
+
+    @property
+    def writes(self) -> list[str]:
+        """Every file it (and each step of it cut short) writes."""
+        intents = [self.entry, *(child for _, child in self.children)]
+        return [f.rel for intent in intents if isinstance(intent, CommitIntent) for f in intent.files]
+
+    @property
+    def step_targets(self) -> list[str]:
+        """A transaction's targets, every step's."""
+        return [step.target for step in self.entry.steps] if isinstance(self.entry, TxnIntent) else []
+
+    def to_dict(self) -> Recovered:
         return {
-            "id": self.entry.get("id"),
+            "id": self.id,
             "kind": self.kind,
-            "target": self.entry.get("target") or self.entry.get("request"),
+            "target": self.target,
             "summary": self.summary,
             "can_complete": self.can_complete,
             "can_roll_back": self.can_roll_back,
@@ -117,11 +151,39 @@ class Interrupted:
         }
 
 
-def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
+class Recovered(TypedDict, total=False):
+    """What recover did with one interrupted operation, or with git's locks or temp files a stop left."""
+
+    id: str | None
+    kind: str
+    target: str | None
+    summary: str
+    can_complete: bool
+    can_roll_back: bool
+    live: bool
+    request: str
+    result: str
+    commit: str | None  # one commit's
+    commits: list[str | None]  # a transaction's
+    failed: list[FailedJson]
+    ledger_commit: str | None
+    paths: list[str]
+
+
+class FailedJson(TypedDict):
+    """A refused step, as recover and a withdraw report it."""
+
+    path: str
+    op: str
+    reason: str
+    index: NotRequired[int]
+
+
+def _entries(store: Store) -> list[tuple[Path, Json | None]]:
     folder = journal_dir(store)
     if folder is None or not folder.is_dir():
         return []
-    out: list[tuple[Path, dict[str, Any] | None]] = []
+    out: list[tuple[Path, Json | None]] = []
     for path in sorted(folder.glob("*.json")):
         try:
             entry = json.loads(safeio.read_bytes(path))  # no link followed, a FIFO refused unread
@@ -131,70 +193,65 @@ def _entries(store: Store) -> list[tuple[Path, dict[str, Any] | None]]:
     return out
 
 
+def _typed(store: Store, path: Path, raw: Json | None, live: bool) -> Entry | Interrupted:
+    """The entry as its record, or the Interrupted listing it as one recover cannot act on."""
+    if raw is None:
+        return Interrupted(path, None, "an unreadable journal entry (remove it by hand)", False, False, live=live)
+    try:
+        entry = parse_entry(raw)
+        problem = None if entry is None else _foreign(store, entry)
+    except Malformed as exc:
+        entry, problem = None, str(exc)
+    if problem is not None:
+        return Interrupted(
+            path,
+            None,
+            f"a journal entry this tool did not write ({problem}; remove it by hand)",
+            False,
+            False,
+            live=live,
+        )
+    if entry is None:  # an older version's entry: shown, never silently skipped
+        kind, target = raw.get("kind"), raw.get("target") or raw.get("request")
+        return Interrupted(
+            path,
+            None,
+            f"a journal entry this version cannot repair ({path.name}); check the files it names and remove it by hand",
+            False,
+            False,
+            live=live,
+            older=(str(kind), target if isinstance(target, str) else None, str(raw["id"]) if "id" in raw else None),
+        )
+    return entry
+
+
 def pending(store: Store) -> list[Interrupted]:
     """Every journaled operation that has not finished; a transaction's steps are inside it."""
     live = busy_elsewhere(store)
-    entries = _entries(store)
-    ids = {e.get("id") for _, e in entries if e}
+    typed = [(path, _typed(store, path, raw, live)) for path, raw in _entries(store)]
+    ids = {e.id for _, e in typed if not isinstance(e, Interrupted)}
     out = []
-    for path, entry in entries:
-        if entry is None:
-            out.append(
-                Interrupted(
-                    path,
-                    {"kind": "unknown", "id": path.stem},
-                    "an unreadable journal entry (remove it by hand)",
-                    False,
-                    False,
-                    live=live,
-                )
-            )
-        elif entry.get("parent") in ids:
+    for path, entry in typed:
+        if isinstance(entry, Interrupted):
+            out.append(entry)
+        elif isinstance(entry, CommitIntent) and entry.parent in ids:
             continue  # described with its transaction
-        elif problem := _foreign(store, entry):
-            out.append(
-                Interrupted(
-                    path,
-                    {"kind": "unknown", "id": path.stem},
-                    f"a journal entry this tool did not write ({problem}; remove it by hand)",
-                    False,
-                    False,
-                    live=live,
-                )
-            )
-        elif entry.get("kind") in TXN_KINDS:
-            children = tuple((p, e) for p, e in entries if e and e.get("parent") == entry.get("id"))
+        elif isinstance(entry, TxnIntent):
+            children = tuple((p, e) for p, e in typed if isinstance(e, CommitIntent) and e.parent == entry.id)
             out.append(_describe_txn(store, path, entry, children, live))
-        elif "files" in entry:
+        else:
             out.append(_describe_single(store, path, entry, live))
-        else:  # an older version's entry: shown, never silently skipped
-            out.append(
-                Interrupted(
-                    path,
-                    entry,
-                    f"a journal entry this version cannot repair ({path.name}); "
-                    "check the files it names and remove it by hand",
-                    False,
-                    False,
-                    live=live,
-                )
-            )
     return out
 
 
-def _foreign(store: Store, entry: dict[str, Any]) -> str | None:
+def _foreign(store: Store, entry: Entry) -> str | None:
     """Why ``entry`` cannot be one this tool journaled (so it is listed, never
-    acted on), or None: a malformed transaction, or a path outside the store."""
-    if entry.get("kind") in TXN_KINDS and (problem := malformed_txn(entry)):
-        return problem
-    named = [f.get("rel") if isinstance(f, dict) else f for f in entry.get("files") or []]
-    for step in entry.get("steps") or []:
-        named += [step.get("target"), step.get("history_rel")] if isinstance(step, dict) else [step]
+    acted on), or None: a path outside the store."""
+    if isinstance(entry, CommitIntent):
+        named = [f.rel for f in entry.files]
+    else:
+        named = [rel for step in entry.steps for rel in (step.target, step.history_rel)]
     for rel in named:
-        if rel is None:
-            continue
-        if not isinstance(rel, str):
-            return "a path that is not text"
         try:
             store.resolve(rel)
         except PathError as exc:
@@ -210,20 +267,25 @@ def _state(current: str | None, old: str | None, new: str | None) -> str:
     return "other"
 
 
-def _describe_single(store: Store, path: Path, entry: dict[str, Any], live: bool) -> Interrupted:
-    files = entry["files"]
-    name = f"{entry.get('op') or entry.get('kind')} {entry.get('target') or files[0]['rel']}"
+def _describe_single(store: Store, path: Path, entry: CommitIntent, live: bool) -> Interrupted:
+    name = f"{entry.op or entry.kind} {entry.name}"
     if live:
         return Interrupted(
-            path, entry, f"{name} is being written by another palinode-audit right now", False, False, live=True
+            path,
+            entry,
+            f"{name} is being written by another palinode-audit right now",
+            False,
+            False,
+            live=True,
         )
-    if in_head(store, files):
+    if in_head(store, entry.files):
         return Interrupted(path, entry, f"{name}: written and committed; only the journal was left behind", True, False)
-    states = [_state(store.read_optional(f["rel"])[0], f["before"], f["after"]) for f in files]
+    files = entry.files
+    states = [_state(store.read_optional(f.rel)[0], f.before, f.after) for f in files]
     staged = staged_leftovers(store, entry)
     tail = f"; staged and not committed: {', '.join(staged)}" if staged else ""
     if "other" in states:
-        which = files[states.index("other")]["rel"]
+        which = files[states.index("other")].rel
         return Interrupted(
             path,
             entry,
@@ -231,7 +293,7 @@ def _describe_single(store: Store, path: Path, entry: dict[str, Any], live: bool
             False,
             False,
         )
-    if entry.get("kind") == "apply" and len(states) == 2:
+    if entry.kind == "apply" and len(states) == 2:
         steps = {
             ("old", "old"): "before anything was written",
             ("new", "old"): "after the file write (history not appended, not committed)",
@@ -245,50 +307,45 @@ def _describe_single(store: Store, path: Path, entry: dict[str, Any], live: bool
 
 
 def progress(
-    store: Store, entry: dict[str, Any], children: Iterable[tuple[Path, dict[str, Any]]]
+    store: Store, entry: TxnIntent, children: Iterable[tuple[Path, CommitIntent]]
 ) -> tuple[dict[int, str | None], bool]:
     """Which steps of a transaction are committed, and whether its ledger record is,
     from the journal's record and, for the step a stop cut short, from HEAD."""
-    done: dict[int, str | None] = {d["index"]: d.get("commit") for d in entry.get("done", [])}
-    ledger = bool(entry.get("ledger_commit"))
+    done: dict[int, str | None] = {d.index: d.commit for d in entry.done}
+    ledger = False
     for _, child in children:
-        committed = "files" in child and in_head(store, child["files"])
-        if committed and child.get("kind") == "apply" and child.get("step") is not None:
-            done.setdefault(int(child["step"]), None)
-        if committed and child.get("kind") == "ledger":
+        committed = in_head(store, child.files)
+        if committed and child.kind == "apply" and child.step is not None:
+            done.setdefault(child.step, None)
+        if committed and child.kind == "ledger":
             ledger = True
-    if not ledger and entry.get("ledger_rel"):
-        text = store.git.blob_at("HEAD", entry["ledger_rel"]) or ""
-        ledger = json.dumps({"txn": entry["id"]})[1:-1] in text
+    if not ledger and entry.ledger_rel:
+        text = store.git.blob_at("HEAD", entry.ledger_rel) or ""
+        ledger = json.dumps({"txn": entry.id})[1:-1] in text
     return done, ledger
 
 
 def _describe_txn(
-    store: Store, path: Path, entry: dict[str, Any], children: tuple[tuple[Path, dict[str, Any]], ...], live: bool
+    store: Store, path: Path, entry: TxnIntent, children: tuple[tuple[Path, CommitIntent], ...], live: bool
 ) -> Interrupted:
-    what = "withdraw" if entry["kind"] == "withdraw" else "forget apply"
+    what = "withdraw" if entry.kind == "withdraw" else "forget apply"
     if live:
         return Interrupted(
             path,
             entry,
-            f"{what} of {entry.get('request')} is in progress in another palinode-audit right now",
+            f"{what} of {entry.request} is in progress in another palinode-audit right now",
             False,
             False,
             children,
             live=True,
         )
     done, ledger = progress(store, entry, children)
-    total = len(entry.get("steps", []))
-    unit = "step(s)" if entry["kind"] == "withdraw" else "target commit(s)"
-    summary = f"{what} of {entry.get('request')} stopped after {len(done)} of {total} {unit}"
+    total = len(entry.steps)
+    unit = "step(s)" if entry.kind == "withdraw" else "target commit(s)"
+    summary = f"{what} of {entry.request} stopped after {len(done)} of {total} {unit}"
     summary += "; its ledger record is committed" if ledger else "; its ledger record is not committed"
     staged = sorted(
-        {
-            rel
-            for _, child in children
-            if "files" in child and not in_head(store, child["files"])
-            for rel in staged_leftovers(store, child)
-        }
+        {rel for _, child in children if not in_head(store, child.files) for rel in staged_leftovers(store, child)}
     )
     if staged:
         summary += f"; staged and not committed: {', '.join(staged)}"
@@ -313,26 +370,3 @@ def journal_temp_files(store: Store) -> list[Path]:
     if folder is None or not folder.is_dir():
         return []
     return [p for p in folder.iterdir() if TEMP_RE.match(p.name)]
-
-
-_STEP_TEXT = ("op", "target", "history_rel", "old_text", "new_text")
-
-
-def malformed_txn(entry: Any) -> str | None:
-    """What makes ``entry`` other than a transaction ``begin`` journals, or None."""
-    if not isinstance(entry, dict):
-        return "not a record"
-    for key, kind in (("steps", list), ("done", list), ("failed", list), ("kind", str)):
-        if not isinstance(entry.get(key), kind):
-            return f"its {key!r} is missing or not a {kind.__name__}"
-    for step in entry["steps"]:
-        if not isinstance(step, dict) or not all(isinstance(step.get(k), str) for k in _STEP_TEXT):
-            return "a step is not a recorded operation"
-        if not isinstance(step.get("trailers") or {}, dict):
-            return "a step's trailers are not a mapping"
-    for done in entry["done"]:
-        if not isinstance(done, dict) or not isinstance(done.get("index"), int):
-            return "a done step has no index"
-        if not 0 <= done["index"] < len(entry["steps"]):
-            return "a done step names no recorded step"
-    return None

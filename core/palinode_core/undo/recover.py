@@ -8,15 +8,16 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Any
 
 from ..errors import PalinodeError
 from ..forget import review, txn
 from ..ops import apply as ops_apply
 from ..ops import journal
+from ..ops.journal import Recovered
 from ..ops.lock import git_locks, why_not_stale, writer_lock
 from ..storage import safeio
 from ..storage.commits import escape_control
+from ..storage.records import CommitIntent
 from ..storage.store import AUDIT_DIR, Store
 from . import withdraw
 
@@ -28,17 +29,14 @@ def leftover_folders(store: Store, items: list[journal.Interrupted] | None = Non
     folders = {AUDIT_DIR, ""}
     for rel, _abs, _st in store.iter_markdown():
         folders.add(rel.rpartition("/")[0])
-    for item in items or []:
-        for entry in [item.entry, *(child for _, child in item.children)]:
-            for f in entry.get("files", []):
-                folders.add(f["rel"].rpartition("/")[0])
+    folders |= {rel.rpartition("/")[0] for item in items or [] for rel in item.writes}
     return folders
 
 
-def recover(store: Store, how: str) -> list[dict[str, Any]]:
+def recover(store: Store, how: str) -> list[Recovered]:
     """Complete or roll back every interrupted operation ("complete" | "rollback")."""
     store.check_writable()
-    results: list[dict[str, Any]] = []
+    results: list[Recovered] = []
     with writer_lock(store):  # held: no writer of ours is at work, so every journal entry is a stop's
         items = journal.pending(store)
         cleared = _clear_git_locks(store, items)
@@ -56,7 +54,7 @@ def recover(store: Store, how: str) -> list[dict[str, Any]]:
             if item.kind in LEDGERS:
                 results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
                 continue
-            if "files" not in item.entry:
+            if not isinstance(item.entry, CommitIntent):  # unreadable, not ours, or an older version's
                 raise PalinodeError(f"cannot {how}: {item.summary}")
             outcome = ops_apply.finish(store, item.entry, how)
             journal.clear(item.path)

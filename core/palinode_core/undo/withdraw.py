@@ -4,17 +4,18 @@ struck, archive the request record; each step its own commit, journaled."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..forget.requests import Request, find_requests, request_at
-from ..forget.txn import begin, committed, describe, refusal, step_record
+from ..forget.txn import begin, describe, intent, refusal, step_record
 from ..ops import lifecycle
+from ..ops.journal import FailedJson
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.records import CommitRef, LedgerRecord
+from ..storage.records import CommitRef, DoneStep, LedgerRecord, TxnIntent
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.words import retraction_id
@@ -89,8 +90,9 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
     store.check_writable()
     store.git.preflight()
     with writer_lock(store):
-        fields = {"request": wplan.request, "pref": wplan.pref, "rid": retraction_id(wplan.pref), "broad": wplan.broad}
-        txn = begin(store, "withdraw", fields, [step_record(s) for s in wplan.steps], ledger_entry, fault)
+        steps = [step_record(s) for s in wplan.steps]
+        entry = intent(store, "withdraw", wplan.request, wplan.pref, retraction_id(wplan.pref), steps)
+        txn = begin(store, replace(entry, broad=wplan.broad), ledger_entry, fault)
         written: dict[str, str] = {}
         for number, step in enumerate(wplan.steps):
             plan = step
@@ -104,10 +106,10 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
                 break
             written[step.target] = store.load(step.target).fingerprint
         ledger_commit = txn.record_ledger()  # none when nothing was committed
-    done = committed(txn.entry)
-    if txn.entry["failed"] and not done:
+    done = txn.entry.committed()
+    if txn.entry.failed and not done:
         raise refusal(txn.entry)
-    failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in txn.entry["failed"]]
+    failed = _failed(txn.entry)
     return {
         "request": wplan.request,
         "status": "partial" if failed else "withdrawn",
@@ -121,23 +123,27 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
     }
 
 
-def _commit_of(done: dict[str, Any]) -> CommitRef:
-    found: CommitRef = {"path": done["path"], "op": done["op"], "commit": done["commit"], "subject": done["subject"]}
-    if done.get("op_id"):
-        found["op_id"] = done["op_id"]
+def _commit_of(done: DoneStep) -> CommitRef:
+    found: CommitRef = {"path": done.path, "op": done.op, "commit": done.commit, "subject": done.subject or ""}
+    if done.op_id:
+        found["op_id"] = done.op_id
     return found
 
 
-def ledger_entry(entry: dict[str, Any]) -> LedgerRecord:
+def _failed(entry: TxnIntent) -> list[FailedJson]:
+    return [{"path": f.path, "op": f.op, "reason": f.reason} for f in entry.failed]
+
+
+def ledger_entry(entry: TxnIntent) -> LedgerRecord:
     """The ledger record of a withdraw transaction, from what it committed."""
-    failed = [{"path": f["path"], "op": f["op"], "reason": f["reason"]} for f in entry["failed"]]
+    failed = _failed(entry)
     return {
         "action": "withdraw",
-        "request": entry["request"],
-        "pref": entry["pref"],
-        "rid": entry["rid"],
-        "broad": entry.get("broad", False),
-        "commits": [_commit_of(d) for d in committed(entry)],
-        "failed": failed,
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "broad": bool(entry.broad),
+        "commits": [_commit_of(d) for d in entry.committed()],
+        "failed": [dict(f) for f in failed],
         "complete": not failed,
     }
