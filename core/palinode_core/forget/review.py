@@ -11,14 +11,14 @@ from ..errors import PalinodeError, UsageError
 from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
-from ..storage.records import DECIDING_ACTIONS, CommitRef, LedgerRecord, StruckSentence, TxnIntent
+from ..storage.records import DECIDING_ACTIONS, LedgerRecord, StruckSentence, TxnIntent
 from ..storage.store import Store
 from .ledger import LEDGER_REL, conflict_in, parse_ledger, read, record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .saved import Approved
 from .selection import APPROVE_ALL, Selection, narrow
-from .txn import begin, describe, intent, refusal, step_record
+from .txn import begin, describe, intent, ledger_record, refusal, step_record
 
 
 @dataclass
@@ -146,7 +146,7 @@ def execute(
     entry = replace(
         intent(store, "forget", approved.request, approved.pref, approved.rid, steps), ledger=approved.ledger
     )
-    txn = begin(store, entry, ledger_entry, fault)
+    txn = begin(store, entry, fault)
     for index, (plan, _route) in enumerate(plans):
         if fault:
             fault(f"before_step_{index}")
@@ -251,37 +251,6 @@ def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str
     return f"{head}: no target is approved (awaiting review: {', '.join(deferred)}); nothing was changed"
 
 
-def ledger_entry(entry: TxnIntent) -> LedgerRecord:
-    """The ledger record of a forget transaction, from what it committed."""
-    base: LedgerRecord = entry.ledger or {}
-    failed = [*base.get("failed", []), *({"path": f.path, "reason": f.reason} for f in entry.failed)]
-    approved: list[CommitRef] = [
-        {
-            "path": d.path,
-            "route": entry.steps[d.index].route,
-            "spans": list(d.spans),
-            "commit": d.commit,
-            **({"op_id": d.op_id} if d.op_id else {}),
-        }
-        for d in entry.committed()
-    ]
-    return {
-        "action": "apply",
-        "request": entry.request,
-        "pref": entry.pref,
-        "rid": entry.rid,
-        "knobs": base.get("knobs", {}),
-        "search_mode": base.get("search_mode", ""),
-        "targets": base.get("targets", []),
-        "approved": approved,
-        "rejected": base.get("rejected", []),
-        "deferred": base.get("deferred", []),
-        "failed": failed,
-        "note": base.get("note"),
-        "complete": not failed,
-    }
-
-
 def dismiss(store: Store, request_path: str, note: str) -> str | None:
     request = request_at(store, request_path)
     current = [line.entry for line in read(store).current(request.path)]
@@ -322,33 +291,6 @@ def close(store: Store, request_path: str, live: set[str], note: str | None = No
     )
 
 
-def strike_entry(entry: TxnIntent) -> LedgerRecord:
-    """The ledger record of a sentence struck by hand, from what its transaction committed."""
-    struck = entry.struck
-    if struck is None:  # parse_entry gives every strike transaction its sentence
-        raise PalinodeError(f"the strike transaction {entry.id} names no sentence; nothing was changed")
-    return {
-        "action": "strike",
-        "request": entry.request,
-        "pref": entry.pref,
-        "rid": entry.rid,
-        "path": struck.path,
-        "line": struck.line,
-        "text": struck.text,
-        "approved": [
-            {
-                "path": d.path,
-                "route": "strike",
-                "spans": list(d.spans),
-                "commit": d.commit,
-                **({"op_id": d.op_id} if d.op_id else {}),
-            }
-            for d in entry.committed()
-        ],
-        "note": struck.note,
-    }
-
-
 def strike_intent(store: Store, plan: Plan, line: int, text: str, note: str | None) -> TxnIntent:
     """A hand strike's transaction before its first write: its one step, and the sentence."""
     request = plan.trailers.get("Forget-Request") or plan.superseded_by or ""
@@ -366,7 +308,7 @@ def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | N
     with writer_lock(store):
         refuse_stale(store, [plan])
         refuse_uncommitted(store, [plan])
-        txn = begin(store, strike_intent(store, plan, line, text, note), strike_entry, None)
+        txn = begin(store, strike_intent(store, plan, line, text, note), None)
         txn.run_step(0, plan)
         out = ForgetApplied(txn.entry.request)
         out.ledger_commit = txn.record_ledger()
@@ -374,7 +316,7 @@ def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | N
         if not done:
             raise refusal(txn.entry)
     out.commits = [{"path": d.path, "op": d.op, "commit": d.commit, "subject": d.subject} for d in done]
-    out.approved = [dict(ref) for ref in strike_entry(txn.entry)["approved"]]
+    out.approved = [dict(ref) for ref in ledger_record(txn.entry)["approved"]]
     out.message = f"struck {plan.target}:{line} for {txn.entry.request}; the decision is recorded in the ledger"
     return out
 
