@@ -346,15 +346,13 @@ class Session(InspectViews):
         """Apply; unless ``residue`` is False, the leak check on the store as
         the apply left it goes into the ledger in the same commit as the decision."""
         self._live_only("applying a forget request")
-        from .forget import leak as forget_leak
         from .forget import review as forget_review
 
-        def leak_record() -> LedgerRecord:
-            return forget_leak.residue_record(fplan.request, self.leak_check(fplan.request.path))
-
-        return forget_review.apply_forget(
-            self.store, fplan, selection, note, leak_record=leak_record if residue else None, reopen=reopen
-        )
+        leak = forget_review.LeakCheck(self.scanned(), self._index) if residue else None
+        applied = forget_review.apply_forget(self.store, fplan, selection, note, leak=leak, reopen=reopen)
+        if leak is not None:
+            self.refresh()  # the store as the check read it: the facade catches up once the transaction is over
+        return applied
 
     def approve(self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None) -> Approved:
         """What applying ``fplan`` with ``selection`` would write, as a value to
@@ -386,27 +384,14 @@ class Session(InspectViews):
         """Apply a saved plan exactly as it was approved, after checking the
         store still holds what it was planned on (forget.saved); nothing is planned again."""
         self._live_only("applying a saved plan")
-        from .forget import leak as forget_leak
         from .forget import review as forget_review
-        from .forget import saved as forget_saved
-        from .forget.requests import request_at
-        from .ops.backing import listed_from
-        from .ops.lock import writer_lock
 
-        self.store.check_writable()
-        self.store.git.preflight()
-        index = self.search_index()  # the leak check after the apply is then a lookup in the unit index
-        with writer_lock(self.store):
-            with listed_from(self.store, self.refresh().memories):  # the dependents as they are now: no git grep
-                checked = forget_saved.checked(self.store, approved, index)
-            forget_review.refuse_decided(self.store, approved.request, reopen)
-            written = checked.files
-
-            def leak_record() -> LedgerRecord:  # on the scan of a moment ago, brought up to date for our writes
-                leaks = self.leak_check(approved.request, written)
-                return forget_leak.residue_record(request_at(self.store, approved.request), leaks)
-
-            return forget_review.execute(self.store, checked, leak_record=leak_record)
+        self.reload_config()
+        # the index: the leak check after the apply is then a lookup in the unit index
+        leak = forget_review.LeakCheck(self.scanned(), self.search_index())
+        applied = forget_review.apply_saved(self.store, approved, leak, reopen=reopen)
+        self.refresh()  # the facade's scan catches up once the transaction is over
+        return applied
 
     def leak_check(self, request_path: str, changed: set[str] | None = None) -> list[Leak]:
         """Every surviving mention of a request's preference, classified; ``changed``: only these moved since."""

@@ -131,7 +131,7 @@ def test_a_hand_strike_stopped_before_its_record_is_completed_by_recover(store):
     mention = next(m for m in session.residue("I keep bees") if m.kind == "live" and KEEP[:-1] in m.text)
     plan = session.plan_strike(REQ, mention.path, mention.line, mention.text)
     entry = review.strike_intent(session.store, plan, mention.line, mention.text, None)
-    txn = begin(session.store, entry, review.strike_entry, None)
+    txn = begin(session.store, entry, None)
     assert txn.run_step(0, plan)  # the commit landed; the process stops before the ledger record
     assert ledger(store) == []
     proc = run("recover", str(store), "--complete", "--yes")

@@ -3,22 +3,28 @@ commit each, the decision recorded in the ledger; and dismiss and flag."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PalinodeError, UsageError
 from ..ops.apply import Fault, refuse_stale, refuse_uncommitted
+from ..ops.backing import listed_from
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
-from ..storage.records import DECIDING_ACTIONS, CommitRef, LedgerRecord, StruckSentence, TxnIntent
+from ..storage.memory import ScanResult
+from ..storage.records import DECIDING_ACTIONS, LedgerRecord, StruckSentence, TxnIntent
 from ..storage.store import Store
+from . import saved
+from .leak import leak_check, residue_record
 from .ledger import LEDGER_REL, conflict_in, parse_ledger, read, record
 from .requests import request_at
 from .resolve import ForgetPlan
 from .saved import Approved
 from .selection import APPROVE_ALL, Selection, narrow
-from .txn import begin, describe, intent, refusal, step_record
+from .txn import begin, describe, intent, ledger_record, refusal, step_record
+
+if TYPE_CHECKING:
+    from ..search.index import SearchIndex
 
 
 @dataclass
@@ -45,19 +51,31 @@ class ForgetApplied:
         }
 
 
+@dataclass(frozen=True)
+class LeakCheck:
+    """What the leak check after an apply reads, handed down by the caller (so
+    the transaction calls the check itself, never back up): the scan the apply
+    was decided on, which files may have moved since it (None: any, so every
+    file is stat-ed again), and the search index (its cached sentence vectors)."""
+
+    scan: ScanResult
+    index: SearchIndex | None = None
+    moved: frozenset[str] | None = None
+
+
 def apply_forget(
     store: Store,
     fplan: ForgetPlan,
     selection: Selection | None = None,
     note: str | None = None,
     fault: Fault | None = None,
-    leak_record: Callable[[], LedgerRecord] | None = None,
+    leak: LeakCheck | None = None,
     reopen: bool = False,
 ) -> ForgetApplied:
     """Apply the approved targets, one commit each in rank order, then the
-    ledger record: one transaction (see txn.py). ``leak_record``, run once the
-    steps are committed, gives the leak check's record, committed with the
-    decision's own. With no ``selection`` every
+    ledger record: one transaction (see txn.py). With ``leak``, the leak check
+    on the store as the steps left it is committed with the decision's own
+    record. With no ``selection`` every
     pre-approved actionable target is approved with its chosen spans (a proposal
     that is not pre-approved is deferred to the reviewer); with one, targets it
     does not name are deferred.
@@ -72,7 +90,20 @@ def apply_forget(
     with writer_lock(store):
         refuse_decided(store, fplan.request.path, reopen)
         settled = _settle(store, fplan, note) if reopen and not fplan.actionable else None
-        return settled or execute(store, approve(store, fplan, selection, note), fault, leak_record)
+        return settled or execute(store, approve(store, fplan, selection, note), fault, leak)
+
+
+def apply_saved(store: Store, approved: Approved, leak: LeakCheck, reopen: bool = False) -> ForgetApplied:
+    """Apply a saved plan exactly as it was approved, after checking the store
+    still holds what it was planned on (forget.saved); nothing is planned again."""
+    store.check_writable()
+    store.git.preflight()
+    with writer_lock(store):
+        scan = store.refresh(leak.scan, None if leak.moved is None else set(leak.moved))
+        with listed_from(store, scan.memories):  # the dependents as they are now: no git grep
+            checked = saved.checked(store, approved, leak.index)
+        refuse_decided(store, approved.request, reopen)
+        return execute(store, checked, leak=LeakCheck(scan, leak.index, frozenset()))
 
 
 def approve(store: Store, fplan: ForgetPlan, selection: Selection | None, note: str | None) -> Approved:
@@ -127,10 +158,7 @@ def approve(store: Store, fplan: ForgetPlan, selection: Selection | None, note: 
 
 
 def execute(
-    store: Store,
-    approved: Approved,
-    fault: Fault | None = None,
-    leak_record: Callable[[], LedgerRecord] | None = None,
+    store: Store, approved: Approved, fault: Fault | None = None, leak: LeakCheck | None = None
 ) -> ForgetApplied:
     """Run exactly ``approved`` as one transaction (the writer lock held)."""
     plans = list(approved.steps)
@@ -146,7 +174,7 @@ def execute(
     entry = replace(
         intent(store, "forget", approved.request, approved.pref, approved.rid, steps), ledger=approved.ledger
     )
-    txn = begin(store, entry, ledger_entry, fault)
+    txn = begin(store, entry, fault)
     for index, (plan, _route) in enumerate(plans):
         if fault:
             fault(f"before_step_{index}")
@@ -154,9 +182,9 @@ def execute(
             break
     out.failed = [{"path": f.path, "reason": f.reason} for f in txn.entry.failed]
     leak_notice = ""
-    if leak_record is not None and txn.entry.committed():
+    if leak is not None and txn.entry.committed():
         try:
-            txn.attach(leak_record())
+            txn.attach(_leak_record(store, approved, leak))
         except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
             leak_notice = f"; the leak check could not run ({exc})"
     out.ledger_commit = txn.record_ledger()  # none when nothing was committed
@@ -169,6 +197,15 @@ def execute(
         out.approved.append({"path": step.path, "route": route, "spans": list(step.spans), "commit": step.commit})
     out.message = f"{describe(txn.entry, done)}; the decision is recorded in the ledger{leak_notice}"
     return out
+
+
+def _leak_record(store: Store, approved: Approved, leak: LeakCheck) -> LedgerRecord:
+    """The leak check on the store as the apply left it: the caller's scan
+    brought up to date for what moved since and for our own writes."""
+    moved = None if leak.moved is None else set(leak.moved) | approved.files
+    request = request_at(store, approved.request)
+    leaks = leak_check(request, store.refresh(leak.scan, moved).memories, leak.index)
+    return residue_record(request, leaks)
 
 
 def refuse_decided(store: Store, request_path: str, reopen: bool) -> None:
@@ -251,37 +288,6 @@ def _nothing_approved(fplan: ForgetPlan, rejected: list[str], deferred: list[str
     return f"{head}: no target is approved (awaiting review: {', '.join(deferred)}); nothing was changed"
 
 
-def ledger_entry(entry: TxnIntent) -> LedgerRecord:
-    """The ledger record of a forget transaction, from what it committed."""
-    base: LedgerRecord = entry.ledger or {}
-    failed = [*base.get("failed", []), *({"path": f.path, "reason": f.reason} for f in entry.failed)]
-    approved: list[CommitRef] = [
-        {
-            "path": d.path,
-            "route": entry.steps[d.index].route,
-            "spans": list(d.spans),
-            "commit": d.commit,
-            **({"op_id": d.op_id} if d.op_id else {}),
-        }
-        for d in entry.committed()
-    ]
-    return {
-        "action": "apply",
-        "request": entry.request,
-        "pref": entry.pref,
-        "rid": entry.rid,
-        "knobs": base.get("knobs", {}),
-        "search_mode": base.get("search_mode", ""),
-        "targets": base.get("targets", []),
-        "approved": approved,
-        "rejected": base.get("rejected", []),
-        "deferred": base.get("deferred", []),
-        "failed": failed,
-        "note": base.get("note"),
-        "complete": not failed,
-    }
-
-
 def dismiss(store: Store, request_path: str, note: str) -> str | None:
     request = request_at(store, request_path)
     current = [line.entry for line in read(store).current(request.path)]
@@ -322,33 +328,6 @@ def close(store: Store, request_path: str, live: set[str], note: str | None = No
     )
 
 
-def strike_entry(entry: TxnIntent) -> LedgerRecord:
-    """The ledger record of a sentence struck by hand, from what its transaction committed."""
-    struck = entry.struck
-    if struck is None:  # parse_entry gives every strike transaction its sentence
-        raise PalinodeError(f"the strike transaction {entry.id} names no sentence; nothing was changed")
-    return {
-        "action": "strike",
-        "request": entry.request,
-        "pref": entry.pref,
-        "rid": entry.rid,
-        "path": struck.path,
-        "line": struck.line,
-        "text": struck.text,
-        "approved": [
-            {
-                "path": d.path,
-                "route": "strike",
-                "spans": list(d.spans),
-                "commit": d.commit,
-                **({"op_id": d.op_id} if d.op_id else {}),
-            }
-            for d in entry.committed()
-        ],
-        "note": struck.note,
-    }
-
-
 def strike_intent(store: Store, plan: Plan, line: int, text: str, note: str | None) -> TxnIntent:
     """A hand strike's transaction before its first write: its one step, and the sentence."""
     request = plan.trailers.get("Forget-Request") or plan.superseded_by or ""
@@ -366,7 +345,7 @@ def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | N
     with writer_lock(store):
         refuse_stale(store, [plan])
         refuse_uncommitted(store, [plan])
-        txn = begin(store, strike_intent(store, plan, line, text, note), strike_entry, None)
+        txn = begin(store, strike_intent(store, plan, line, text, note), None)
         txn.run_step(0, plan)
         out = ForgetApplied(txn.entry.request)
         out.ledger_commit = txn.record_ledger()
@@ -374,7 +353,7 @@ def strike_by_hand(store: Store, plan: Plan, line: int, text: str, note: str | N
         if not done:
             raise refusal(txn.entry)
     out.commits = [{"path": d.path, "op": d.op, "commit": d.commit, "subject": d.subject} for d in done]
-    out.approved = [dict(ref) for ref in strike_entry(txn.entry)["approved"]]
+    out.approved = [dict(ref) for ref in ledger_record(txn.entry)["approved"]]
     out.message = f"struck {plan.target}:{line} for {txn.entry.request}; the decision is recorded in the ledger"
     return out
 

@@ -1,16 +1,19 @@
-"""A forget apply or a withdraw as ONE transaction: every step (its file's old
+"""A forget apply, a withdraw or a hand strike as ONE transaction: every step (its file's old
 and new text, history line, commit subject) and the ledger record are
 journaled before the first write, each commit is recorded as it lands, and
 after any stop ``finish`` completes or rolls back the whole request from what
 HEAD, the index and the worktree really hold.
 
 The commits stay Palinode's: one per target, then one ledger commit, whose
-record carries the transaction id so recovery can tell whether it landed."""
+record carries the transaction id so recovery can tell whether it landed.
+The ledger record is made here from the journal entry (``ledger_record``, by
+the entry's kind), so a live run and a recovery write the same one and nothing
+is handed down to make it."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -20,12 +23,9 @@ from ..ops.apply import Fault, apply, put_back
 from ..ops.journal import FailedJson, Interrupted, Recovered
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan, PlanStatus
-from ..storage.records import DoneStep, FailedStep, LedgerRecord, PlanOp, StepIntent, TxnIntent
+from ..storage.records import CommitRef, DoneStep, FailedStep, LedgerRecord, PlanOp, StepIntent, TxnIntent
 from ..storage.store import Store
 from .ledger import LEDGER_REL, record
-
-# A transaction's ledger record, from its journal entry.
-LedgerOf = Callable[[TxnIntent], LedgerRecord]
 
 
 def step_record(plan: Plan, route: str | None = None, spans: Sequence[int] | None = None) -> StepIntent:
@@ -95,10 +95,9 @@ class Transaction:
         store: Store,
         entry: TxnIntent,
         path: Path | None,
-        ledger_of: LedgerOf,
         fault: Fault | None = None,
     ):
-        self.store, self.entry, self.path, self.ledger_of, self.fault = store, entry, path, ledger_of, fault
+        self.store, self.entry, self.path, self.fault = store, entry, path, fault
         self.replan = entry.kind == "withdraw"
 
     def _mark(self, index: int, plan: Plan, sha: str | None) -> None:
@@ -123,9 +122,9 @@ class Transaction:
             return False
         return True
 
-    def attach(self, ledger_record: LedgerRecord) -> None:
+    def attach(self, extra: LedgerRecord) -> None:
         """A record committed with the transaction's own (journaled, so recovery writes it too)."""
-        self.entry.also_records.append(ledger_record)
+        self.entry.also_records.append(extra)
         journal.update(self.path, self.entry)
 
     def record_ledger(self) -> str | None:
@@ -142,7 +141,7 @@ class Transaction:
             try:
                 sha = record(
                     self.store,
-                    {**self.ledger_of(self.entry), "txn": self.entry.id},
+                    {**ledger_record(self.entry), "txn": self.entry.id},
                     parent=self.entry.id,
                     fault=_prefixed(self.fault, "ledger:"),
                     also=self.entry.also_records,
@@ -162,7 +161,7 @@ class Transaction:
         return sha
 
 
-def begin(store: Store, entry: TxnIntent, ledger_of: LedgerOf, fault: Fault | None) -> Transaction:
+def begin(store: Store, entry: TxnIntent, fault: Fault | None) -> Transaction:
     """Journal the whole request before anything is written (the caller holds the writer lock)."""
     try:
         entry, path = journal.write_entry(store, entry)
@@ -170,12 +169,95 @@ def begin(store: Store, entry: TxnIntent, ledger_of: LedgerOf, fault: Fault | No
         raise PalinodeError(
             f"could not journal the {entry.kind} of {entry.request}: {exc.strerror or exc}; nothing was changed"
         ) from None
-    return Transaction(store, entry, path, ledger_of, fault)
+    return Transaction(store, entry, path, fault)
 
 
 def intent(store: Store, kind: str, request: str, pref: str, rid: str, steps: Sequence[StepIntent]) -> TxnIntent:
     """A transaction's entry before its first write (``ledger`` or ``broad`` set by its kind)."""
     return TxnIntent(kind, request, pref, rid, tuple(steps), LEDGER_REL, store.now().isoformat())
+
+
+def ledger_record(entry: TxnIntent) -> LedgerRecord:
+    """The ledger record a transaction commits, from what its journal entry
+    says it committed: a forget's apply, a withdraw's or a hand strike's."""
+    if entry.kind == "withdraw":
+        return _withdraw_record(entry)
+    if entry.kind == "strike":
+        return _strike_record(entry)
+    return _apply_record(entry)
+
+
+def _approved(entry: TxnIntent, route: str | None = None) -> list[CommitRef]:
+    """The committed steps as a decision's ``approved`` (a hand strike's route is ``strike``)."""
+    return [
+        {
+            "path": d.path,
+            "route": route or entry.steps[d.index].route,
+            "spans": list(d.spans),
+            "commit": d.commit,
+            **({"op_id": d.op_id} if d.op_id else {}),
+        }
+        for d in entry.committed()
+    ]
+
+
+def _apply_record(entry: TxnIntent) -> LedgerRecord:
+    base: LedgerRecord = entry.ledger or {}
+    failed = [*base.get("failed", []), *({"path": f.path, "reason": f.reason} for f in entry.failed)]
+    return {
+        "action": "apply",
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "knobs": base.get("knobs", {}),
+        "search_mode": base.get("search_mode", ""),
+        "targets": base.get("targets", []),
+        "approved": _approved(entry),
+        "rejected": base.get("rejected", []),
+        "deferred": base.get("deferred", []),
+        "failed": failed,
+        "note": base.get("note"),
+        "complete": not failed,
+    }
+
+
+def _withdraw_record(entry: TxnIntent) -> LedgerRecord:
+    failed = [FailedJson(path=f.path, op=f.op, reason=f.reason) for f in entry.failed]
+    return {
+        "action": "withdraw",
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "broad": bool(entry.broad),
+        "commits": [commit_ref(d) for d in entry.committed()],
+        "failed": [dict(f) for f in failed],
+        "complete": not failed,
+    }
+
+
+def _strike_record(entry: TxnIntent) -> LedgerRecord:
+    struck = entry.struck
+    if struck is None:  # parse_entry gives every strike transaction its sentence
+        raise PalinodeError(f"the strike transaction {entry.id} names no sentence; nothing was changed")
+    return {
+        "action": "strike",
+        "request": entry.request,
+        "pref": entry.pref,
+        "rid": entry.rid,
+        "path": struck.path,
+        "line": struck.line,
+        "text": struck.text,
+        "approved": _approved(entry, route="strike"),
+        "note": struck.note,
+    }
+
+
+def commit_ref(done: DoneStep) -> CommitRef:
+    """A committed step as the ledger and a withdraw's result name it."""
+    found: CommitRef = {"path": done.path, "op": done.op, "commit": done.commit, "subject": done.subject or ""}
+    if done.op_id:
+        found["op_id"] = done.op_id
+    return found
 
 
 def refusal(entry: TxnIntent) -> PalinodeError:
@@ -192,7 +274,7 @@ def describe(entry: TxnIntent, done: list[DoneStep]) -> str:
     return f"committed {len(done)} of {len(entry.steps)} step(s) ({paths})"
 
 
-def finish(store: Store, item: Interrupted, how: str, ledger_of: LedgerOf) -> Recovered:
+def finish(store: Store, item: Interrupted, how: str) -> Recovered:
     """Complete or roll back an interrupted transaction as a whole."""
     entry = item.entry
     if not isinstance(entry, TxnIntent):  # forged or damaged: refused before anything is touched
@@ -215,12 +297,12 @@ def finish(store: Store, item: Interrupted, how: str, ledger_of: LedgerOf) -> Re
             journal.clear(item.path)
             return {**base, "result": "already complete; only the journal was left behind"}
         if how == "complete":
-            return {**base, **_complete(store, item, entry, ledger_of)}
+            return {**base, **_complete(store, item, entry)}
         return {**base, **_roll_back(store, item, entry)}
 
 
-def _complete(store: Store, item: Interrupted, entry: TxnIntent, ledger_of: LedgerOf) -> Recovered:
-    txn = Transaction(store, entry, item.path, ledger_of)
+def _complete(store: Store, item: Interrupted, entry: TxnIntent) -> Recovered:
+    txn = Transaction(store, entry, item.path)
     if not entry.failed:  # a live run that met a refusal stopped there; only its record is missing
         known = {d.index for d in entry.done}
         for index, step in enumerate(entry.steps):

@@ -10,18 +10,15 @@ import shlex
 from pathlib import Path
 
 from ..errors import PalinodeError
-from ..forget import review, txn
+from ..forget import txn
 from ..ops import apply as ops_apply
 from ..ops import journal
 from ..ops.journal import Recovered
 from ..ops.lock import git_locks, why_not_stale, writer_lock
 from ..storage import safeio
 from ..storage.commits import escape_control
-from ..storage.records import CommitIntent
+from ..storage.records import TXN_KINDS, CommitIntent
 from ..storage.store import AUDIT_DIR, Store
-from . import withdraw
-
-LEDGERS = {"forget": review.ledger_entry, "withdraw": withdraw.ledger_entry, "strike": review.strike_entry}
 
 
 def leftover_folders(store: Store, items: list[journal.Interrupted] | None = None) -> set[str]:
@@ -51,8 +48,8 @@ def recover(store: Store, how: str) -> list[Recovered]:
                 }
             )
         for item in items:
-            if item.kind in LEDGERS:
-                results.append({**item.to_dict(), **txn.finish(store, item, how, LEDGERS[item.kind])})
+            if item.kind in TXN_KINDS:
+                results.append({**item.to_dict(), **txn.finish(store, item, how)})
                 continue
             if not isinstance(item.entry, CommitIntent):  # unreadable, not ours, or an older version's
                 raise PalinodeError(f"cannot {how}: {item.summary}")

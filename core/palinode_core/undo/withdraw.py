@@ -8,14 +8,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..forget.requests import Request, find_requests, request_at
-from ..forget.txn import begin, describe, intent, refusal, step_record
+from ..forget.txn import begin, commit_ref, describe, intent, refusal, step_record
 from ..ops import lifecycle
-from ..ops.journal import FailedJson
 from ..ops.lock import writer_lock
 from ..ops.plan import Plan
 from ..storage.memory import Memory
 from ..storage.paths import history_rel_for
-from ..storage.records import CommitRef, DoneStep, LedgerRecord, TxnIntent
 from ..storage.store import Store
 from ..text.history import parse_entries
 from ..text.words import retraction_id
@@ -92,7 +90,7 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
     with writer_lock(store):
         steps = [step_record(s) for s in wplan.steps]
         entry = intent(store, "withdraw", wplan.request, wplan.pref, retraction_id(wplan.pref), steps)
-        txn = begin(store, replace(entry, broad=wplan.broad), ledger_entry, fault)
+        txn = begin(store, replace(entry, broad=wplan.broad), fault)
         written: dict[str, str] = {}
         for number, step in enumerate(wplan.steps):
             plan = step
@@ -109,41 +107,15 @@ def apply_withdraw(store: Store, wplan: WithdrawPlan, fault: Callable[[str], Non
     done = txn.entry.committed()
     if txn.entry.failed and not done:
         raise refusal(txn.entry)
-    failed = _failed(txn.entry)
+    failed = [{"path": f.path, "op": f.op, "reason": f.reason} for f in txn.entry.failed]
     return {
         "request": wplan.request,
         "status": "partial" if failed else "withdrawn",
-        "commits": [_commit_of(d) for d in done],
+        "commits": [commit_ref(d) for d in done],
         "failed": failed,
         "ledger_commit": ledger_commit,
         "message": describe(txn.entry, done)
         + (
             "; the withdrawal is recorded in the ledger" if ledger_commit else "; nothing to withdraw, nothing recorded"
         ),
-    }
-
-
-def _commit_of(done: DoneStep) -> CommitRef:
-    found: CommitRef = {"path": done.path, "op": done.op, "commit": done.commit, "subject": done.subject or ""}
-    if done.op_id:
-        found["op_id"] = done.op_id
-    return found
-
-
-def _failed(entry: TxnIntent) -> list[FailedJson]:
-    return [{"path": f.path, "op": f.op, "reason": f.reason} for f in entry.failed]
-
-
-def ledger_entry(entry: TxnIntent) -> LedgerRecord:
-    """The ledger record of a withdraw transaction, from what it committed."""
-    failed = _failed(entry)
-    return {
-        "action": "withdraw",
-        "request": entry.request,
-        "pref": entry.pref,
-        "rid": entry.rid,
-        "broad": bool(entry.broad),
-        "commits": [_commit_of(d) for d in entry.committed()],
-        "failed": [dict(f) for f in failed],
-        "complete": not failed,
     }
