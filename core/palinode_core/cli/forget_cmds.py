@@ -68,9 +68,10 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     terminal = TerminalProgress()
     try:
         index = session.update_index(progress or terminal, units=not args.chunks_only, full=args.full and not lexical)
-        if not lexical and index.embedder.ready:
-            session.prepare_plans(progress or terminal)  # what each open request's plan reads, embedded now
         if not lexical:
+            # what each open request's plan reads, embedded now (the model loads only if some is missing,
+            # as on a rerun after an interrupted one): the first plan after `index` embeds nothing
+            session.prepare_plans(progress or terminal)
             index.derive()
     finally:
         terminal.close()
