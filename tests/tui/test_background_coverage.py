@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import Clock
+from tui.conftest import settle, wait_until
+
 from palinode_core.demo import build_demo_store
 from palinode_core.search import cascade
 from palinode_tui import app as app_module
 from palinode_tui.app import PalinodeApp
-from tui.conftest import settle, wait_until
 
 pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
 SIZE = (120, 36)
