@@ -5,17 +5,18 @@ model may put near it, and the exact model embeds only those.
 The cheap pass is the model with each word piece's context averaged out. The
 exact model's sentence vector is the normalised mean of its last layer's output
 at each word piece; the table here holds, for each word piece, the mean of
-those outputs over texts of this store the exact model has embedded (a sample
-drawn at random, and the texts sharing a stem with a request), or, for a piece
+those outputs over a sample of this store's texts the exact model embeds first
+(SAMPLE of them, the smallest hashes: the same draw on a rerun), or, for a piece
 none of them holds, its output alone ([CLS] piece [SEP]). A text's cheap vector
 is the normalised mean of its pieces' rows, [CLS] and [SEP] included, as the
 model pools. Per preference the texts whose cheap vector is nearest are
 embedded exactly: TOP_SHARE of those left, at least TOP_MIN.
 
 Measured against the exact model's nearest 20 per preference over every unit
-text (bench/cascade_coverage.py and bench/README.md): the input word-piece table alone
-kept 0.64 of them in its top 2,000 on the 1k demo store; this table, from
-3,000 sentences, 0.98, and 0.99-1.0 in its top 4,000.
+text (bench/cascade_coverage.py, bench/README.md): the input word-piece table
+alone kept 0.64 of them in its top 2,000 on the 1k demo store; `index` with this
+cascade keeps 0.99 (the worst preference 0.95), embedding 20,820 of 44,631
+sentences in 0.30x the CPU of embedding them all.
 
 Only numpy and the embedder; the tables are the unit index's (search.unit_index).
 """
