@@ -56,8 +56,8 @@ def store_of(size: int) -> Path:
     return root
 
 
-def database(cache: Path) -> sqlite3.Connection:
-    return sqlite3.connect(next(cache.glob("palinode-tui/*/index.sqlite3")))
+def database(cache: Path, size: int) -> sqlite3.Connection:
+    return sqlite3.connect(next(cache.glob(f"palinode-tui/demo{size}-*/index.sqlite3")))
 
 
 def kept_of_exact(full: sqlite3.Connection, quick: sqlite3.Connection, prefs: list[str]) -> list[float]:
@@ -119,7 +119,9 @@ def bench_size(size: int) -> dict:
         result[arm]["first_plans_cpu_s"] = [round(c, 3) for c in firsts]
         print(f"{size} {arm}: first plans {', '.join(f'{c:.2f}' for c in firsts)} CPU s", flush=True)
     if "full" in arms:
-        shares = kept_of_exact(database(WORK / f"xdg-{size}-full"), database(WORK / f"xdg-{size}-cascade"), prefs)
+        shares = kept_of_exact(
+            database(WORK / f"xdg-{size}-full", size), database(WORK / f"xdg-{size}-cascade", size), prefs
+        )
         same = [targets(plans["cascade"][p]) == targets(plans["full"][p]) for p, _ in requests]
         result.update(
             kept_of_exact_top20=round(float(np.mean(shares)), 4),
