@@ -249,8 +249,8 @@ class SearchIndex:
             missing += self.missing_vectors(limit)
         try:
             embedded = self._vectors.embed_pairs(missing, progress)
-            done = {h for h, _ in missing}  # a one-sentence chunk is its sentence: embedded once
-            likely, rest = [p for p in likely if p[0] not in done], [p for p in rest if p[0] not in done]
+            first = {h for h, _ in missing}  # a one-sentence chunk is its sentence: embedded once
+            likely, rest = [p for p in likely if p[0] not in first], [p for p in rest if p[0] not in first]
             if limit is None:  # then the unit texts, those sharing a stem with a request first
                 total = len(likely) + (len(rest) if whole else 0)
                 embedded += self._vectors.embed_pairs(likely, progress, "sentences", 0, total)
