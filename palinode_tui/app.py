@@ -305,11 +305,17 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                     self.index, self.segmenting = index, False
                     self.call_from_thread(self.index_signal.publish, "lexical-partial")
                     if self.want_vectors:
-                        # the sentences sharing a word with a request are embedded first: re-plan then
-                        index.update_vectors(
-                            progress,
-                            on_likely=lambda: self.call_from_thread(self.index_signal.publish, "hybrid-partial"),
-                        )
+
+                        def replan() -> None:
+                            self.call_from_thread(self.index_signal.publish, "hybrid-partial")
+
+                        # the sentences sharing a word with a request first, then those the cascade finds near one
+                        # (search.cascade): plans are covered then, re-planned after each
+                        before = index.stats.embedded_this_session
+                        if index.update_vectors(progress, on_likely=replan):
+                            if index.stats.embedded_this_session > before:
+                                replan()
+                            index.update_vectors(progress, full=True)  # then the rest, for search by meaning
             finally:
                 self._index_running, self.segmenting = False, False
             mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"
@@ -329,6 +335,9 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
             "lexical": "indexing",
             "segmenting": "segmenting sentences",
             "sentences": "embedding sentences",
+            "sample": "embedding a sample of sentences",
+            "screening": "screening sentences",
+            "candidates": "embedding sentences near a request",
             "model": "loading the embedding model",
         }.get(message.phase, "embedding")
         self.set_status(f"{label} {message.done}/{message.total}", (message.done, message.total))

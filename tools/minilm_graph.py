@@ -134,7 +134,10 @@ def graph() -> onnx.ModelProto:
                 h.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
                 h.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
             ],
-            [h.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])],
+            [
+                h.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden]),
+                h.make_tensor_value_info("last_hidden", TensorProto.FLOAT, ["batch", "tokens", hidden]),
+            ],
             initializer=inits,
         ),
         opset_imports=[h.make_opsetid("", OPSET)],

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from .undo.operations import Operation
     from .undo.withdraw import WithdrawPlan
 
+OPEN_STATES = ("pending", "partial", "conflicted")  # a request in these states is planned again
+
 
 def _config_stamp(root: Path) -> tuple[int, int, int] | None:
     try:
@@ -201,12 +203,29 @@ class Session(InspectViews):
         isolate: bool = False,
         vectors: bool | None = None,
         units: bool = True,
+        full: bool = False,
     ) -> SearchIndex:
+        """The index brought up to date; with vectors, those plans need (every
+        chunk and unit text with ``full``)."""
         index = self.search_index()
         index.update_lexical(progress, memories=self.memories, isolate=isolate, units=units)
         if self.vectors if vectors is None else vectors:
-            index.update_vectors(progress)
+            index.update_vectors(progress, full=full, cover=self.open_prefs())
         return index
+
+    def prepare_plans(self, progress: Progress | None = None) -> None:
+        """Plan each open request once, embedding what its plan reads that has
+        no vector yet: the first plan after ``index`` then reads cached vectors only."""
+        for state in self.request_states():
+            if state.state in OPEN_STATES:
+                try:
+                    self.plan(state.path, embed=True, progress=progress)
+                except PalinodeError:  # a request no plan can be made for: its own command says why
+                    continue
+
+    def open_prefs(self) -> list[str]:
+        """The preferences of the requests still to decide: those a plan is made for."""
+        return sorted({s.pref for s in self.request_states() if s.state in OPEN_STATES})
 
     # -- forget requests ------------------------------------------------------------------
     def request_states(self) -> list[RequestState]:
@@ -256,6 +275,9 @@ class Session(InspectViews):
             )
         elif resolver == "thorough":
             from .forget import thorough
+
+            if embed and self.vectors:  # a memory written since `index` covered the requests: covered now
+                index.embed_fresh(progress)
 
             fplan = thorough.plan_thorough(
                 self.store,

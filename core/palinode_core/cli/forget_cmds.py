@@ -45,6 +45,12 @@ def updated_index(session: Session, lexical: bool, wait_vectors: bool = False) -
 def _index_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lexical", action="store_true", help="BM25 only; do not embed")
     p.add_argument(
+        "--full",
+        action="store_true",
+        help="embed every chunk and sentence (semantic search of any query; by default only what plans of the "
+        "open requests need: the sentences the cheap pass finds near them)",
+    )
+    p.add_argument(
         "--chunks-only",
         action="store_true",
         help="the chunks' BM25 terms only: no sentences segmented, nothing embedded",
@@ -61,8 +67,11 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     session, progress = open_for_scan(args, lexical=lexical)
     terminal = TerminalProgress()
     try:
-        index = session.update_index(progress or terminal, units=not args.chunks_only)
-        if index.vectors_ready:
+        index = session.update_index(progress or terminal, units=not args.chunks_only, full=args.full and not lexical)
+        if not lexical:
+            # what each open request's plan reads, embedded now (the model loads only if some is missing,
+            # as on a rerun after an interrupted one): the first plan after `index` embeds nothing
+            session.prepare_plans(progress or terminal)
             index.derive()
     finally:
         terminal.close()
@@ -79,6 +88,8 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
         "sentences_embedded": embedded,
         "sentences": units,
         "mode": "hybrid" if index.vectors_ready else "lexical",
+        "requests_covered": len(index.units.covered_prefs(session.open_prefs())) if not lexical else 0,
+        "requests_open": len(session.open_prefs()),
         "notice": VECTORS_EXTRA_NOTICE if lean else index.notice or None,
     }
 

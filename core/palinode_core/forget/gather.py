@@ -194,7 +194,8 @@ def _semantic_candidates(
         if len(picked) >= WEAK_READ:
             break
     keep |= set(picked[:WEAK_READ])
-    return SemanticCoverage(embedded, units, True, rank_floor), index.units.fingerprints_of(keep)
+    covered = embedded < units and index.units.covered(pref)
+    return SemanticCoverage(embedded, units, True, rank_floor, covered), index.units.fingerprints_of(keep)
 
 
 _UNITS: dict[tuple[str, str], list[Unit]] = {}  # (path, fingerprint) -> units: warm plans do not re-segment

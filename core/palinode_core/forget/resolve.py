@@ -126,6 +126,7 @@ class SemanticCoverage:
     units: int
     query: bool  # the preference itself has a vector
     rank_floor: float = 0.0  # how near the store's RANK_TOP-th nearest unit is (forget.gather): weak proposals reach it
+    covered: bool = False  # every sentence that may be near the preference has a vector (search.cascade)
 
     @property
     def share(self) -> float:
@@ -133,20 +134,31 @@ class SemanticCoverage:
 
     @property
     def complete(self) -> bool:
-        return self.query and self.embedded >= self.units
+        return self.query and (self.embedded >= self.units or self.covered)
 
     def describe(self) -> str:
         if not self.query:
             return "no semantic evidence yet (the preference is not embedded); `palinode-audit index` adds it"
-        if self.complete:
+        if self.embedded >= self.units:
             return f"semantic evidence for every sentence ({self.units:,})"
+        if self.complete:
+            return (
+                f"semantic evidence for every sentence near the preference ({self.embedded:,} of {self.units:,}"
+                " embedded; the cheap pass found the rest far from it)"
+            )
         return (
             f"semantic evidence for {self.share:.0%} of sentences ({self.embedded:,} of {self.units:,});"
             " `palinode-audit index` completes it"
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"embedded": self.embedded, "units": self.units, "query": self.query, "complete": self.complete}
+        return {
+            "embedded": self.embedded,
+            "units": self.units,
+            "query": self.query,
+            "covered": self.covered,
+            "complete": self.complete,
+        }
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,14 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
+
+    class PieceSink(Protocol):
+        def add(self, tokens: np.ndarray, mask: np.ndarray, hidden: np.ndarray) -> None: ...
+
 
 # tokenizers' own threads would warn on stderr (garbling a TUI) at every fork after them
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -136,7 +140,17 @@ class Embedder:
         session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         return session, tokenizer
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def tokens(self, texts: list[str]) -> list[list[int]]:
+        """Each text's word pieces as the model reads them ([CLS] ... [SEP], cut at its length)."""
+        if not texts:
+            return []
+        if not self.load():
+            raise RuntimeError(self.notice)
+        return [e.ids for e in self._tokenizer.encode_batch(texts)]
+
+    def encode(self, texts: list[str], pieces: PieceSink | None = None) -> np.ndarray:
+        """The texts' vectors; with ``pieces``, each batch's word pieces and
+        their last-layer outputs go to it as well (search.cascade's table)."""
         import numpy as np
 
         if not texts:
@@ -145,29 +159,46 @@ class Embedder:
             raise RuntimeError(self.notice)
         with self._lock:
             ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
-            order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-            batches, start = [], 0
-            while start < len(order):
-                rows = max(1, min(self.batch_size, BATCH_TOKENS // len(ids[order[start]])))
-                batches.append(order[start : start + rows])
-                start += rows
-            out = np.empty((len(texts), DIM), dtype=np.float32)
-
-            def run(batch: list[int]) -> None:
-                width = len(ids[batch[0]])  # the longest: sorted
-                tokens = np.zeros((len(batch), width), dtype=np.int64)
-                mask = np.zeros((len(batch), width), dtype=np.int64)
-                for row, i in enumerate(batch):
-                    tokens[row, : len(ids[i])] = ids[i]
-                    mask[row, : len(ids[i])] = 1
-                out[batch] = self._session.run(None, {"input_ids": tokens, "attention_mask": mask})[0]
-
-            if self.threads == 1 or len(batches) == 1:
-                for batch in batches:
-                    run(batch)
-            else:
-                self._run_parallel(run, batches)
+            out = self._encode_ids(ids, pieces)
             self.encoded += len(texts)
+        return out
+
+    def encode_ids(self, ids: list[list[int]], pieces: PieceSink | None = None) -> np.ndarray:
+        """``encode`` of texts already cut into word pieces (``tokens``)."""
+        if not self.load():
+            raise RuntimeError(self.notice)
+        with self._lock:
+            return self._encode_ids(ids, pieces)
+
+    def _encode_ids(self, ids: list[list[int]], pieces: PieceSink | None) -> np.ndarray:
+        import numpy as np
+
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        batches, start = [], 0
+        while start < len(order):
+            rows = max(1, min(self.batch_size, BATCH_TOKENS // max(1, len(ids[order[start]]))))
+            batches.append(order[start : start + rows])
+            start += rows
+        out = np.empty((len(ids), DIM), dtype=np.float32)
+        wanted = ["embedding", "last_hidden"] if pieces is not None else ["embedding"]
+
+        def run(batch: list[int]) -> None:
+            width = len(ids[batch[0]])  # the longest: sorted
+            tokens = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                tokens[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            found = self._session.run(wanted, {"input_ids": tokens, "attention_mask": mask})
+            out[batch] = found[0]
+            if pieces is not None:
+                pieces.add(tokens, mask, found[1])
+
+        if self.threads == 1 or len(batches) == 1:
+            for batch in batches:
+                run(batch)
+        else:
+            self._run_parallel(run, batches)
         return out
 
     def _run_parallel(self, run: Callable[[list[int]], None], batches: list[list[int]]) -> None:

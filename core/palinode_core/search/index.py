@@ -23,7 +23,7 @@ from ..storage.child import ISOLATE_ABOVE, Progress, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
 from ..text.words import content_words
-from . import bm25, damage, derived
+from . import bm25, cascade, damage, derived
 from .embed import DIM, VECTORS_EXTRA_NOTICE, Embedder
 from .rank import Row, fuse, nearest
 from .results import IndexStats, SearchMode, SearchResult
@@ -210,16 +210,22 @@ class SearchIndex:
         limit: int | None = None,
         texts: Sequence[str] = (),
         on_likely: Callable[[], None] | None = None,
+        *,
+        full: bool = False,
+        cover: Sequence[str] | None = None,
     ) -> bool:
-        """Embed every chunk, forget request's preference and extra ``texts``
-        with no cached vector (at most ``limit`` chunks, for a budgeted
-        benchmark), then every unit: those sharing a stem with a request
-        first (``on_likely`` is called when they are done), then the rest.
-        The model loads only if something is missing. False (with
-        ``embedder.notice`` set) when it cannot load."""
+        """Embed every forget request's preference and extra ``texts`` with no
+        cached vector, then the unit texts plans need: those sharing a stem with
+        a request first (``on_likely`` is called when they are done), then what
+        the cascade picks as near the preferences ``cover`` (default: every
+        request's; search.cascade). With ``full``, every chunk and every unit
+        text instead (``limit``: at most that many chunks and nothing else, for
+        a budgeted benchmark). The model loads only if something is missing.
+        False (with ``embedder.notice`` set) when it cannot load."""
         return bool(
             self._guarded(
-                lambda: self._update_vectors(progress, limit, texts, on_likely), lambda: self.update_lexical(progress)
+                lambda: self._update_vectors(progress, limit, texts, on_likely, full, cover),
+                lambda: self.update_lexical(progress),
             )
         )
 
@@ -228,21 +234,36 @@ class SearchIndex:
         progress: Progress | None,
         limit: int | None,
         texts: Sequence[str],
-        on_likely: Callable[[], None] | None = None,
+        on_likely: Callable[[], None] | None,
+        full: bool,
+        cover: Sequence[str] | None,
     ) -> bool:
-        missing = self._vectors.missing([*self._prefs, *texts]) + self.missing_vectors(limit)
+        from ..text.stem import stems
+
+        prefs = sorted(set(self._prefs if cover is None else cover))
+        likely, rest = self.units.texts_missing_vectors({s for pref in prefs for s in stems(pref)})
+        # every chunk and unit text when asked, or when the cascade's own work would not pay
+        whole = full or limit is not None or len(rest) < cascade.BELOW
+        missing = self._vectors.missing([*self._prefs, *prefs, *texts])
+        if whole:
+            missing += self.missing_vectors(limit)
         try:
             embedded = self._vectors.embed_pairs(missing, progress)
-            if limit is None:  # then every unit, those sharing a stem with a request first (one phase)
-                from ..text.stem import stems
-
-                likely, rest = self.units.texts_missing_vectors({s for pref in self._prefs for s in stems(pref)})
-                total = len(likely) + len(rest)
+            first = {h for h, _ in missing}  # a one-sentence chunk is its sentence: embedded once
+            likely, rest = [p for p in likely if p[0] not in first], [p for p in rest if p[0] not in first]
+            if limit is None:  # then the unit texts, those sharing a stem with a request first
+                total = len(likely) + (len(rest) if whole else 0)
                 embedded += self._vectors.embed_pairs(likely, progress, "sentences", 0, total)
                 if on_likely is not None and likely:
                     on_likely()
-                embedded += self._vectors.embed_pairs(rest, progress, "sentences", len(likely), total)
+                far: list[str] = []
+                if whole:
+                    embedded += self._vectors.embed_pairs(rest, progress, "sentences", len(likely), total)
+                else:
+                    done, far = cascade.cover(self.units, self._vectors, prefs, rest, progress, self._cancel)
+                    embedded += done
                 self._scan_prefs()
+                self.units.mark_screened(far, prefs)
         except EmbeddingUnavailable:
             self.vectors_ready = False
             return False
@@ -250,8 +271,21 @@ class SearchIndex:
         with self._lock:
             self._matrix = None
             self.stats.vectors = self._vectors.count()
-        self.vectors_ready = True
+        # hybrid once every chunk has a vector (a budgeted benchmark's ``limit``: over those it embedded)
+        self.vectors_ready = limit is not None or not self._a_vector_missing()
         return True
+
+    def embed_fresh(self, progress: Progress | None = None) -> int:
+        """Embed the sentences written since the cascade last covered the
+        requests (a new memory's), when there are at most cascade.FRESH: a plan
+        made then has its coverage back in seconds. How many were embedded."""
+        fresh = self._guarded(lambda: self.units.fresh(cascade.FRESH))
+        if not fresh:
+            return 0
+        try:
+            return self._vectors.embed_pairs(fresh, progress, "sentences")
+        except EmbeddingUnavailable:
+            return 0
 
     def derive(self) -> None:
         """Compute now what a plan reads back (`palinode-audit index` ends with
@@ -261,11 +295,11 @@ class SearchIndex:
         )
 
     def _scan_prefs(self) -> None:
-        """Each request's similarities to every unit, stored now: a plan after
-        ``index`` looks them up instead of scanning every vector first."""
-        for pref, vec in zip(self._prefs, self._vectors.cached_blobs(self._prefs), strict=True):
-            if vec is not None:
-                self.units.near(pref, vec)
+        """Each request's similarities to every unit, stored now (one pass over
+        the vectors for all of them): a plan after ``index`` looks them up
+        instead of scanning every vector first."""
+        blobs = self._vectors.cached_blobs(self._prefs)
+        self.units.scan([(pref, vec) for pref, vec in zip(self._prefs, blobs, strict=True) if vec is not None])
 
     def missing_vectors(self, limit: int | None = None) -> list[tuple[str, str]]:
         """(content hash, text) of chunks with no cached vector, in embedding order."""
@@ -360,7 +394,8 @@ class SearchIndex:
             notice = "lexical search (vectors not requested)"
         elif not self.vectors_ready:
             notice = self.embedder.notice or (
-                "vectors are still being built; results are lexical for now"
+                "vectors are still being built (`palinode-audit index --full` builds them all); results are lexical"
+                " for now"
                 if self.embedder.installed
                 else VECTORS_EXTRA_NOTICE
             )

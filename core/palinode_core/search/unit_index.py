@@ -12,9 +12,11 @@ Tables, in the index's ``index.sqlite3`` (see docs/cache.md)::
     units(id PRIMARY KEY, fingerprint, seq, kind, field, line, hash, text)   (and, for a vector
         only, each sentence of a list item holding several: kind item_sentence, no terms)
     unit_terms  FTS5(stems, entities), rowid = units.id
-    unit_texts(hash PRIMARY KEY, refs, embedded)   distinct unit texts: how many units, has a vector
-    pref_scans(pref PRIMARY KEY, vec)      a preference (text hash) and its vector
-    pref_sims(pref, hash, sim)             every vector at least SIM_FLOOR near it
+    unit_texts(hash PRIMARY KEY, refs, embedded, screened)   distinct unit texts: how many units, has a
+        vector, judged far from every covered preference by the cheap pass (search.cascade)
+    pref_scans(pref PRIMARY KEY, vec, covered)   a preference (text hash), its vector, and whether
+        the cascade has embedded every text it may be near
+    pref_sims(pref, hash, sim)             every unit text whose vector is at least SIM_FLOOR near it
 
 A preference's similarities are computed once, by one scan of every vector
 when it is first planned, and kept current as vectors are added (in the same
@@ -56,20 +58,22 @@ CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS unit_terms USING fts5(stems, entities, detail=none,
   tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 CREATE VIRTUAL TABLE IF NOT EXISTS unit_vocab USING fts5vocab(unit_terms, 'row');
-CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL)
-  WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS unit_texts_embedded ON unit_texts(embedded);
-CREATE TABLE IF NOT EXISTS pref_scans (pref TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS unit_texts (hash TEXT PRIMARY KEY, refs INTEGER NOT NULL, embedded INTEGER NOT NULL,
+  screened INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS unit_texts_embedded ON unit_texts(embedded, screened);
+CREATE TABLE IF NOT EXISTS pref_scans (pref TEXT PRIMARY KEY, vec BLOB NOT NULL, covered INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS pref_sims (pref TEXT, hash TEXT, sim REAL, PRIMARY KEY (pref, hash)) WITHOUT ROWID;
 """
+_MARK_EMBEDDED = "UPDATE unit_texts SET embedded = 1 WHERE hash = ?"
 # A text nearer a preference than this is kept in pref_sims; below it evidence.fuse
 # scores a unit sharing no word 0 whatever else holds, so nothing below is ever needed.
 SIM_FLOOR = 0.3
 # Bump when a unit table or how a unit is derived changes: the tables are rebuilt (vectors are kept).
 # 4: the sentences of a list item holding several get vectors (rows of kind item_sentence);
 # 5: Snowball stems of whole words in any script (a combining mark is part of its word);
-# 6: the clauses of a sentence holding several get vectors too (text.units.vector_pieces)
-SCHEMA_VERSION = 6
+# 6: the clauses of a sentence holding several get vectors too (text.units.vector_pieces);
+# 7: which texts the cascade screened and which preferences it covered (search.cascade)
+SCHEMA_VERSION = 7
 # versions per transaction: the unit of resuming an interrupted sync. Each commit rewrites the
 # hash-keyed pages its units touch all over the tables: at 200, a first sync of 10k memories
 # spent 8.6 s in system calls (of 28.5 s); at 500, 4.3 s (of 22.2 s), 12 MB more held.
@@ -321,7 +325,7 @@ class UnitIndex:
             self._db.executemany("INSERT INTO unit_terms (rowid, stems, entities) VALUES (?,?,?)", term_rows)
             text_rows.sort()  # in key order: each page of the hash-keyed table is visited once (6.8 -> 3.9 s at 10k)
             self._db.executemany(
-                "INSERT INTO unit_texts VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
+                "INSERT INTO unit_texts (hash, refs, embedded) VALUES (?, 1, EXISTS (SELECT 1 FROM vectors WHERE hash=? AND"
                 " length(vec) = ?)) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
                 text_rows,
             )
@@ -395,9 +399,9 @@ class UnitIndex:
 
     def texts_missing_vectors(self, first: Iterable[str] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """(hash, text) of distinct unit texts with no cached vector, split in
-        those holding a term that starts with one of ``first`` (pending
-        requests' stems), to embed first as the likeliest evidence, and the rest."""
-        query = fts_query(first)
+        those holding one of the stems ``first`` (pending requests' stems), to
+        embed first as the likeliest evidence, and the rest."""
+        query = fts_query(first, prefix=False)
         with self._lock:
             rows = self._db.execute(
                 "SELECT t.hash, (SELECT text FROM units u WHERE u.hash = t.hash LIMIT 1) FROM unit_texts t"
@@ -415,6 +419,61 @@ class UnitIndex:
                     )
                 }
         return [r for r in rows if r[0] in likely], [r for r in rows if r[0] not in likely]
+
+    # -- what the cascade has done (search.cascade) ------------------------------------------
+    def screened(self, hashes: Iterable[str]) -> set[str]:
+        """Those of ``hashes`` the cascade has judged far from every preference it covered."""
+        wanted = list(dict.fromkeys(hashes))
+        out: set[str] = set()
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                sql = f"SELECT hash FROM unit_texts WHERE screened AND hash IN ({','.join('?' * len(part))})"
+                out.update(r[0] for r in self._db.execute(sql, part))
+        return out
+
+    def mark_screened(self, hashes: Iterable[str], prefs: Iterable[str]) -> None:
+        """The cascade is done: ``hashes`` are far from every preference, each of ``prefs`` is covered."""
+        with self._lock:
+            self._db.executemany("UPDATE unit_texts SET screened = 1 WHERE hash = ?", [(h,) for h in hashes])
+            self._db.executemany("UPDATE pref_scans SET covered = 1 WHERE pref = ?", [(text_hash(p),) for p in prefs])
+            self._db.commit()
+
+    def fresh(self, limit: int) -> list[tuple[str, str]] | None:
+        """(hash, text) of the unit texts with no vector the cascade never screened
+        (written since it last ran), once it has covered a preference; None when it
+        never has or there are more than ``limit``."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM pref_scans WHERE covered LIMIT 1").fetchone() is None:
+                return None
+            rows = self._db.execute(
+                "SELECT t.hash, (SELECT text FROM units u WHERE u.hash = t.hash LIMIT 1) FROM unit_texts t"
+                " WHERE embedded = 0 AND screened = 0 LIMIT ?",
+                (limit + 1,),
+            ).fetchall()
+        return rows if len(rows) <= limit else None
+
+    def covered_prefs(self, prefs: Iterable[str]) -> set[str]:
+        """Those of ``prefs`` the cascade has covered (whatever has been added since)."""
+        wanted = {text_hash(p): p for p in prefs}
+        with self._lock:
+            found = {
+                r[0] for r in self._db.execute("SELECT pref FROM pref_scans WHERE covered").fetchall() if r[0] in wanted
+            }
+        return {wanted[h] for h in found}
+
+    def covered(self, pref: str) -> bool:
+        """Every unit text that may be near ``pref`` has a vector: every text has one, or the
+        cascade covered ``pref`` and each text with none was judged far since."""
+        with self._lock:
+            return bool(
+                self._db.execute(
+                    "SELECT NOT EXISTS (SELECT 1 FROM unit_texts WHERE embedded = 0 AND screened = 0) AND"
+                    " (NOT EXISTS (SELECT 1 FROM unit_texts WHERE embedded = 0)"
+                    " OR EXISTS (SELECT 1 FROM pref_scans WHERE pref = ? AND covered))",
+                    (text_hash(pref),),
+                ).fetchone()[0]
+            )
 
     def coverage(self) -> tuple[int, int]:
         """(distinct unit texts with a vector, distinct unit texts)."""
@@ -434,7 +493,12 @@ class UnitIndex:
     def _vector_blocks(self) -> Iterator[tuple[list[str], np.ndarray]]:
         import numpy as np
 
-        cur = self._db.execute("SELECT hash, vec FROM vectors WHERE length(vec) = ?", (DIM * 4,))
+        # the unit texts' only: a chunk's vector (embedded by `index --full`, not by the cascade) is no unit,
+        # and counted among a preference's nearest it would make a plan depend on which were embedded
+        cur = self._db.execute(
+            "SELECT v.hash, v.vec FROM unit_texts t JOIN vectors v ON v.hash = t.hash WHERE length(v.vec) = ?",
+            (DIM * 4,),
+        )
         while True:
             rows = cur.fetchmany(BLOCK)
             if not rows:
@@ -446,38 +510,62 @@ class UnitIndex:
         ``pref`` (its vector as float32 bytes): stored ones, or one scan of every
         vector (a block at a time) the first time this preference is asked for,
         stored for the next. Only that scan imports numpy."""
-        key = text_hash(pref)
+        self.scan([(pref, qvec)])
         with self._lock:
-            if self._db.execute("SELECT 1 FROM pref_scans WHERE pref=?", (key,)).fetchone() is None:
-                import numpy as np
+            return dict(self._db.execute("SELECT hash, sim FROM pref_sims WHERE pref=?", (text_hash(pref),)).fetchall())
 
-                query = np.frombuffer(qvec, np.float32)
+    def scan(self, prefs: list[tuple[str, bytes]]) -> None:
+        """Store the similarities of each of ``prefs`` (text, vector bytes) never
+        scanned, all in one pass over the vectors."""
+        with self._lock:
+            keys = {text_hash(p): bytes(v) for p, v in prefs if len(v) == DIM * 4}
+            scanned = self._scanned(keys)
+            if all(k in scanned for k in keys):
+                return
+            import numpy as np
+
+            self._db.commit()
+            self._db.execute("BEGIN IMMEDIATE")  # no other writer adds vectors mid-scan
+            try:
+                todo = [k for k in keys if k not in self._scanned(keys)]
+                queries = np.frombuffer(b"".join(keys[k] for k in todo), np.float32).reshape(-1, DIM)
+                rows: list[tuple[str, str, float]] = []
+                for hashes, block in self._vector_blocks():
+                    sims = block @ queries.T
+                    rows.extend(
+                        (todo[j], hashes[i], float(sims[i, j]))
+                        for i, j in zip(*(sims >= SIM_FLOOR).nonzero(), strict=True)
+                    )
+                self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO pref_scans (pref, vec) VALUES (?,?)", [(k, keys[k]) for k in todo]
+                )
                 self._db.commit()
-                self._db.execute("BEGIN IMMEDIATE")  # no other writer adds vectors mid-scan
-                try:
-                    rows: list[tuple[str, str, float]] = []
-                    for hashes, block in self._vector_blocks():
-                        sims = block @ query
-                        rows.extend((key, hashes[i], float(sims[i])) for i in (sims >= SIM_FLOOR).nonzero()[0])
-                    self._db.executemany("INSERT OR REPLACE INTO pref_sims VALUES (?,?,?)", rows)
-                    self._db.execute("INSERT OR REPLACE INTO pref_scans VALUES (?,?)", (key, bytes(qvec)))
-                    self._db.commit()
-                except BaseException:
-                    self._db.rollback()
-                    raise
-            return dict(self._db.execute("SELECT hash, sim FROM pref_sims WHERE pref=?", (key,)).fetchall())
+            except BaseException:
+                self._db.rollback()
+                raise
+
+    def _scanned(self, keys: Iterable[str]) -> set[str]:
+        wanted = list(keys)
+        return {
+            r[0]
+            for r in self._db.execute(
+                f"SELECT pref FROM pref_scans WHERE pref IN ({','.join('?' * len(wanted))})", wanted
+            ).fetchall()
+        }
 
     def vectors_added(self, hashes: list[str], vecs: np.ndarray) -> None:
         """The vector cache's insert hook (its lock held, its transaction
         open): similarities of the new vectors to every preference scanned."""
         import numpy as np
 
-        self._db.executemany("UPDATE unit_texts SET embedded = 1 WHERE hash = ?", [(h,) for h in hashes])
+        units = [i for i, h in enumerate(hashes) if self._db.execute(_MARK_EMBEDDED, (h,)).rowcount]
         prefs = self._db.execute("SELECT pref, vec FROM pref_scans WHERE length(vec) = ?", (DIM * 4,)).fetchall()
-        if not prefs or not len(hashes):
+        if not prefs or not units:  # only unit texts are a preference's neighbours (_vector_blocks)
             return
+        hashes = [hashes[i] for i in units]
         qmat = np.frombuffer(b"".join(p[1] for p in prefs), np.float32).reshape(-1, DIM)
-        sims = np.asarray(vecs, np.float32) @ qmat.T
+        sims = np.asarray(vecs, np.float32)[units] @ qmat.T
         rows = [
             (prefs[j][0], hashes[i], float(sims[i, j])) for i, j in zip(*(sims >= SIM_FLOOR).nonzero(), strict=True)
         ]

@@ -50,6 +50,7 @@ from .embed import DIM, Embedder
 if TYPE_CHECKING:
     import numpy as np
 
+    from .embed import PieceSink
 
 # One encode call per CALL texts: the unit of cancelling, progress and commits.
 CALL = 256
@@ -153,6 +154,7 @@ class VectorCache:
         phase: ProgressPhase = "vectors",
         before: int = 0,
         total: int | None = None,
+        pieces: PieceSink | None = None,
     ) -> int:
         """Embed (hash, text) pairs known to be missing and cache them.
 
@@ -160,7 +162,7 @@ class VectorCache:
         model when it loads here (its own step: its seconds are not in the rate),
         then ``(phase, before + done, total)`` from ``done`` 0, once the model is
         ready, after each call (``before`` and ``total`` let several calls count
-        as one phase)."""
+        as one phase). ``pieces``: the embedder's word-piece sink (search.cascade)."""
         if not pairs:
             return 0
         loading = progress is not None and not self.embedder.ready
@@ -179,7 +181,8 @@ class VectorCache:
             for part in (calls[i] for i in spread_order(len(calls))):
                 if self._cancel.is_set():
                     raise Cancelled()
-                vecs = self.embedder.encode([text for _, text in part])
+                batch = [text for _, text in part]
+                vecs = self.embedder.encode(batch) if pieces is None else self.embedder.encode(batch, pieces)
                 with self._lock:
                     self._db.executemany(
                         "INSERT OR REPLACE INTO vectors VALUES (?,?)",

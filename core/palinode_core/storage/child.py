@@ -22,8 +22,11 @@ from ..errors import Cancelled, PalinodeError
 ISOLATE_ABOVE = 2000
 # What long work reports as it goes, (phase, done, total): reading the store (a scan), its
 # lexical index, segmenting its sentences, loading the embedding model, embedding its chunks
-# (vectors) and then its sentences.
-ProgressPhase = Literal["reading", "lexical", "segmenting", "model", "vectors", "sentences"]
+# (vectors) and then its sentences; the cascade (search.cascade) embeds a sample, screens every
+# sentence with the cheap vectors and embeds the candidates.
+ProgressPhase = Literal[
+    "reading", "lexical", "segmenting", "model", "vectors", "sentences", "sample", "screening", "candidates"
+]
 Progress = Callable[[ProgressPhase, int, int], None]
 
 

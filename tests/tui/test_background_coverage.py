@@ -1,0 +1,62 @@
+"""Issue 43: from the first open the app embeds in the background what the open
+requests' plans need first (the cascade: a sample, every sentence screened, the
+candidates near a request), says so in the status line, re-plans once they are
+in, and only then embeds the rest for search by meaning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import Clock
+from tui.conftest import settle, wait_until
+
+from palinode_core.demo import build_demo_store
+from palinode_core.search import cascade
+from palinode_tui import app as app_module
+from palinode_tui.app import PalinodeApp
+
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("model")]
+SIZE = (120, 36)
+
+
+class Recording(PalinodeApp):
+    """The app, recording the phases its status line showed and the index steps it published."""
+
+    CSS_PATH = str(Path(app_module.__file__).with_name(PalinodeApp.CSS_PATH))
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.phases: list[str] = []
+        self.steps: list[str] = []
+
+    def on_work_progress(self, message) -> None:
+        if not self.phases or self.phases[-1] != message.phase:
+            self.phases.append(message.phase)
+        super().on_work_progress(message)
+
+
+async def test_the_app_covers_the_requests_first_then_embeds_the_rest(tmp_path, embedder, monkeypatch):
+    monkeypatch.setattr(cascade, "BELOW", 0)  # a small store, screened as a big one is
+    monkeypatch.setattr(cascade, "SAMPLE", 300)
+    monkeypatch.setattr(cascade, "TOP_MIN", 300)
+    monkeypatch.setattr(cascade, "TOP_SHARE", 0.0)
+    root = tmp_path / "demo"
+    build_demo_store(root, size=60)
+    app = Recording(root, embedder=embedder, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.index_signal.subscribe(app, app.steps.append)
+        await settle(app, pilot)
+        await wait_until(app, pilot, lambda: app.index_mode == "hybrid", attempts=1200)
+        index = app.index
+        assert index is not None
+        prefs = app.live.open_prefs()
+        assert index.units.covered_prefs(prefs) == set(prefs)
+        embedded, units = index.units.coverage()
+        assert embedded == units  # then everything, for search by meaning
+    # the status line said each step of the cascade, the requests' candidates before the rest of the sentences
+    cascade_steps = [p for p in app.phases if p in ("sample", "screening", "candidates")]
+    assert cascade_steps == ["sample", "screening", "candidates"], app.phases
+    assert app.phases.index("candidates") < len(app.phases) - 1 - app.phases[::-1].index("sentences")
+    # plans were redone when the candidates were in, before the index was whole
+    assert "hybrid-partial" in app.steps and app.steps.index("hybrid-partial") < app.steps.index("hybrid"), app.steps
