@@ -399,41 +399,26 @@ def _row_of(
     places: dict[str, tuple[str | None, str | None, str | None]],
 ) -> Row | list[Row] | None:
     try:  # every field at once when the row has them all, as Palinode writes it
-        (
-            timestamp,
-            file_path,
-            chunk,
-            mode,
-            source,
-            query,
-            session,
-            bundle,
-            revision,
-            basis,
-            policy,
-            disposition,
-            upcoming,
-            scope,
-            coverage,
-        ) = _every_field(data)
+        fields = _every_field(data)
     except KeyError:
-        (
-            timestamp,
-            file_path,
-            chunk,
-            mode,
-            source,
-            query,
-            session,
-            bundle,
-            revision,
-            basis,
-            policy,
-            disposition,
-            upcoming,
-            scope,
-            coverage,
-        ) = map(data.get, _FIELDS)
+        fields = tuple(map(data.get, _FIELDS))
+    (
+        timestamp,
+        file_path,
+        chunk,
+        mode,
+        source,
+        query,
+        session,
+        bundle,
+        revision,
+        basis,
+        policy,
+        disposition,
+        upcoming,
+        scope,
+        coverage,
+    ) = fields
     if file_path is None and data.get("event_type") is not None:
         if data["event_type"] == BUNDLE_RECEIPT:
             return _envelope(data, where, number, root_text, base, report, since, places)
