@@ -423,14 +423,7 @@ class UnitIndex:
     # -- what the cascade has done (search.cascade) ------------------------------------------
     def screened(self, hashes: Iterable[str]) -> set[str]:
         """Those of ``hashes`` the cascade has judged far from every preference it covered."""
-        wanted = list(dict.fromkeys(hashes))
-        out: set[str] = set()
-        with self._lock:
-            for i in range(0, len(wanted), 500):
-                part = wanted[i : i + 500]
-                sql = f"SELECT hash FROM unit_texts WHERE screened AND hash IN ({','.join('?' * len(part))})"
-                out.update(r[0] for r in self._db.execute(sql, part))
-        return out
+        return self._of_hashes("hash", hashes, "AND screened", table="unit_texts")
 
     def mark_screened(self, hashes: Iterable[str], prefs: Iterable[str]) -> None:
         """The cascade is done: ``hashes`` are far from every preference, each of ``prefs`` is covered."""
@@ -604,13 +597,13 @@ class UnitIndex:
     def fingerprints_of(self, hashes: Iterable[str]) -> set[str]:
         return self._of_hashes("fingerprint", hashes)
 
-    def _of_hashes(self, column: str, hashes: Iterable[str], where: str = "") -> set[str]:
-        """A column of the unit rows holding any of ``hashes``, 500 bound values a query."""
+    def _of_hashes(self, column: str, hashes: Iterable[str], where: str = "", table: str = "units") -> set[str]:
+        """A column of the rows of ``table`` (the unit rows) holding any of ``hashes``, 500 bound values a query."""
         wanted = list(dict.fromkeys(hashes))
         out: set[str] = set()
         with self._lock:
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
-                sql = f"SELECT DISTINCT {column} FROM units WHERE hash IN ({','.join('?' * len(part))}) {where}"
+                sql = f"SELECT DISTINCT {column} FROM {table} WHERE hash IN ({','.join('?' * len(part))}) {where}"
                 out.update(r[0] for r in self._db.execute(sql, part))
         return out
