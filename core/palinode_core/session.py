@@ -371,10 +371,11 @@ class Session(InspectViews):
         from .forget import review as forget_review
 
         leak = forget_review.LeakCheck(self.scanned(), self._index) if residue else None
-        applied = forget_review.apply_forget(self.store, fplan, selection, note, leak=leak, reopen=reopen)
-        if leak is not None:
-            self.refresh()  # the store as the check read it: the facade catches up once the transaction is over
-        return applied
+        try:
+            return forget_review.apply_forget(self.store, fplan, selection, note, leak=leak, reopen=reopen)
+        finally:
+            if leak is not None:  # the facade catches up once the transaction is over, also one that failed late
+                self.refresh()
 
     def approve(self, fplan: ForgetPlan, selection: Selection | None = None, note: str | None = None) -> Approved:
         """What applying ``fplan`` with ``selection`` would write, as a value to
@@ -411,9 +412,10 @@ class Session(InspectViews):
         self.reload_config()
         # the index: the leak check after the apply is then a lookup in the unit index
         leak = forget_review.LeakCheck(self.scanned(), self.search_index())
-        applied = forget_review.apply_saved(self.store, approved, leak, reopen=reopen)
-        self.refresh()  # the facade's scan catches up once the transaction is over
-        return applied
+        try:
+            return forget_review.apply_saved(self.store, approved, leak, reopen=reopen)
+        finally:
+            self.refresh()  # the facade's scan catches up once the transaction is over, also one that failed late
 
     def leak_check(self, request_path: str, changed: set[str] | None = None) -> list[Leak]:
         """Every surviving mention of a request's preference, classified; ``changed``: only these moved since."""

@@ -3,6 +3,7 @@ commit each, the decision recorded in the ledger; and dismiss and flag."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -185,7 +186,9 @@ def execute(
     if leak is not None and txn.entry.committed():
         try:
             txn.attach(_leak_record(store, approved, leak))
-        except (PalinodeError, OSError) as exc:  # the forget stands; the check can be run again on demand
+        # the forget stands and its decision is recorded; the check (derived data: a busy or damaged
+        # index is sqlite3.Error) can be run again on demand
+        except (PalinodeError, OSError, sqlite3.Error) as exc:
             leak_notice = f"; the leak check could not run ({exc})"
     out.ledger_commit = txn.record_ledger()  # none when nothing was committed
     done = txn.entry.committed()

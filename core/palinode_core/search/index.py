@@ -15,6 +15,7 @@ import sys
 import threading
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -405,7 +406,12 @@ class SearchIndex:
                 mode = "hybrid"
             except EmbeddingUnavailable as exc:
                 notice = str(exc)
-        return SearchResult(fuse(bm25, vector, limit, per_file, daily_penalty, similarity), mode, notice)
+        hits = fuse(bm25, vector, limit, per_file, daily_penalty, similarity)
+        # a hit the word search left under its floor but that holds a word of the query is related all the
+        # same: a mention is never listed as "unrelated" because a busier memory says the word more often
+        words = content_words(query)
+        hits = [h if h.related or not words & content_words(h.text) else replace(h, related=True) for h in hits]
+        return SearchResult(hits, mode, notice)
 
     def _bm25(self, query: str, limit: int, excluded: set[str], floor: float) -> list[Row]:
         terms = sorted(content_words(query)) or sorted({t.lower() for t in _TOKEN_RE.findall(query)})

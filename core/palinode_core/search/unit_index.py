@@ -427,9 +427,15 @@ class UnitIndex:
 
     def mark_screened(self, hashes: Iterable[str], prefs: Iterable[str]) -> None:
         """The cascade is done: ``hashes`` are far from every preference, each of ``prefs`` is covered."""
+        keys = [text_hash(p) for p in prefs]
+        rows = [(h,) for h in hashes]
         with self._lock:
-            self._db.executemany("UPDATE unit_texts SET screened = 1 WHERE hash = ?", [(h,) for h in hashes])
-            self._db.executemany("UPDATE pref_scans SET covered = 1 WHERE pref = ?", [(text_hash(p),) for p in prefs])
+            if rows:  # judged far from these preferences only: any other one covered before is covered no more
+                self._db.execute(
+                    f"UPDATE pref_scans SET covered = 0 WHERE pref NOT IN ({','.join('?' * len(keys))})", keys
+                )
+            self._db.executemany("UPDATE unit_texts SET screened = 1 WHERE hash = ?", rows)
+            self._db.executemany("UPDATE pref_scans SET covered = 1 WHERE pref = ?", [(k,) for k in keys])
             self._db.commit()
 
     def fresh(self, limit: int) -> list[tuple[str, str]] | None:

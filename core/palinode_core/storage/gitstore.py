@@ -29,6 +29,7 @@ from . import safeio
 from . import trust as trust_mod
 from .commits import Commit, commit_message, escape_control
 from .gitparse import LOG_ARGS, SHA_RE, HeadObjects, batch_check_input, git_complaint, parse_batch_check, parse_log
+from .records import is_index_entry
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -485,7 +486,11 @@ class GitStore:
         return entries, tags
 
     def set_index_entry(self, path: str, entry: list[str] | None) -> None:
-        """Put one index entry back as it was (``None``: not in the index), without touching the file."""
+        """Put one index entry back as it was (``None``: not in the index), without touching the file.
+        The entry is what ``index_entries`` read ([mode, blob, stage]); anything else is refused, never
+        handed to git (a journal is a file on disk: its entry must not become an option or a path)."""
+        if entry is not None and not is_index_entry(entry):
+            raise GitError(f"not an index entry git wrote, not put back for {path}: {entry!r:.80}")
         try:
             if entry is None:
                 self.run("update-index", "--force-remove", "--", path)

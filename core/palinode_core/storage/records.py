@@ -8,6 +8,7 @@ test keeps the two in step."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, cast, get_args, get_origin, get_type_hints
 
@@ -23,6 +24,18 @@ PlanOp = Literal["archive", "restore", "retract", "unretract"]
 Direction = Literal["forward", "backward"]
 # how a forget's target is forgotten: archived whole, or its mentions struck
 TargetRoute = Literal["archive", "strike"]
+
+
+_INDEX_ENTRY = re.compile(r"[0-7]{6}\Z"), re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z"), re.compile(r"[0-3]\Z")
+
+
+def is_index_entry(entry: object) -> bool:
+    """Whether ``entry`` has the shape ``git ls-files -s`` gives one: [mode, blob id, stage]."""
+    return (
+        isinstance(entry, list)
+        and len(entry) == 3
+        and all(isinstance(x, str) and pattern.match(x) for x, pattern in zip(entry, _INDEX_ENTRY, strict=True))
+    )
 
 
 @dataclass(frozen=True)
@@ -285,10 +298,9 @@ class CommitIntent:
         if not isinstance(files, list) or not files:
             raise Malformed("it names no file it writes")
         index = raw.get("index_before") or {}
-        if not isinstance(index, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in index.values()
-        ):
-            raise Malformed("its index entries are not recorded ones")
+        named = {f.get("rel") for f in files if isinstance(f, dict)}
+        if not isinstance(index, dict) or not all(k in named and is_index_entry(v) for k, v in index.items()):
+            raise Malformed("its index entries are not ones git wrote for the files it names")
         kind = raw.get("kind")
         if kind not in _COMMIT_KEYS:  # a commit this tool journals is one of these (it could not write another)
             raise Malformed(f"its kind is none of {', '.join(_COMMIT_KEYS)}")
