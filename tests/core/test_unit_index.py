@@ -351,3 +351,21 @@ def test_a_tampered_unit_index_hides_no_live_mention_from_plan_or_leaks(tmp_path
     assert found() == expected, how
     leaks = cli("leaks", "insights/forget-bees.md")
     assert leaks["notice"] is None  # the rows were rebuilt: nothing left to rebuild
+
+
+def test_the_tamper_checks_word_starts_are_the_fewest_that_find_every_word():
+    """Each word start costs git grep a pass over the store: one that a shorter one
+    starts is dropped, and every word the full set finds is still found."""
+    import random
+
+    from palinode_core.forget.gather import _prefixes
+
+    stems = frozenset({"live", "liveeer", "liver", "liverpool", "berlin", "berlinist", "bee", "beet", "ab", "abe"})
+    kept = _prefixes(stems)
+    assert kept == ["ab", "bee", "berlin", "liv"]  # "live" is a prefix as "liv": it finds "living"
+    every = sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems})
+    rng = random.Random(7)
+    for _ in range(2000):
+        word = rng.choice(every) + "".join(rng.choice("aeilnorstv") for _ in range(rng.randint(0, 4)))
+        word = word[: rng.randint(1, len(word))]
+        assert any(word.startswith(p) for p in every) == any(word.startswith(p) for p in kept), word

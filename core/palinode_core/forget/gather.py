@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -65,8 +65,14 @@ def eligible(memory: Memory) -> bool:
 
 
 def _prefixes(stems: frozenset[str]) -> list[str]:
+    """The fewest word starts that find every word of ``stems``: one a shorter one
+    starts ("liver" after "liv") finds nothing more, and each costs a pass over the store."""
     # a Snowball stem is its words' prefix but for a last "i" or "e" ("poni": ponies, pony; "live": living)
-    return sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems})
+    kept: list[str] = []
+    for prefix in sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems}):
+        if not kept or not prefix.startswith(kept[-1]):  # sorted: what a prefix starts follows it at once
+            kept.append(prefix)
+    return kept
 
 
 def candidate_paths(
@@ -109,8 +115,8 @@ def candidate_paths(
     for fp, _text in hits:
         for rel in by_fp.get(fp, ()):
             found.setdefault(rel, set()).add("lexical")
-    unlisted = [rel for rel, m in memories.items() if rel not in found and m.fingerprint in indexed and wanted(rel)]
-    for rel, arm in _unlisted_mentions(index, stems, memories, unlisted).items():
+    unlisted = [rel for rel, m in memories.items() if rel not in found and m.fingerprint in indexed]
+    for rel, arm in _unlisted_mentions(index, stems, memories, unlisted, wanted).items():
         found.setdefault(rel, set()).add(arm)
     coverage = None
     if not lexical:
@@ -122,7 +128,11 @@ def candidate_paths(
 
 
 def _unlisted_mentions(
-    index: SearchIndex, stems: frozenset[str], memories: Mapping[str, Memory], unlisted: list[str]
+    index: SearchIndex,
+    stems: frozenset[str],
+    memories: Mapping[str, Memory],
+    unlisted: list[str],
+    wanted: Callable[[str], bool],
 ) -> dict[str, str]:
     """Of the memories the lookup left out, each whose file, as read now,
     spells one of ``stems`` where the index would list it: the cache's rows
@@ -140,6 +150,7 @@ def _unlisted_mentions(
             could = files_containing(index.store, prefixes | marks)
         if could is not None:
             unlisted = [rel for rel in unlisted if rel in could]
+    unlisted = [rel for rel in unlisted if wanted(rel)]  # after the grep: asked of a few, not of every memory
     out: dict[str, str] = {}
     damaged: list[Memory] = []
     for rel, data in safeio.read_files(index.store.root, unlisted, MAX_MEMORY_BYTES):
