@@ -312,10 +312,10 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                         # the sentences sharing a word with a request first, then those the cascade finds near one
                         # (search.cascade): plans are covered then, re-planned after each
                         before = index.stats.embedded_this_session
-                        if index.update_vectors(progress, on_likely=replan):
+                        if index.update_vectors(progress, on_likely=replan, cover=self.live.open_prefs()):
                             if index.stats.embedded_this_session > before:
                                 replan()
-                            index.update_vectors(progress, full=True)  # then the rest, for search by meaning
+                            index.embed_everything(progress, isolate=True)  # then the rest, for search by meaning
             finally:
                 self._index_running, self.segmenting = False, False
             mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"

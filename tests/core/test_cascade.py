@@ -153,3 +153,56 @@ def test_an_index_of_an_older_layout_or_damaged_is_rebuilt_and_covered_again(
     for pref in prefs:
         assert index.units.covered(pref)
     assert text_hash(prefs[0]) in {r[0] for r in db.execute("SELECT pref FROM pref_scans WHERE covered")}
+
+
+def test_an_update_after_the_cascade_covered_every_request_embeds_only_what_was_written_since(
+    demo, tmp_path, embedder, small_cascade, monkeypatch
+):
+    """The app's first update on a store `index` covered: the memory written since is
+    embedded, and the store's unembedded texts are not listed (at 10k: 0.7 s holding the
+    index's lock, which a plan made meanwhile waited on)."""
+    monkeypatch.setattr(cascade, "BELOW", 50)  # fewer written since than this: embedded without a screening
+    root = tmp_path / "store"
+    git(demo.parent, "clone", "-q", str(demo), str(root))
+    _open(root, tmp_path / "cache", embedder).update_index()
+    written = "A weekly pot of Taiwanese leaf is brewed here twice a day, a ritual kept for years."
+    (root / "daily").mkdir(exist_ok=True)
+    (root / "daily" / "2026-12-02.md").write_text(
+        f"---\nid: daily-2026-12-02\ncategory: daily\n---\n\n{written}\n", encoding="utf-8"
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a new memory")
+
+    later = _open(root, tmp_path / "cache", embedder)
+    index = later.update_index(vectors=False)
+    before = index.units.coverage()[0]
+    listed = []
+    listing = index.units.texts_missing_vectors
+    index.units.texts_missing_vectors = lambda *a, **k: listed.append(1) or listing(*a, **k)  # a spy: still runs
+    later.update_index()
+    assert listed == []
+    assert index.has_vector(written)
+    assert 0 < index.units.coverage()[0] - before < 50
+    prefs = later.open_prefs()
+    assert index.units.covered_prefs(prefs) == set(prefs)
+    request = next(s.path for s in later.request_states() if s.pref == "my oolong tea habit")
+    plan = later.plan(request)
+    assert plan.semantic is not None and plan.semantic.complete
+
+
+def test_everything_left_is_embedded_in_a_low_priority_child_the_index_then_reads(
+    demo, tmp_path, embedder, monkeypatch
+):
+    """`embed_everything(isolate=True)`, what the app runs once plans are covered: the many
+    sentences the cascade left are embedded by `palinode-audit index --full` in a child
+    process, so the app's plans and UI do not compete with half an hour of embedding."""
+    session = _open(demo, tmp_path / "cache", embedder)
+    index = session.update_index(vectors=False)
+    embedded, units = index.units.coverage()
+    assert units - embedded > 1000
+    monkeypatch.setattr(cascade, "BELOW", 1)  # the child, at its own sizes, embeds this small store whole
+    assert index.embed_everything(isolate=True)
+    embedded, units = index.units.coverage()
+    assert embedded == units
+    assert index.stats.embedded_this_session == 0  # the child embedded them all, this process none
+    assert index.vectors_ready

@@ -60,3 +60,25 @@ async def test_the_app_covers_the_requests_first_then_embeds_the_rest(tmp_path, 
     assert app.phases.index("candidates") < len(app.phases) - 1 - app.phases[::-1].index("sentences")
     # plans were redone when the candidates were in, before the index was whole
     assert "hybrid-partial" in app.steps and app.steps.index("hybrid-partial") < app.steps.index("hybrid"), app.steps
+
+
+async def test_a_store_index_covered_is_not_screened_again_when_the_app_opens(tmp_path, embedder, monkeypatch):
+    """`palinode-audit index` covers the open requests; the app opening the store then
+    plans at once. It had screened every sentence again for the requests already decided
+    (applied, withdrawn): at 10k memories, minutes before a plan said "search: hybrid"."""
+    from palinode_core.session import Session
+
+    monkeypatch.setattr(cascade, "BELOW", 50)  # screened as a big store is; what is written since is embedded
+    monkeypatch.setattr(cascade, "SAMPLE", 300)
+    monkeypatch.setattr(cascade, "TOP_MIN", 300)
+    monkeypatch.setattr(cascade, "TOP_SHARE", 0.0)
+    root = tmp_path / "demo"
+    build_demo_store(root, size=60)
+    session = Session.open(root, embedder=embedder, cache_dir=tmp_path / "cache")
+    session.update_index()  # what `index` does: the open requests covered
+    assert len({s.pref for s in session.request_states()}) > len(session.open_prefs())  # some are decided
+    app = Recording(root, embedder=embedder, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await wait_until(app, pilot, lambda: app.index_mode == "hybrid", attempts=1200)
+    assert "screening" not in app.phases and "sample" not in app.phases, app.phases

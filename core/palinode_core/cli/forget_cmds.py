@@ -73,6 +73,8 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
             # as on a rerun after an interrupted one): the first plan after `index` embeds nothing
             session.prepare_plans(progress or terminal)
             index.derive()
+        if not args.chunks_only:  # what each memory holds of a possible request, kept: the app's first list reads none
+            session.possible_requests()
     finally:
         terminal.close()
     stats = index.stats

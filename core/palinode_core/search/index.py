@@ -205,6 +205,26 @@ class SearchIndex:
             self._known = None  # the child wrote the files table
             self._matrix = None
 
+    def embed_everything(self, progress: Progress | None = None, *, isolate: bool = False) -> bool:
+        """Every chunk and unit text embedded (``update_vectors(full=True)``), for search by
+        meaning beyond what plans need. With ``isolate``, when the cascade left many, they are
+        embedded by ``palinode-audit index --full`` in a low-priority child (at 10k memories,
+        about half an hour of CPU): the caller's plans and UI meanwhile compete with it for
+        neither the GIL nor the index's lock. What it left or what changed since is then done here."""
+        embedded, units = self.units.coverage()
+        if isolate and units - embedded >= cascade.BELOW:
+            try:
+                run_audit(
+                    ["index", str(self.store.root), "--full", "--cache-dir", str(self.cache_dir)],
+                    progress,
+                    self._cancel,
+                )
+            except PalinodeError as exc:
+                self.stats.errors.append(f"{exc}; embedded here instead")
+            with self._lock:
+                self._matrix = None  # the child wrote vectors
+        return self.update_vectors(progress, full=True)
+
     def update_vectors(
         self,
         progress: Progress | None = None,
@@ -242,9 +262,21 @@ class SearchIndex:
         from ..text.stem import stems
 
         prefs = sorted(set(self._prefs if cover is None else cover))
-        likely, rest = self.units.texts_missing_vectors({s for pref in prefs for s in stems(pref)})
+        # every request covered before (a rerun, the app opening a store `index` covered): what was written since
+        # is all the cascade would embed, and listing every text with no vector (10k: 0.7 s, the index locked) is not
+        fresh = None
+        if not full and limit is None and prefs and len(self.units.covered_prefs(prefs)) == len(prefs):
+            fresh = self.units.fresh(cascade.BELOW - 1)
+            with_vector, texts_in_all = self.units.coverage()
+            if fresh is not None and texts_in_all - with_vector - len(fresh) < cascade.BELOW:
+                fresh = None  # so few without a vector that every text is embedded (below): listed as before
+        likely: list[tuple[str, str]] = []
+        if fresh is not None:
+            rest = fresh
+        else:
+            likely, rest = self.units.texts_missing_vectors({s for pref in prefs for s in stems(pref)})
         # every chunk and unit text when asked, or when the cascade's own work would not pay
-        whole = full or limit is not None or len(rest) < cascade.BELOW
+        whole = full or limit is not None or (fresh is None and len(rest) < cascade.BELOW)
         missing = self._vectors.missing([*self._prefs, *prefs, *texts])
         if whole:
             missing += self.missing_vectors(limit)
