@@ -108,14 +108,15 @@ def _count(cands: list[Candidate]) -> str:
 
 
 def comparison_line(plan: ForgetPlan, baseline: ForgetPlan | None) -> Text:
-    """ "Palinode would: N targets (…); thorough adds M": the thorough plan set
+    """ "Palinode would (hybrid): N targets (…); thorough adds M": the thorough plan set
     beside Palinode's own plan of the same request and knobs."""
     text = Text()
     if plan.resolver != "thorough" or baseline is None:
         text.append("resolver: Palinode's own plan (exactly what Palinode would do)", style="dim")
         return text
     theirs = [c for c in baseline.candidates if c.route in TARGET_ROUTES]
-    text.append("Palinode would: ", style="dim")
+    # with its own search's mode: thorough's is the sentence index (the header's "meaning")
+    text.append(f"Palinode would ({plan.resolution.mode}): ", style="dim")
     text.append(f"{len(theirs)} target{'' if len(theirs) == 1 else 's'}" + (f" ({_count(theirs)})" if theirs else ""))
     mine = {c.path for c in plan.candidates if c.route in TARGET_ROUTES}
     adds = len(mine - {c.path for c in theirs})

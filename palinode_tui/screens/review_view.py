@@ -124,13 +124,19 @@ def plan_header(review: Review | None, current: str | None, read_only: bool, wai
     header.append("pref ", style="dim")
     header.append(plain(plan.request.pref, "bold"))
     header.append(f"   r:{plan.request.rid}", style="dim")
-    header.append(f"   search: {plan.resolution.mode}", style="cyan")
     semantic = plan.semantic
-    if semantic is not None and not semantic.complete:
+    if plan.resolver != "thorough":
+        header.append(f"   search: {plan.resolution.mode}", style="cyan")
+    elif semantic is None:
+        header.append("   meaning: off (words only)", style="dim")
+    elif semantic.complete:
+        header.append("   meaning: complete", style="cyan")
+    else:
         share = f"{semantic.share:.0%} of sentences embedded" if semantic.query else "request not embedded yet"
-        header.append(f"   semantic: {share}; re-plans as vectors arrive", style="yellow")
+        header.append(f"   meaning: {share}; re-plans as vectors arrive", style="yellow")
         if plan.provisional:
             header.append(f" ({len(plan.provisional)} target(s) may change)", style="yellow")
+
     header.append("\n")
     header.append(plain(plan.request.path, "dim"))
     if plan.resolution.boundary:

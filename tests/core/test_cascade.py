@@ -83,6 +83,15 @@ def test_a_plan_after_the_cascade_finds_what_a_plan_after_a_full_index_finds(dem
     plan = quick.plan(sorted(plans)[0])
     assert plan.semantic is not None and plan.semantic.complete and plan.semantic.covered
     assert "the cheap pass found the rest far from it" in plan.semantic.describe()
+    # said as such: this plan's meaning is complete; the comparison plan's chunk search is by words
+    from palinode_core.cli.output import _plan_text
+    from palinode_core.cli.textout import Text
+
+    shown = Text(colour=False, width=120)
+    _plan_text(shown, plan.to_dict())
+    said = "\n".join(shown.lines)
+    assert "meaning: semantic evidence for every sentence near the preference" in said, said
+    assert "Palinode's search: lexical" in said and "not every chunk has a vector yet" in said, said
 
 
 def test_a_memory_written_after_the_cascade_is_covered_by_the_next_plan(demo, tmp_path, embedder, small_cascade):

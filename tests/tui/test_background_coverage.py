@@ -65,7 +65,7 @@ async def test_the_app_covers_the_requests_first_then_embeds_the_rest(tmp_path, 
 async def test_a_store_index_covered_is_not_screened_again_when_the_app_opens(tmp_path, embedder, monkeypatch):
     """`palinode-audit index` covers the open requests; the app opening the store then
     plans at once. It had screened every sentence again for the requests already decided
-    (applied, withdrawn): at 10k memories, minutes before a plan said "search: hybrid"."""
+    (applied, withdrawn): at 10k memories, minutes of CPU beside the first plans."""
     from palinode_core.session import Session
 
     monkeypatch.setattr(cascade, "BELOW", 50)  # screened as a big store is; what is written since is embedded

@@ -79,7 +79,8 @@ async def test_found_by_evidence_and_palinode_beside_it(tmp_path, store):
         assert review.review is not None and review.review.plan.resolver == "thorough"
         header = text_of(review.query_one("#plan-header", Static))
         # Palinode's words do not stem ("rowing" is not "row"): it never finds the board
-        assert "Palinode would: 2 targets (2 archive); thorough adds 1" in header
+        assert "Palinode would (lexical): 2 targets (2 archive); thorough adds 1" in header
+        assert "meaning: off (words only)" in header  # a lexical app: no sentence vectors
         assert [row(review, p)["by"] for p in (ANN, BOARD, SHOP)] == ["T+P", "T", "T+P"]
 
         detail = await show(app, pilot, review, BOARD)
@@ -155,8 +156,9 @@ async def test_held_targets_start_unapproved_and_defaults_leave_them_untouched(t
 async def test_a_fresh_store_shows_a_plan_before_its_sentences_are_all_segmented(tmp_path, store, monkeypatch):
     import threading
 
-    from palinode_core.search.index import SEARCHABLE_BEHIND, SearchIndex
     from tui.conftest import wait_until
+
+    from palinode_core.search.index import SEARCHABLE_BEHIND, SearchIndex
 
     for i in range(SEARCHABLE_BEHIND + 20):
         (store / f"research/note-{i:03d}.md").parent.mkdir(exist_ok=True)
@@ -206,8 +208,9 @@ async def test_a_plan_made_mid_sync_is_planned_again_once_only(tmp_path, store, 
     # from an attacker's review: a flag left set while the reviewer looked at history re-planned later
     import threading
 
-    from palinode_core.search.index import SearchIndex
     from tui.conftest import wait_until
+
+    from palinode_core.search.index import SearchIndex
 
     _many_notes(store)
     plans = []

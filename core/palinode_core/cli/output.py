@@ -17,14 +17,25 @@ from .textout import Text, one_line, p
 def _plan_text(out: Text, plan: dict[str, Any]) -> None:
     knobs = plan["knobs"]
     out.add(out.style(f"Forget request {p(plan['request'])}", "head") + f'  "{p(plan["pref"])}"  r:{plan["rid"]}')
-    if plan.get("resolver") == "thorough":
+    thorough = plan.get("resolver") == "thorough"
+    if thorough:
         out.add(
             "  resolver: thorough (store-wide sentence evidence; the knobs below set only Palinode's plan beside it)"
             + (f"  {out.style(p(plan['resolver_notice']), 'warn')}" if plan.get("resolver_notice") else "")
         )
+        semantic = plan.get("semantic")
+        if semantic is None:
+            meaning = "  meaning: off: words only"
+        elif not semantic.get("query"):  # how to get it (index, or the vectors extra) is the resolver's notice
+            meaning = "  meaning: none yet (the preference has no vector)"
+        else:
+            meaning = f"  meaning: {semantic.get('description', '')}"
+        out.add(meaning if semantic is None or semantic.get("complete") else out.style(meaning, "warn"))
+    search = "Palinode's search" if thorough else "search"  # thorough's own is the sentence index (meaning above)
     out.add(
-        f"  search: {plan['search_mode']} (top {knobs['search_k']})  floor {knobs['min_target_coverage']}  "
-        f"max targets {knobs['max_targets']}  min shared words {knobs['min_shared_words']}"
+        f"  {search}: {plan['search_mode']} (top {knobs['search_k']})"
+        f"  floor {knobs['min_target_coverage']}  max targets {knobs['max_targets']}"
+        f"  min shared words {knobs['min_shared_words']}"
     )
     if plan.get("search_notice"):
         out.add("  " + out.style(p(plan["search_notice"]), "warn"))

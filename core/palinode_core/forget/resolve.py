@@ -158,6 +158,7 @@ class SemanticCoverage:
             "query": self.query,
             "covered": self.covered,
             "complete": self.complete,
+            "description": self.describe(),
         }
 
 

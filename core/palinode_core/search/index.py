@@ -427,8 +427,8 @@ class SearchIndex:
             notice = "lexical search (vectors not requested)"
         elif not self.vectors_ready:
             notice = self.embedder.notice or (
-                "vectors are still being built (`palinode-audit index --full` builds them all); results are lexical"
-                " for now"
+                "not every chunk has a vector yet (`palinode-audit index --full` embeds them all; the app does so in"
+                " the background): this search is by words for now"
                 if self.embedder.installed
                 else VECTORS_EXTRA_NOTICE
             )
