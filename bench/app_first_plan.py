@@ -6,11 +6,17 @@ Wall and CPU of this process (the app, its workers and the
 embedder run in it), per run and the median.
 
     python -m bench.app_first_plan [runs]
+
+With BENCH_STORE and BENCH_CACHE (the store's cache folder as `palinode-audit index`
+left it, e.g. ~/.cache/palinode-tui/<store>-<hash>), each run opens that store on a fresh
+copy of that folder instead: a big store a person has indexed (the 10k demo store).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -23,8 +29,12 @@ from palinode_tui.app import PalinodeApp
 
 async def one_run() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "demo"
-        build_demo_store(root)
+        if os.environ.get("BENCH_STORE"):
+            root = Path(os.environ["BENCH_STORE"])
+            shutil.copytree(os.environ["BENCH_CACHE"], Path(tmp) / "cache")
+        else:
+            root = Path(tmp) / "demo"
+            build_demo_store(root)
         app = PalinodeApp(root, watch=False, cache_dir=Path(tmp) / "cache")
         async with app.run_test(size=(120, 36)) as pilot:
             wall, cpu = time.perf_counter(), time.process_time()
