@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,27 @@ def test_isolated_first_scan_fills_the_cache_in_a_child(tmp_path, monkeypatch):
     assert calls and all(total == listed for _, total in calls)
     assert {r: m.summary for r, m in scan.memories.items()} == {r: m.summary for r, m in fresh.memories.items()}
     assert not any(m.text_read for m in scan.memories.values())  # the child parsed them, not us
+
+
+def test_a_child_never_runs_code_the_store_carries(tmp_path, monkeypatch):
+    """A store holding a palinode_core/ folder, opened from inside it (`cd store; palinode-tui .`
+    with a relative cache folder): the low-priority child that scans or embeds for the app runs
+    our code, never the store's (`python -m` put the working directory first on its path)."""
+    from palinode_core.storage import child
+
+    root = copy_sample_store(tmp_path / "store")
+    write_files(root, {f"notes/n{i:03d}.md": palinode_file({"title": f"note {i}"}, f"note {i}") for i in range(30)})
+    marker = tmp_path / "PWNED"
+    (root / "palinode_core").mkdir()
+    (root / "palinode_core" / "__init__.py").write_text("")
+    (root / "palinode_core" / "__main__.py").write_text(f"open({str(marker)!r}, 'w').write('store code ran')\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(child, "ISOLATE_ABOVE", 10)
+    store = Store(".", cache_dir=Path("../cache-beside"))
+    scan = store.scan(isolate=True)
+    assert not marker.exists()
+    assert store.scan_cache is not None and store.scan_cache.notice is None  # the child ran, and was ours
+    assert len(scan.memories) >= 30 and not any(m.text_read for m in scan.memories.values())
 
 
 def test_cancelling_an_isolated_scan_stops_its_child(tmp_path, monkeypatch):

@@ -35,7 +35,9 @@ def run_audit(args: list[str], progress: Progress | None, cancel: threading.Even
     relaying its progress lines; raise Cancelled when ``cancel`` is set (the
     child and everything it forked are killed) and PalinodeError if it fails
     (callers then do the work in-process: the child only ever saves time)."""
-    command = [sys.executable, "-m", "palinode_core", "--json", *args, "--progress", "--background"]
+    # -P and a working directory of ours: `-m` would put the caller's directory (a store opened from inside
+    # it, holding a palinode_core/ folder) first on the child's import path, and run that code
+    command = [sys.executable, "-P", "-m", "palinode_core", "--json", *args, "--progress", "--background"]
     env = {**os.environ, "PALINODE_AUDIT_READ_ONLY": "1"}  # the child only reads the store
     with tempfile.TemporaryFile() as errors:
         # its own session, so its whole process group can be ended with it (see _end_group)
@@ -46,6 +48,7 @@ def run_audit(args: list[str], progress: Progress | None, cancel: threading.Even
                 stderr=errors,
                 stdin=subprocess.DEVNULL,
                 env=env,
+                cwd=os.path.dirname(os.path.abspath(__file__)),
                 start_new_session=True,
             )
         except OSError as exc:

@@ -90,7 +90,8 @@ class Store:
         self.config: StoreConfig
         self.config_error: str | None
         self.config, self.config_error = config_or_defaults(lambda: load_store_config(self.root))
-        self.cache_dir = cache_dir or store_cache_dir(self.root)
+        # absolute: a child process (storage.child) is handed it and runs in a folder of its own
+        self.cache_dir = Path(os.path.abspath(cache_dir)) if cache_dir else store_cache_dir(self.root)
         self.scan_cache = ScanCache(self.cache_dir / "scan.sqlite3") if use_scan_cache else None
         self._cancel = threading.Event()
 
