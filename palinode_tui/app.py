@@ -107,6 +107,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         self.counts: dict[str, int] = {}
         self._index_running = False
         self._index_dirty = False
+        self._index_preempt = threading.Event()  # set by a change while the rest is embedded in the background
         self._config_said: str | None = None  # the config error last told, so each is told once
         self.mode_trail: list[str] = []  # the modes Enter drilled from, for Esc to walk back
 
@@ -284,6 +285,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         so a burst of changes never queues a thread per change."""
         self._index_dirty = True
         if self._index_running:
+            self._index_preempt.set()  # the background embedding of the rest gives way: this change is covered first
             return
         self._index_running = True
 
@@ -292,6 +294,7 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
         def work() -> tuple[IndexMode, str | None]:
             try:
                 while self._index_dirty:
+                    self._index_preempt.clear()  # before the flag: a change from now on preempts this round
                     self._index_dirty = False
                     # published once lexically current: a plan on a half-built index would show too few targets
                     index = self.index or self.live.search_index()
@@ -315,7 +318,8 @@ class PalinodeApp(TimeTravel, BlockingWork, App):
                         if index.update_vectors(progress, on_likely=replan, cover=self.live.open_prefs()):
                             if index.stats.embedded_this_session > before:
                                 replan()
-                            index.embed_everything(progress, isolate=True)  # then the rest, for search by meaning
+                            # then the rest, for search by meaning (given way to a change: the loop comes back)
+                            index.embed_everything(progress, isolate=True, preempt=self._index_preempt)
             finally:
                 self._index_running, self.segmenting = False, False
             mode: IndexMode = "hybrid" if self.index is not None and self.index.vectors_ready else "lexical"

@@ -132,7 +132,12 @@ def plan_header(review: Review | None, current: str | None, read_only: bool, wai
     elif semantic.complete:
         header.append("   meaning: complete", style="cyan")
     else:
-        share = f"{semantic.share:.0%} of sentences embedded" if semantic.query else "request not embedded yet"
+        if not semantic.query:
+            share = "request not embedded yet"
+        elif semantic.waiting:
+            share = f"{semantic.waiting} new memor{'y' if semantic.waiting == 1 else 'ies'} without vectors yet"
+        else:
+            share = f"{semantic.share:.0%} of sentences embedded"
         header.append(f"   meaning: {share}; re-plans as vectors arrive", style="yellow")
         if plan.provisional:
             header.append(f" ({len(plan.provisional)} target(s) may change)", style="yellow")

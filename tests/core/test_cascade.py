@@ -215,3 +215,38 @@ def test_everything_left_is_embedded_in_a_low_priority_child_the_index_then_read
     assert embedded == units
     assert index.stats.embedded_this_session == 0  # the child embedded them all, this process none
     assert index.vectors_ready
+
+
+def test_a_plan_says_complete_only_when_every_memory_it_read_had_vectors(tmp_path, embedder):
+    """From an attacker's review: a plan on an index not yet brought up to date (the app plans on
+    its published index while its worker is busy) reads a memory written since whole, with no
+    vector, and had said "meaning: complete"; once indexed, that memory was a target."""
+    from helpers import make_git_store, palinode_file
+
+    filler = "The quarterly budget review moved to Thursday afternoon. The staging server was rebuilt."
+    files = {
+        "insights/pref-bees.md": palinode_file({"id": "pref-bees", "created_at": "2025-05-01T10:00:00+00:00"},
+                                               "I keep bees in the back garden."),
+        "insights/forget-bees.md": palinode_file({"id": "forget-bees", "created_at": "2025-05-20T10:00:00+00:00"},
+                                                 "Please forget that I keep bees."),
+    }
+    for i in range(5):
+        files[f"research/note-{i:03d}.md"] = palinode_file(
+            {"id": f"note-{i}", "created_at": "2025-05-03T10:00:00+00:00"}, f"Note {i}. {filler}")
+    root = make_git_store(tmp_path / "s", files)
+    session = _open(root, tmp_path / "cache", embedder)
+    index = session.update_index()
+    session.prepare_plans()
+    assert session.plan("insights/forget-bees.md", index=index).semantic.complete
+    (root / "projects").mkdir()
+    (root / "projects" / "hive.md").write_text(palinode_file(
+        {"id": "hive", "created_at": "2025-05-10T10:00:00+00:00"},
+        f"{filler} I tend several hives of honeybees behind the house."))
+    session.refresh()
+    plan = session.plan("insights/forget-bees.md", index=index)  # the index as it was: not updated
+    assert plan.semantic is not None and not plan.semantic.complete and plan.semantic.waiting == 1
+    assert "written since the index was brought up to date" in plan.semantic.describe()
+    session.update_index()
+    after = session.plan("insights/forget-bees.md", index=index)
+    assert after.semantic is not None and after.semantic.complete
+    assert "projects/hive.md" in {c.path for c in after.candidates if c.route in ("archive", "strike")}

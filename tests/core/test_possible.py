@@ -295,10 +295,11 @@ def test_what_each_memory_holds_is_cached_by_its_version_and_read_again_when_it_
     assert {c.path for c in open_session(store).possible_requests()} == set(found)
 
 
+@pytest.mark.model
 def test_index_keeps_what_each_memory_holds_so_the_first_listing_reads_none(store):
     """`palinode-audit index` prepares what a first open needs: at 10k memories the app's
     first list of possible requests had read every file (8 s of CPU in its worker)."""
-    proc = subprocess.run([sys.executable, "-m", "palinode_core", "index", str(store), "--lexical"],
+    proc = subprocess.run([sys.executable, "-m", "palinode_core", "index", str(store)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     from palinode_core.forget import possible as module

@@ -355,17 +355,62 @@ def test_a_tampered_unit_index_hides_no_live_mention_from_plan_or_leaks(tmp_path
 
 def test_the_tamper_checks_word_starts_are_the_fewest_that_find_every_word():
     """Each word start costs git grep a pass over the store: one that a shorter one
-    starts is dropped, and every word the full set finds is still found."""
-    import random
-
+    starts is dropped; every inflection of a stem still starts with a kept one."""
     from palinode_core.forget.gather import _prefixes
+    from palinode_core.text.stem import stem
 
-    stems = frozenset({"live", "liveeer", "liver", "liverpool", "berlin", "berlinist", "bee", "beet", "ab", "abe"})
+    words = ["living", "lives", "liver", "liverpool", "berlin", "berliners", "bees", "beet", "flies", "fly",
+             "flying", "using", "used", "dying", "skies", "sky", "roses", "rosé", "cries", "crying"]
+    stems = frozenset(stem(w) for w in words)
     kept = _prefixes(stems)
-    assert kept == ["ab", "bee", "berlin", "liv"]  # "live" is a prefix as "liv": it finds "living"
-    every = sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems})
-    rng = random.Random(7)
-    for _ in range(2000):
-        word = rng.choice(every) + "".join(rng.choice("aeilnorstv") for _ in range(rng.randint(0, 4)))
-        word = word[: rng.randint(1, len(word))]
-        assert any(word.startswith(p) for p in every) == any(word.startswith(p) for p in kept), word
+    assert not any(a != b and b.isascii() and b.startswith(a) for a in kept for b in kept), kept
+    for word in words:
+        assert any(word.startswith(start) for start in kept), (word, stem(word), kept)
+    assert not {"beet", "liver", "liverpool"} & set(kept)  # begun by "bee" and "liv": no pass of their own
+    assert _prefixes(frozenset({"ros", "rosé"})) == ["ros", "rosé"]  # another script's start is read, never dropped
+    assert "be" not in _prefixes(frozenset({"bee"}))  # a two-letter start would read most of a store
+
+
+FILLER = ("The quarterly budget review moved to Thursday afternoon. Finance wants the vendor invoices "
+          "reconciled by Friday. The staging server was rebuilt after the disk failure.")
+
+
+@pytest.mark.parametrize("pref, mention", [
+    ("I like the Hauptstraße", "I like the Hauptstraße."),  # folds to "strasse": the bytes spell "ß"
+    ("I like to fly", "I like to fly."),  # stem "fli": no prefix of "fly"
+    ("I like to cry", "I like to cry."),
+    ("I am dying to travel", "I am dying to travel."),  # stem "die"
+    ("I like roses and rosé", "We opened a bottle of rosé with the neighbours."),  # "rosé" after "ros"
+    ("I like the Hauptstrasse", "I like the Hauptstrasse."),  # controls
+    ("I like to swim", "I like to swim."),
+])
+def test_a_tampered_index_hides_no_mention_a_word_start_does_not_show(tmp_path, pref, mention):
+    """From an attacker's review: the tamper check looked for a stem's start, and some words do
+    not start with it (Snowball's y->i and exceptional forms, letters whose case folding spells
+    ASCII), or a start in another script was dropped for an ASCII one beginning it."""
+    import sqlite3
+
+    files = {
+        "insights/pref.md": palinode_file({"id": "pref", "created_at": "2025-05-01T10:00:00+00:00"}, f"{pref}."),
+        "projects/weekly.md": palinode_file({"id": "weekly", "created_at": "2025-05-02T10:00:00+00:00"},
+                                            f"{FILLER} {mention} The printer was fixed."),
+        "insights/forget.md": palinode_file({"id": "forget", "created_at": "2025-05-20T10:00:00+00:00"},
+                                            f"Please forget that {pref[0].lower()}{pref[1:]}."),
+    }
+    for i in range(5):
+        files[f"research/note-{i:03d}.md"] = palinode_file(
+            {"id": f"note-{i}", "created_at": "2025-05-03T10:00:00+00:00"}, f"Note {i}. {FILLER}")
+    root = make_git_store(tmp_path / "s", files)
+
+    def live() -> set[str]:
+        proc = subprocess.run([sys.executable, "-m", "palinode_core", "--json", "leaks", str(root),
+                               "insights/forget.md"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return {m["path"] for m in json.loads(proc.stdout)["checks"][0]["mentions"] if m["kind"] == "live"}
+
+    assert "projects/weekly.md" in live()
+    db = sqlite3.connect(Store(root).cache_dir / "index.sqlite3")
+    db.execute("DELETE FROM unit_terms")  # every unit's terms gone: the lookup lists nothing
+    db.commit()
+    db.close()
+    assert "projects/weekly.md" in live(), "a live mention vanished"

@@ -82,3 +82,40 @@ async def test_a_store_index_covered_is_not_screened_again_when_the_app_opens(tm
         await settle(app, pilot)
         await wait_until(app, pilot, lambda: app.index_mode == "hybrid", attempts=1200)
     assert "screening" not in app.phases and "sample" not in app.phases, app.phases
+
+
+async def test_a_memory_written_while_the_rest_is_embedded_is_covered_first(tmp_path, embedder, monkeypatch):
+    """The rest of a big store is embedded in a child for half an hour of CPU; a memory written
+    meanwhile is covered in seconds (the child gives way, then resumes), not after it."""
+    import time
+
+    monkeypatch.setattr(cascade, "BELOW", 50)  # the in-process cascade screens; the child embeds the rest
+    monkeypatch.setattr(cascade, "SAMPLE", 300)
+    monkeypatch.setattr(cascade, "TOP_MIN", 300)
+    monkeypatch.setattr(cascade, "TOP_SHARE", 0.0)
+    root = tmp_path / "demo"
+    build_demo_store(root, size=60)
+    written = "Every Sunday a pot of Taiwanese leaf is brewed twice, a ritual kept since the spring."
+    app = Recording(root, embedder=embedder, clock=Clock(), cache_dir=tmp_path / "cache", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 120
+        # the child embedding the rest: its chunks' phase, after the cascade's candidates
+        while "candidates" not in app.phases or "vectors" not in app.phases[app.phases.index("candidates"):]:
+            assert time.monotonic() < deadline, app.phases
+            await pilot.pause(0.05)
+        (root / "daily" / "2026-12-03.md").write_text(
+            f"---\nid: daily-2026-12-03\ncategory: daily\n---\n\n{written}\n", encoding="utf-8"
+        )
+        app.scan_store({"daily/2026-12-03.md"})  # what the watcher does
+        index = app.index
+        assert index is not None
+        while not index.has_vector(written):
+            assert time.monotonic() < deadline, app.phases
+            await pilot.pause(0.05)
+        embedded, units = index.units.coverage()
+        assert units - embedded > 100, (embedded, units)  # covered long before the rest was done
+        while app.index_mode != "hybrid":  # then the child came back and finished
+            assert time.monotonic() < deadline + 120, app.phases
+            await pilot.pause(0.1)
+        embedded, units = index.units.coverage()
+        assert embedded == units

@@ -73,7 +73,7 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
             # as on a rerun after an interrupted one): the first plan after `index` embeds nothing
             session.prepare_plans(progress or terminal)
             index.derive()
-        if not args.chunks_only:  # what each memory holds of a possible request, kept: the app's first list reads none
+        if not (args.lexical or args.chunks_only):  # kept: the app's first list reads no file (not in its own child)
             session.possible_requests()
     finally:
         terminal.close()

@@ -64,14 +64,34 @@ def eligible(memory: Memory) -> bool:
     return not memory.archived and not memory.is_history and memory.retired_reason is None
 
 
+# Snowball's exceptional forms a word's start does not show ("skies": sky; "dying": die)
+_SPECIAL_STARTS = {"sky": ("ski",), "die": ("dy",), "lie": ("ly",), "tie": ("ty",)}
+# letters whose case folding spells ASCII ("Straße": strasse): a word holding one is no ASCII start's
+FOLDING_LETTERS = ("ß", "ẞ", "ſ", "ﬀ", "ﬁ", "ﬂ", "ﬃ", "ﬄ", "ﬅ", "ﬆ", "\u212a")
+_FOLDING_BYTES = tuple(letter.encode("utf-8") for letter in FOLDING_LETTERS)
+
+
 def _prefixes(stems: frozenset[str]) -> list[str]:
     """The fewest word starts that find every word of ``stems``: one a shorter one
-    starts ("liver" after "liv") finds nothing more, and each costs a pass over the store."""
-    # a Snowball stem is its words' prefix but for a last "i" or "e" ("poni": ponies, pony; "live": living)
+    starts ("liver" after "liv") finds nothing more, and each costs a pass over the store.
+    A start in another script is always kept (bytes fold ASCII letters only: it is read)."""
+    # a Snowball stem is its words' prefix but for a last "i" or "e" ("poni": ponies, pony; "live": living),
+    # a short one's y or -ing form ("fli": fly; "use": using; a two-letter start would read most files)
+    # and its exceptional forms
+    starts = {s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems}
+    for s in stems:
+        if s in _SPECIAL_STARTS:
+            starts.update(_SPECIAL_STARTS[s])
+        elif len(s) == 3 and s.endswith("i"):
+            starts.add(s[:-1] + "y")
+        elif len(s) == 3 and s.endswith("e") and not s.endswith("ee"):
+            starts.add(s[:-1] + "ing")
     kept: list[str] = []
-    for prefix in sorted({s[:-1] if s.endswith(("i", "e")) and len(s) > 3 else s for s in stems}):
-        if not kept or not prefix.startswith(kept[-1]):  # sorted: what a prefix starts follows it at once
-            kept.append(prefix)
+    for start in sorted(starts):
+        # sorted: what an ASCII start begins follows it at once
+        if start.isascii() and kept and kept[-1].isascii() and start.startswith(kept[-1]):
+            continue
+        kept.append(start)
     return kept
 
 
@@ -144,7 +164,7 @@ def _unlisted_mentions(
     if not stems:
         return {}
     if not _spelling(stems)[1]:  # no YAML word to fear: the bytes say it
-        prefixes, marks = set(_prefixes(stems)), {"\\", "[RETRACTED "}
+        prefixes, marks = set(_prefixes(stems)), {"\\", "[RETRACTED ", *FOLDING_LETTERS}
         could = files_with_words_starting(index.store, prefixes, marks)
         if could is None:
             could = files_containing(index.store, prefixes | marks)
@@ -393,9 +413,9 @@ def _may_spell(data: bytes, stems: frozenset[str]) -> bool:
     YAML makes one (an escape, a boolean, an overflowing float) or a strike joins what it leaves:
     maybe. A word spelled there counts when it stems as one of them ('team' is no 'tea')."""
     needles, yaml_spells = _spelling(stems)
-    if yaml_spells or b"\\" in data or b"[RETRACTED " in data:
+    if yaml_spells or b"\\" in data or b"[RETRACTED " in data or any(b in data for b in _FOLDING_BYTES):
         return True
-    if any(not n.isascii() for n in needles):
+    if any(not s.isascii() for s in stems):
         return True  # bytes fold only ASCII letters: a word in another script is read to tell
     low = data.lower()  # ASCII letters only, as a word's stem is taken
     for needle in needles:
@@ -422,7 +442,8 @@ def _spelling(stems: frozenset[str]) -> tuple[tuple[bytes, ...], bool]:
 def _probe(stems: frozenset[str]) -> re.Pattern[str]:
     if not stems:
         return re.compile(r"(?!)")
-    return re.compile(r"(?<![^\W\d_])(?:" + "|".join(map(re.escape, _prefixes(stems))) + ")", re.IGNORECASE)
+    starts = "|".join(map(re.escape, _prefixes(stems)))
+    return re.compile(r"(?<![^\W\d_])(?:" + starts + ")|(?-i:[" + "".join(FOLDING_LETTERS) + "])", re.IGNORECASE)
 
 
 def _value(values: Any, i: int) -> float | None:

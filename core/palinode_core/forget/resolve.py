@@ -127,6 +127,9 @@ class SemanticCoverage:
     query: bool  # the preference itself has a vector
     rank_floor: float = 0.0  # how near the store's RANK_TOP-th nearest unit is (forget.gather): weak proposals reach it
     covered: bool = False  # every sentence that may be near the preference has a vector (search.cascade)
+    # memories the plan read whole, their version not in the unit index yet (written since it was brought up
+    # to date), whose sentences have no vector: the counts above never saw them
+    waiting: int = 0
 
     @property
     def share(self) -> float:
@@ -134,11 +137,16 @@ class SemanticCoverage:
 
     @property
     def complete(self) -> bool:
-        return self.query and (self.embedded >= self.units or self.covered)
+        return self.query and (self.embedded >= self.units or self.covered) and not self.waiting
 
     def describe(self) -> str:
         if not self.query:
             return "no semantic evidence yet (the preference is not embedded); `palinode-audit index` adds it"
+        if self.waiting:
+            return (
+                f"{self.waiting:,} memor{'y' if self.waiting == 1 else 'ies'} written since the index was brought up"
+                " to date, read without vectors (the next index update embeds them)"
+            )
         if self.embedded >= self.units:
             return f"semantic evidence for every sentence ({self.units:,})"
         if self.complete:
@@ -158,6 +166,7 @@ class SemanticCoverage:
             "query": self.query,
             "covered": self.covered,
             "complete": self.complete,
+            "waiting": self.waiting,
             "description": self.describe(),
         }
 

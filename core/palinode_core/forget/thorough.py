@@ -16,6 +16,7 @@ named other person and words inside a name never count; guards say why."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ..ops import backing, lifecycle
 from ..ops.plan import Plan
@@ -112,6 +113,9 @@ def plan_thorough(
     skip, records = _not_targets(request, palinode.resolution.boundary, paths, memories)
     floor = semantic.rank_floor if semantic is not None else 0.0
     reads, notice = read_memories(index, judge, paths, memories, skip, lexical, others, floor, embed)
+    if semantic is not None:  # read whole, not in the index yet: no coverage count saw their sentences
+        waiting = sum(1 for r in reads if "unindexed" in r.found_via.split("+") and r.unembedded)
+        semantic = replace(semantic, waiting=waiting)
     notice = "; ".join(n for n in (index.units.take_notice(), notice) if n) or None
     trailers = {"Forget-Request": request.path, "Retraction-Id": request.rid}
     by_path: dict[str, Candidate] = {}

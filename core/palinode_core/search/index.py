@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EmbeddingUnavailable, PalinodeError
+from ..errors import Cancelled, EmbeddingUnavailable, PalinodeError
 from ..storage.child import ISOLATE_ABOVE, Progress, run_audit
 from ..storage.memory import Memory
 from ..storage.store import Store
@@ -205,20 +205,31 @@ class SearchIndex:
             self._known = None  # the child wrote the files table
             self._matrix = None
 
-    def embed_everything(self, progress: Progress | None = None, *, isolate: bool = False) -> bool:
+    def embed_everything(
+        self, progress: Progress | None = None, *, isolate: bool = False, preempt: threading.Event | None = None
+    ) -> bool:
         """Every chunk and unit text embedded (``update_vectors(full=True)``), for search by
         meaning beyond what plans need. With ``isolate``, when the cascade left many, they are
         embedded by ``palinode-audit index --full`` in a low-priority child (at 10k memories,
         about half an hour of CPU): the caller's plans and UI meanwhile compete with it for
-        neither the GIL nor the index's lock. What it left or what changed since is then done here."""
-        embedded, units = self.units.coverage()
+        neither the GIL nor the index's lock. What it left or what changed since is then done here.
+        ``preempt`` set (a memory written meanwhile, to cover in seconds) stops the child: False
+        then, its vectors so far kept; a later call resumes."""
+        embedded, units = self._guarded(self.units.coverage)
         if isolate and units - embedded >= cascade.BELOW:
             try:
                 run_audit(
                     ["index", str(self.store.root), "--full", "--cache-dir", str(self.cache_dir)],
                     progress,
                     self._cancel,
+                    preempt,
                 )
+            except Cancelled:
+                if self._cancel.is_set():
+                    raise
+                with self._lock:
+                    self._matrix = None
+                return False
             except PalinodeError as exc:
                 self.stats.errors.append(f"{exc}; embedded here instead")
             with self._lock:

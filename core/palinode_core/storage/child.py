@@ -30,11 +30,14 @@ ProgressPhase = Literal[
 Progress = Callable[[ProgressPhase, int, int], None]
 
 
-def run_audit(args: list[str], progress: Progress | None, cancel: threading.Event) -> None:
+def run_audit(
+    args: list[str], progress: Progress | None, cancel: threading.Event, preempt: threading.Event | None = None
+) -> None:
     """Run ``palinode-audit --json <args> --progress --background`` read-only,
-    relaying its progress lines; raise Cancelled when ``cancel`` is set (the
-    child and everything it forked are killed) and PalinodeError if it fails
-    (callers then do the work in-process: the child only ever saves time)."""
+    relaying its progress lines; raise Cancelled when ``cancel`` (or ``preempt``:
+    newer work goes first) is set (the child and everything it forked are killed)
+    and PalinodeError if it fails (callers then do the work in-process: the child
+    only ever saves time)."""
     # -P and a working directory of ours: `-m` would put the caller's directory (a store opened from inside
     # it, holding a palinode_core/ folder) first on the child's import path, and run that code
     command = [sys.executable, "-P", "-m", "palinode_core", "--json", *args, "--progress", "--background"]
@@ -57,7 +60,7 @@ def run_audit(args: list[str], progress: Progress | None, cancel: threading.Even
         assert stdout is not None  # stdout=PIPE
         try:
             while True:
-                if cancel.is_set():
+                if cancel.is_set() or (preempt is not None and preempt.is_set()):
                     raise Cancelled()
                 ready, _, _ = select.select([stdout], [], [], 0.2)
                 if not ready:

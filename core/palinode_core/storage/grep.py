@@ -34,12 +34,8 @@ def files_with_words_starting(
     a non-ASCII prefix): fall back to ``files_containing``."""
     if getattr(store, "as_of", None) is not None or not store.git.available:
         return None
-    if (
-        not prefixes
-        or any(not p.isascii() or not p.isalnum() for p in prefixes)
-        or any(not w.isascii() for w in literals)
-    ):
-        return None
+    if not prefixes or any(not p.isascii() or not p.isalnum() for p in prefixes):
+        return None  # a literal in another script is matched byte for byte (git's PCRE, C locale)
     args = ["grep", "-l", "-z", "-i", "-P", "-I", "--no-color", "--untracked", "--no-exclude-standard"]
     for prefix in sorted(prefixes):
         args += ["-e", f"(?<![a-z]){prefix}"]  # letters and digits only: nothing to escape
