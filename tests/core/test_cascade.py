@@ -53,6 +53,16 @@ def _targets(session: Session) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+def _commit_daily(root, day: str, text: str) -> str:
+    """A daily memory holding ``text``, written and committed as another program would."""
+    (root / "daily").mkdir(exist_ok=True)
+    memory = f"---\nid: daily-{day}\ncategory: daily\n---\n\n{text}\n"
+    (root / "daily" / f"{day}.md").write_text(memory, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a new memory")
+    return text
+
+
 def _nearest(session: Session, pref: str, k: int = 20) -> list[str]:
     index = session.search_index()
     near = index.units.near(pref, index.cached_blobs([pref])[0])
@@ -99,13 +109,9 @@ def test_a_memory_written_after_the_cascade_is_covered_by_the_next_plan(demo, tm
     git(demo.parent, "clone", "-q", str(demo), str(root))
     session = _open(root, tmp_path / "cache", embedder)
     session.update_index()
-    written = "Our household now runs on Taiwanese leaf brewed twice a day, a ritual I keep."
-    (root / "daily").mkdir(exist_ok=True)
-    (root / "daily" / "2026-12-01.md").write_text(
-        f"---\nid: daily-2026-12-01\ncategory: daily\n---\n\n{written}\n", encoding="utf-8"
+    written = _commit_daily(
+        root, "2026-12-01", "Our household now runs on Taiwanese leaf brewed twice a day, a ritual I keep."
     )
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "a new memory")
 
     later = _open(root, tmp_path / "cache", embedder)
     index = later.update_index(vectors=False)  # what a CLI plan does: the lexical index only
@@ -174,13 +180,9 @@ def test_an_update_after_the_cascade_covered_every_request_embeds_only_what_was_
     root = tmp_path / "store"
     git(demo.parent, "clone", "-q", str(demo), str(root))
     _open(root, tmp_path / "cache", embedder).update_index()
-    written = "A weekly pot of Taiwanese leaf is brewed here twice a day, a ritual kept for years."
-    (root / "daily").mkdir(exist_ok=True)
-    (root / "daily" / "2026-12-02.md").write_text(
-        f"---\nid: daily-2026-12-02\ncategory: daily\n---\n\n{written}\n", encoding="utf-8"
+    written = _commit_daily(
+        root, "2026-12-02", "A weekly pot of Taiwanese leaf is brewed here twice a day, a ritual kept."
     )
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "a new memory")
 
     later = _open(root, tmp_path / "cache", embedder)
     index = later.update_index(vectors=False)

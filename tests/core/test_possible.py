@@ -265,58 +265,51 @@ def test_a_referent_said_in_other_words_is_found_by_the_cached_sentence_vectors(
     assert cand.carriers[0].similarity >= 0.55
 
 
-def test_what_each_memory_holds_is_cached_by_its_version_and_read_again_when_it_changes(store, tmp_path):
+@pytest.fixture
+def seed_reads(monkeypatch) -> list[str]:
+    """The memories whose findings are worked out from their text (not from the cache), as they are."""
+    from palinode_core.forget import possible as module
+
+    reads: list[str] = []
+    real = module._seeds
+
+    def counting(st, memory, names):
+        reads.append(memory.rel)
+        return real(st, memory, names)
+
+    monkeypatch.setattr(module, "_seeds", counting)
+    return reads
+
+
+def test_what_each_memory_holds_is_cached_by_its_version_and_read_again_when_it_changes(
+    store, tmp_path, seed_reads
+):
     session = open_session(store)
     first = {c.id for c in session.possible_requests()}
     cache = session.store.cache_dir / "possible.sqlite3"
     assert cache.exists()
     again = open_session(store)
-    reads: list[str] = []
-    from palinode_core.forget import possible as module
-    real = module._seeds
-
-    def counting(st, memory, names):
-        reads.append(memory.rel)
-        return real(st, memory, names)
-
-    module._seeds = counting
-    try:
-        assert {c.id for c in again.possible_requests()} == first
-        assert reads == []  # every memory's findings came from the cache
-        (store / "insights/news.md").write_text(
-            palinode_file(meta("insights/news.md", 12), "I stopped smoking! Please don't mention my old habit again."))
-        again.refresh()
-        found = {c.path: c for c in again.possible_requests()}
-        assert reads == ["insights/news.md"]  # only the changed file is read
-        assert found["insights/news.md"].referent.text == "my old habit"
-    finally:
-        module._seeds = real
+    seed_reads.clear()
+    assert {c.id for c in again.possible_requests()} == first
+    assert seed_reads == []  # every memory's findings came from the cache
+    (store / "insights/news.md").write_text(
+        palinode_file(meta("insights/news.md", 12), "I stopped smoking! Please don't mention my old habit again."))
+    again.refresh()
+    found = {c.path: c for c in again.possible_requests()}
+    assert seed_reads == ["insights/news.md"]  # only the changed file is read
+    assert found["insights/news.md"].referent.text == "my old habit"
     cache.write_bytes(b"not a database")  # a damaged cache is never a source of truth
     assert {c.path for c in open_session(store).possible_requests()} == set(found)
 
 
 @pytest.mark.model
-def test_index_keeps_what_each_memory_holds_so_the_first_listing_reads_none(store):
+def test_index_keeps_what_each_memory_holds_so_the_first_listing_reads_none(store, seed_reads):
     """`palinode-audit index` prepares what a first open needs: at 10k memories the app's
     first list of possible requests had read every file (8 s of CPU in its worker)."""
     proc = subprocess.run([sys.executable, "-m", "palinode_core", "index", str(store)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    from palinode_core.forget import possible as module
-
-    reads: list[str] = []
-    real = module._seeds
-
-    def counting(st, memory, names):
-        reads.append(memory.rel)
-        return real(st, memory, names)
-
-    module._seeds = counting
-    try:
-        found = open_session(store).possible_requests()
-    finally:
-        module._seeds = real
-    assert found and reads == []
+    assert open_session(store).possible_requests() and seed_reads == []
 
 
 def test_as_of_a_point_in_history_there_is_no_list(store):
