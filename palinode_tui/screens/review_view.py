@@ -141,7 +141,6 @@ def plan_header(review: Review | None, current: str | None, read_only: bool, wai
         header.append(f"   meaning: {share}; re-plans as vectors arrive", style="yellow")
         if plan.provisional:
             header.append(f" ({len(plan.provisional)} target(s) may change)", style="yellow")
-
     header.append("\n")
     header.append(plain(plan.request.path, "dim"))
     if plan.resolution.boundary:

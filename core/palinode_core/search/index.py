@@ -195,15 +195,22 @@ class SearchIndex:
     def _update_in_child(self, progress: Progress | None, chunks_only: bool = False) -> None:
         """``palinode-audit index --lexical`` (``--chunks-only``) in a child; our
         own update afterwards reconciles what changed meanwhile."""
-        only = ["--chunks-only"] if chunks_only else []
-        run_audit(
-            ["index", str(self.store.root), "--lexical", *only, "--cache-dir", str(self.cache_dir)],
-            progress,
-            self._cancel,
-        )
-        with self._lock:
-            self._known = None  # the child wrote the files table
-            self._matrix = None
+        self._index_in_child(progress, "--lexical", *(["--chunks-only"] if chunks_only else []))
+
+    def _index_in_child(self, progress: Progress | None, *flags: str, preempt: threading.Event | None = None) -> None:
+        """``palinode-audit index <flags>`` on this store and cache in a low-priority child;
+        whatever it wrote (files, vectors) is read afresh after, whether it ended or was stopped."""
+        try:
+            run_audit(
+                ["index", str(self.store.root), *flags, "--cache-dir", str(self.cache_dir)],
+                progress,
+                self._cancel,
+                preempt,
+            )
+        finally:
+            with self._lock:
+                self._known = None
+                self._matrix = None
 
     def embed_everything(
         self, progress: Progress | None = None, *, isolate: bool = False, preempt: threading.Event | None = None
@@ -218,22 +225,13 @@ class SearchIndex:
         embedded, units = self._guarded(self.units.coverage)
         if isolate and units - embedded >= cascade.BELOW:
             try:
-                run_audit(
-                    ["index", str(self.store.root), "--full", "--cache-dir", str(self.cache_dir)],
-                    progress,
-                    self._cancel,
-                    preempt,
-                )
+                self._index_in_child(progress, "--full", preempt=preempt)
             except Cancelled:
                 if self._cancel.is_set():
                     raise
-                with self._lock:
-                    self._matrix = None
                 return False
             except PalinodeError as exc:
                 self.stats.errors.append(f"{exc}; embedded here instead")
-            with self._lock:
-                self._matrix = None  # the child wrote vectors
         return self.update_vectors(progress, full=True)
 
     def update_vectors(
